@@ -1,0 +1,6 @@
+import accounts from "./0001_accounts"
+
+/** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
+export const migrations = {
+  "0001_accounts": accounts
+}

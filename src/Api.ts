@@ -1,0 +1,19 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { HealthApi } from "./api/Health/Api"
+import { envelopeOpenApi } from "./api/OpenApiErrors"
+
+/** The one contract: every route, schema and error. OpenAPI 3.1 and the docs are generated from it. */
+export class Api extends HttpApi.make("deposits")
+  .add(HealthApi)
+  .prefix("/v1")
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Deposit Request Service",
+      version: "1.0.0",
+      description:
+        'Ask payers for USDC on an EVM chain, settle exactly the amount to the merchant, return any excess, and tell the merchant through signed webhooks. Errors share one body: `{ "error": { "code", "message" }, "request_id" }`.',
+      license: { name: "Proprietary", url: "https://example.com/license" },
+      servers: [{ url: "http://127.0.0.1:8080", description: "Local sandbox (npm start)" }],
+      transform: envelopeOpenApi
+    })
+  ) {}

@@ -1,0 +1,139 @@
+import {
+  Config,
+  type ConfigError,
+  type ConfigProvider,
+  Context,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  Redacted
+} from "effect"
+
+/** Where the service runs: sandbox keys and chain 10143, or production keys and chain 143. */
+export type ServiceEnv = "sandbox" | "production"
+
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  /** Absent: the embedded PostgreSQL (PGlite) under `dataDir`. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** Absent: the in-process bus. */
+  readonly natsUrl: Option.Option<string>
+  /** Absent: the embedded local chain. */
+  readonly chainRpcUrl: Option.Option<string>
+  readonly serviceEnv: ServiceEnv
+  readonly dashboardOrigin: string
+  readonly checkoutOrigin: string
+  /** Sandbox only: let webhooks reach http:// and private addresses (a receiver on a developer's laptop). */
+  readonly webhooksAllowPrivate: boolean
+  readonly inspectUrl: Option.Option<string>
+}
+
+const origin = (name: string, fallback: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({
+      message:
+        "must be an origin such as https://dashboard.example.com (scheme, host and optional port only)",
+      validation: (value) => {
+        try {
+          return new URL(value).origin === value
+        } catch {
+          return false
+        }
+      }
+    })
+  )
+
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
+  databaseUrl: Config.option(
+    Config.redacted("DATABASE_URL").pipe(
+      Config.validate({
+        message: "must be a postgres:// or postgresql:// URL",
+        validation: (url) => /^postgres(ql)?:\/\//.test(Redacted.value(url))
+      })
+    )
+  ),
+  natsUrl: Config.option(
+    Config.string("NATS_URL").pipe(
+      Config.validate({
+        message: "must be a nats:// URL or host:port",
+        validation: (url) => /^(nats|tls):\/\/[^\s]+$|^[\w.-]+:\d+$/.test(url)
+      })
+    )
+  ),
+  chainRpcUrl: Config.option(
+    Config.string("CHAIN_RPC_URL").pipe(
+      Config.validate({
+        message: "must be an http(s) or ws(s) URL",
+        validation: (u) => /^(https?|wss?):\/\//.test(u)
+      })
+    )
+  ),
+  serviceEnv: Config.literal(
+    "sandbox",
+    "production"
+  )("SERVICE_ENV").pipe(Config.withDefault("sandbox" as const)),
+  dashboardOrigin: origin("DASHBOARD_ORIGIN", "http://localhost:3000"),
+  checkoutOrigin: origin("CHECKOUT_ORIGIN", "http://localhost:3001"),
+  webhooksAllowPrivate: Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  inspectUrl: Config.option(Config.string("INSPECT_URL"))
+}).pipe(
+  Config.validate({
+    message: "WEBHOOKS_ALLOW_PRIVATE=true is refused when SERVICE_ENV=production",
+    validation: (c) => !(c.serviceEnv === "production" && c.webhooksAllowPrivate)
+  })
+)
+
+export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppConfigShape>() {
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+  static readonly make = (overrides: Partial<AppConfigShape> = {}): AppConfigShape => ({
+    port: 0,
+    host: "127.0.0.1",
+    dataDir: ".data",
+    databaseUrl: Option.none(),
+    natsUrl: Option.none(),
+    chainRpcUrl: Option.none(),
+    serviceEnv: "sandbox",
+    dashboardOrigin: "http://localhost:3000",
+    checkoutOrigin: "http://localhost:3001",
+    webhooksAllowPrivate: false,
+    inspectUrl: Option.none(),
+    ...overrides
+  })
+  static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>
+    Layer.succeed(AppConfig, AppConfig.make(overrides))
+}
+
+/** One line naming the setting, for a start-up that must stop on bad configuration. */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const lines: Array<string> = []
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      default:
+        lines.push(`${e.path.length > 0 ? e.path.join(".") : "configuration"}: ${e.message}`)
+    }
+  }
+  walk(error)
+  return `invalid configuration: ${lines.join("; ")}`
+}
+
+/** Loads the configuration from the environment, or fails with the one-line description. */
+export const loadConfig = (provider?: ConfigProvider.ConfigProvider) => {
+  const load = Effect.either(appConfig)
+  return (provider ? Effect.withConfigProvider(load, provider) : load).pipe(
+    Effect.flatMap(
+      Either.match({ onLeft: (e) => Effect.fail(describeConfigError(e)), onRight: Effect.succeed })
+    )
+  )
+}

@@ -1,0 +1,37 @@
+import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { DatabaseLive } from "../services/Database"
+import { Api } from "./Api"
+import { HealthLive } from "./api/Health/Http"
+import { AppConfig } from "./Config"
+import { EdgeLive } from "./middleware/Edge"
+
+/** Every route group's handlers. */
+export const HandlersLive = Layer.mergeAll(HealthLive)
+
+/** The API with its handlers, docs and edge; it needs an HTTP server, the config and the services. */
+export const ApiLive = HttpApiBuilder.serve().pipe(
+  Layer.provide(EdgeLive),
+  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))
+)
+
+/** A Node HTTP server on the configured host and port (port 0 picks a free one, for tests). */
+export const HttpServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    NodeHttpServer.layer(createServer, { port: config.port, host: config.host })
+  )
+)
+
+/** The service's infrastructure: the database (embedded or real), then everything built on it. */
+export const ServicesLive = DatabaseLive
+
+/** The whole service, given its configuration. */
+export const AppLive = ApiLive.pipe(
+  Layer.provide(ServicesLive),
+  Layer.provideMerge(HttpServerLive),
+  HttpServer.withLogAddress
+)

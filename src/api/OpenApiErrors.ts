@@ -1,0 +1,57 @@
+import { errorTable } from "./Errors"
+
+type Spec = { components?: { schemas?: Record<string, unknown> } } & Record<string, unknown>
+
+const codesOf: Record<string, ReadonlyArray<string>> = {
+  InvalidRequest: ["invalid_request"],
+  HttpApiDecodeError: ["invalid_request"],
+  Unauthenticated: ["unauthenticated"],
+  IdentityUnauthorized: ["identity_unauthorized"],
+  NotFound: errorTable
+    .filter((e) => e.code.endsWith("_not_found") && e.code !== "route_not_found")
+    .map((e) => e.code),
+  RouteNotFound: ["route_not_found"],
+  MethodNotAllowed: ["method_not_allowed"],
+  IdempotencyConflict: ["idempotency_conflict"],
+  IdempotencyInProgress: ["idempotency_in_progress"],
+  InvalidState: ["invalid_state"],
+  PayloadTooLarge: ["payload_too_large"],
+  RateLimited: ["rate_limited"],
+  InternalError: ["internal_error"],
+  ServiceUnavailable: ["service_unavailable"]
+}
+
+/**
+ * Errors are tagged classes in code, but the edge renders every one as the same envelope; the published
+ * document describes that envelope, with the codes each error can carry.
+ */
+export const envelopeOpenApi = (spec: Spec): Spec => {
+  const schemas = spec.components?.schemas
+  if (schemas === undefined) return spec
+  for (const [name, codes] of Object.entries(codesOf)) {
+    if (!(name in schemas)) continue
+    schemas[name] = {
+      type: "object",
+      description: `Error envelope. \`error.code\` is one of: ${codes.map((c) => `\`${c}\``).join(", ")}.`,
+      required: ["error", "request_id"],
+      properties: {
+        error: {
+          type: "object",
+          required: ["code", "message"],
+          properties: {
+            code: { type: "string", enum: [...codes] },
+            message: {
+              type: "string",
+              description: "What went wrong and what to fix; names the field for invalid_request."
+            },
+            ...(name === "InvalidRequest" || name === "HttpApiDecodeError"
+              ? { param: { type: "string", description: "The offending field, dotted for nested fields." } }
+              : {})
+          }
+        },
+        request_id: { type: "string", description: "Same as the X-Request-Id header." }
+      }
+    }
+  }
+  return spec
+}

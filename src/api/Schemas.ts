@@ -1,0 +1,189 @@
+import { ParseResult, Schema } from "effect"
+import { getAddress } from "viem"
+
+/** Request bodies are strict: an unknown field is an error, never silently dropped. */
+export const StrictStruct = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
+
+// C0 controls (U+0000–U+001F) other than tab, LF and CR.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const forbiddenControl = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/
+
+/** UTF-8 text from a caller: no C0 control characters except tab, CR and LF (which are preserved). */
+export const Text = Schema.String.pipe(
+  Schema.filter((s) => !forbiddenControl.test(s) || "must not contain control characters"),
+  Schema.annotations({
+    identifier: "Text",
+    description: "UTF-8 text without C0 control characters (tab, CR and LF are allowed)"
+  })
+)
+export const hasForbiddenControl = (s: string) => forbiddenControl.test(s)
+
+const uuidPattern = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+/** The id prefixes of the spec, with the resource name used in `<resource>_not_found`. */
+export const idPrefixes = {
+  dr: "deposit_request",
+  cus: "customer",
+  iss: "issuer",
+  pa: "payout_address",
+  att: "attachment",
+  wh: "webhook",
+  whd: "webhook_delivery",
+  evt: "event",
+  va: "verification_attempt",
+  rec: "recovery",
+  acct: "account"
+} as const
+export type IdPrefix = keyof typeof idPrefixes
+export type ResourceName = (typeof idPrefixes)[IdPrefix]
+
+const idRegex = (prefix: IdPrefix) => new RegExp(`^${prefix}_${uuidPattern}$`)
+
+/** An id: the resource prefix and a canonical (lowercase, hyphenated) UUID. */
+export const Id = <P extends IdPrefix>(prefix: P) => {
+  const regex = idRegex(prefix)
+  return Schema.String.pipe(
+    Schema.filter(
+      (s) => regex.test(s) || `must be a ${prefix}_ id (the ${prefix}_ prefix and a canonical UUID)`
+    ),
+    Schema.brand(`${prefix}_id`),
+    Schema.annotations({
+      identifier: `${prefix}_id`,
+      description: `A ${idPrefixes[prefix].replaceAll("_", " ")} id: \`${prefix}_\` followed by a canonical UUID.`,
+      jsonSchema: { type: "string", pattern: `^${prefix}_${uuidPattern}$` }
+    })
+  )
+}
+export const isId = (prefix: IdPrefix, value: string) => idRegex(prefix).test(value)
+
+/** A path parameter is decoded by the handler, so a malformed id answers 404 rather than 400. */
+export const IdParam = (prefix: IdPrefix) =>
+  Schema.String.annotations({
+    description: `A \`${prefix}_\` id. A malformed id, a bare UUID or another prefix answers 404.`,
+    jsonSchema: { type: "string", pattern: `^${prefix}_${uuidPattern}$` }
+  })
+
+const BASE = 1_000_000n
+
+/** Base units to the wire's decimal string with exactly six fractional digits. */
+export const formatAmount = (baseUnits: bigint): string => {
+  const negative = baseUnits < 0n
+  const abs = negative ? -baseUnits : baseUnits
+  const whole = abs / BASE
+  const fraction = (abs % BASE).toString().padStart(6, "0")
+  return `${negative ? "-" : ""}${whole}.${fraction}`
+}
+
+const amountPattern = /^(0|[1-9]\d{0,17})(\.\d{1,6})?$/
+
+/** Parses a decimal USDC amount (up to six fractional digits, no sign, no exponent) into base units. */
+export const parseAmount = (input: string): bigint | undefined => {
+  if (!amountPattern.test(input)) return undefined
+  const [whole = "0", fraction = ""] = input.split(".")
+  return BigInt(whole) * BASE + BigInt(fraction.padEnd(6, "0"))
+}
+
+/** A USDC amount on the wire: a decimal string; inside, bigint base units. */
+export const Amount = Schema.transformOrFail(
+  Schema.String.annotations({
+    description:
+      "A USDC amount as a decimal string with up to six fractional digits (answers always carry six).",
+    examples: ["25.000000"]
+  }),
+  Schema.BigIntFromSelf,
+  {
+    strict: true,
+    decode: (s, _, ast) => {
+      const value = parseAmount(s)
+      return value === undefined
+        ? ParseResult.fail(
+            new ParseResult.Type(ast, s, "must be a decimal string with at most six fractional digits")
+          )
+        : ParseResult.succeed(value)
+    },
+    encode: (n) => ParseResult.succeed(formatAmount(n))
+  }
+).annotations({ identifier: "Amount" })
+
+/** The integer twin of an amount: base units as a string of digits. */
+export const BaseUnits = Schema.transformOrFail(
+  Schema.String.annotations({
+    description: "Integer base units (10^-6 USDC) as a string of digits.",
+    pattern: "^\\d+$"
+  }),
+  Schema.BigIntFromSelf,
+  {
+    strict: true,
+    decode: (s, _, ast) =>
+      /^\d{1,30}$/.test(s)
+        ? ParseResult.succeed(BigInt(s))
+        : ParseResult.fail(new ParseResult.Type(ast, s, "must be a string of digits")),
+    encode: (n) => ParseResult.succeed(n.toString())
+  }
+).annotations({ identifier: "BaseUnits" })
+
+/** RFC 3339 UTC with second precision and a `Z`, the only form answers use. */
+export const formatTimestamp = (date: Date): string => `${date.toISOString().slice(0, 19)}Z`
+
+export const Timestamp = Schema.transformOrFail(
+  Schema.String.annotations({
+    description: "RFC 3339 timestamp. Answers are UTC with second precision and a Z suffix.",
+    examples: ["2026-11-22T12:00:00Z"]
+  }),
+  Schema.DateFromSelf,
+  {
+    strict: true,
+    decode: (s, _, ast) => {
+      const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(s)
+      const date = new Date(s)
+      return ok && !Number.isNaN(date.getTime())
+        ? ParseResult.succeed(new Date(Math.floor(date.getTime() / 1000) * 1000))
+        : ParseResult.fail(new ParseResult.Type(ast, s, "must be an RFC 3339 timestamp"))
+    },
+    encode: (d) => ParseResult.succeed(formatTimestamp(d))
+  }
+).annotations({ identifier: "Timestamp" })
+
+/** An EVM address: any letter case in, EIP-55 out. */
+export const Address = Schema.transformOrFail(
+  Schema.String.annotations({
+    description:
+      "A 20-byte EVM address, 0x-prefixed. Any letter case is accepted; answers are EIP-55 checksummed.",
+    pattern: "^0x[0-9a-fA-F]{40}$"
+  }),
+  Schema.String,
+  {
+    strict: true,
+    decode: (s, _, ast) =>
+      /^0x[0-9a-fA-F]{40}$/.test(s)
+        ? ParseResult.succeed(getAddress(s.toLowerCase()))
+        : ParseResult.fail(new ParseResult.Type(ast, s, "must be a 0x-prefixed 20-byte hex address")),
+    encode: (s) => ParseResult.succeed(getAddress(s.toLowerCase()))
+  }
+).annotations({ identifier: "Address" })
+
+/** Block numbers and log indexes travel as decimal strings. */
+export const BlockNumber = Schema.String.pipe(Schema.pattern(/^\d+$/)).annotations({
+  identifier: "BlockNumber"
+})
+
+/** Hashes and signatures: 0x-prefixed lowercase hex on the way out. */
+export const Hex = Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]*$/)).annotations({ identifier: "Hex" })
+
+/** `limit` of a list: 1 to 100, default 20. */
+export const Limit = Schema.optionalWith(
+  Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
+    description: "Page size, 1 to 100 (default 20)."
+  }),
+  { default: () => 20 }
+)
+
+/** A list page: the items under the plural name, and the id to pass as `starting_after` for the next page. */
+export const ListOf = <K extends string, S extends Schema.Schema.Any>(name: K, item: S) =>
+  Schema.Struct({
+    [name]: Schema.Array(item),
+    next_cursor: Schema.NullOr(Schema.String).annotations({
+      description: "Pass as `starting_after` to read the next page; null on the last page."
+    })
+  } as { [P in K]: Schema.Array$<S> } & { next_cursor: Schema.NullOr<typeof Schema.String> })

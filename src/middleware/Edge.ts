@@ -1,0 +1,120 @@
+import {
+  HttpApiBuilder,
+  type HttpApp,
+  type HttpRouter,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect } from "effect"
+import { Api } from "../Api"
+import { InvalidRequest, PayloadTooLarge } from "../api/Errors"
+import { hasForbiddenControl } from "../api/Schemas"
+import { AppConfig } from "../Config"
+import { bodyLimitFor, readBody } from "./BodyLimit"
+import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
+import { classifyCause, logUnexpected, renderError } from "./ErrorEnvelope"
+import { CurrentRequestId, resolveRequestId } from "./RequestId"
+import { makeRouteLookup } from "./Routes"
+
+const hasJsonType = (contentType: string | undefined) =>
+  contentType !== undefined && /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(contentType.trim())
+
+const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/**
+ * Hands the body we read (and counted) to the framework's reader, which caches the text it reads: the router then
+ * parses these bytes instead of reading a stream that is already consumed.
+ */
+const primeBody = (request: HttpServerRequest.HttpServerRequest, text: string) => {
+  ;(request as unknown as { textEffect: Effect.Effect<string> }).textEffect = Effect.succeed(text)
+}
+
+/**
+ * The HTTP contract every route gets for free: request ids, CORS by route kind, body limits counted while
+ * reading, JSON content type, header hygiene, and the one error envelope for every failure, including the
+ * framework's own decode failures, unknown routes and defects.
+ */
+export const EdgeLive = HttpApiBuilder.middleware(
+  Api,
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const methodsForPath = makeRouteLookup(Api, [
+      ["GET", "/openapi.json"],
+      ["GET", "/docs"]
+    ])
+    return (app: HttpApp.Default): HttpApp.Default<never, HttpRouter.HttpRouter.Provided> =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const requestId = resolveRequestId(request.headers["x-request-id"])
+        const method = request.method
+        const queryAt = request.url.indexOf("?")
+        const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt)
+        const origin = request.headers.origin
+
+        const preflightMethod = request.headers["access-control-request-method"]
+        if (method === "OPTIONS" && preflightMethod !== undefined) {
+          return HttpServerResponse.empty({
+            status: 204,
+            headers: { ...preflightHeaders(path, preflightMethod, origin, config), "x-request-id": requestId }
+          })
+        }
+
+        const handled = Effect.gen(function* () {
+          const idempotencyKey = request.headers["idempotency-key"]
+          if (idempotencyKey !== undefined && hasForbiddenControl(idempotencyKey)) {
+            return yield* new InvalidRequest({
+              message: "The Idempotency-Key header must not contain control characters.",
+              param: "Idempotency-Key"
+            })
+          }
+          if (bodyMethods.has(method)) {
+            const limit = bodyLimitFor(path)
+            const lengthHeader = request.headers["content-length"]
+            const declared = lengthHeader === undefined ? undefined : Number(lengthHeader)
+            if (declared !== undefined && declared > limit) {
+              return yield* new PayloadTooLarge({
+                message: `The body is larger than this route's ${limit / 1024} KiB limit.`
+              })
+            }
+            const hasBody =
+              (declared !== undefined && declared > 0) || request.headers["transfer-encoding"] !== undefined
+            if (hasBody) {
+              if (!hasJsonType(request.headers["content-type"])) {
+                return yield* new InvalidRequest({
+                  message: "Send the body as JSON with Content-Type: application/json.",
+                  param: "Content-Type"
+                })
+              }
+              const read = yield* Effect.promise(() =>
+                readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
+              )
+              if (read._tag === "Aborted") return yield* Effect.interrupt
+              if (read._tag === "TooLarge") {
+                return yield* new PayloadTooLarge({
+                  message: `The body is larger than this route's ${limit / 1024} KiB limit.`
+                })
+              }
+              primeBody(request, read.text)
+            }
+          }
+          return yield* app
+        })
+
+        const response = yield* handled.pipe(
+          Effect.locally(CurrentRequestId, requestId),
+          Effect.catchAllCause((cause) => {
+            const { error, unexpected } = classifyCause(cause, methodsForPath, method, path)
+            const rendered = renderError(error, requestId)
+            return unexpected
+              ? Effect.as(logUnexpected(cause, requestId), rendered)
+              : Effect.succeed(rendered)
+          })
+        )
+        return HttpServerResponse.setHeaders(response, {
+          ...corsHeaders(routeKind(path, method), origin, config),
+          "x-request-id": requestId
+        })
+      })
+  })
+)

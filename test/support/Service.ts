@@ -1,0 +1,35 @@
+import { HttpServer } from "@effect/platform"
+import { Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { AppConfig, type AppConfigShape } from "../../src/Config"
+import { AppLive } from "../../src/Server"
+import { createTestDatabase } from "./Database"
+
+export interface RunningService {
+  readonly baseUrl: string
+  readonly databaseUrl: string
+  readonly request: (path: string, init?: RequestInit) => Promise<Response>
+  readonly stop: () => Promise<void>
+}
+
+/** The whole service on a random port against a fresh database on the real PostgreSQL. */
+export const startService = async (
+  overrides: Partial<AppConfigShape> = {},
+  database?: { url: string; drop: () => Promise<void> }
+): Promise<RunningService> => {
+  const db = database ?? (await createTestDatabase())
+  const config = AppConfig.make({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0, ...overrides })
+  const runtime = ManagedRuntime.make(AppLive.pipe(Layer.provide(AppConfig.layerWith(config))))
+  const server = await runtime.runPromise(HttpServer.HttpServer)
+  const address = server.address
+  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  const baseUrl = `http://127.0.0.1:${address.port}`
+  return {
+    baseUrl,
+    databaseUrl: db.url,
+    request: (path, init) => fetch(`${baseUrl}${path}`, init),
+    stop: async () => {
+      await runtime.dispose()
+      if (database === undefined) await db.drop()
+    }
+  }
+}
