@@ -3,37 +3,53 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { migrations } from "../infra/migrations"
 import { AppConfig } from "../src/Config"
-import { serveEmbeddedPostgres } from "./EmbeddedPostgres"
+import { embeddedPaths, serveEmbeddedPostgres, socketAnswers } from "./EmbeddedPostgres"
 
 // pg hands int8 and numeric back as strings, so amounts never pass through a float on the way in.
 
 /** Runs the migrations in order; each is recorded in `effect_sql_migrations`. */
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations) })
 
-
 /**
  * The SQL client: real PostgreSQL when `DATABASE_URL` is set, else the embedded PGlite under `DATA_DIR`,
  * served on a socket so both go through the same driver. Migrations run before anything else uses it.
  */
-export const DatabaseLive = Layer.unwrapScoped(
-  Effect.gen(function* () {
-    const config = yield* AppConfig
-    const client = Option.isSome(config.databaseUrl)
-      ? PgClient.layer({ url: config.databaseUrl.value, maxConnections: 16 })
-      : yield* Effect.map(serveEmbeddedPostgres(config.dataDir), (embedded) =>
-          PgClient.layer({
-            host: embedded.socketDir,
-            port: 5432,
-            database: "postgres",
-            username: "postgres",
-            maxConnections: 8
-          })
-        )
-    return Layer.effectDiscard(migrate).pipe(Layer.provideMerge(client))
-  })
-)
+export const makeDatabaseLayer = (options: { readonly attachToRunningEmbedded: boolean }) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const config = yield* AppConfig
+      const paths = embeddedPaths(config.dataDir)
+      const attach =
+        Option.isNone(config.databaseUrl) &&
+        options.attachToRunningEmbedded &&
+        (yield* Effect.promise(() => socketAnswers(paths.socketPath)))
+      const client = Option.isSome(config.databaseUrl)
+        ? PgClient.layer({ url: config.databaseUrl.value, maxConnections: 16 })
+        : yield* Effect.map(
+            attach ? Effect.succeed(paths) : serveEmbeddedPostgres(config.dataDir),
+            (embedded) =>
+              PgClient.layer({
+                host: embedded.socketDir,
+                port: 5432,
+                database: "postgres",
+                username: "postgres",
+                maxConnections: 8
+              })
+          )
+      return Layer.effectDiscard(migrate).pipe(Layer.provideMerge(client))
+    })
+  )
 
-export const describeDatabase = (config: { readonly databaseUrl: Option.Option<Redacted.Redacted>; readonly dataDir: string }) =>
+/** The service owns the embedded database; a second process on the same DATA_DIR is refused. */
+export const DatabaseLive = makeDatabaseLayer({ attachToRunningEmbedded: false })
+
+/** The CLI goes through the socket of a running service, or opens the files itself when none runs. */
+export const DatabaseForCliLive = makeDatabaseLayer({ attachToRunningEmbedded: true })
+
+export const describeDatabase = (config: {
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dataDir: string
+}) =>
   Option.match(config.databaseUrl, {
     onNone: () => `embedded PostgreSQL (PGlite) in ${config.dataDir}/pgdata`,
     onSome: (url) => {

@@ -1,10 +1,12 @@
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AccountApi } from "./api/Account/Api"
 import { HealthApi } from "./api/Health/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
 /** The one contract: every route, schema and error. OpenAPI 3.1 and the docs are generated from it. */
 export class Api extends HttpApi.make("deposits")
   .add(HealthApi)
+  .add(AccountApi)
   .prefix("/v1")
   .annotateContext(
     OpenApi.annotations({

@@ -29,6 +29,9 @@ export interface AppConfigShape {
   /** Sandbox only: let webhooks reach http:// and private addresses (a receiver on a developer's laptop). */
   readonly webhooksAllowPrivate: boolean
   readonly inspectUrl: Option.Option<string>
+  /** Token bucket per account on API-key traffic: capacity and refill per second. */
+  readonly rateLimitCapacity: number
+  readonly rateLimitRefillPerSecond: number
 }
 
 const origin = (name: string, fallback: string) =>
@@ -82,7 +85,15 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   dashboardOrigin: origin("DASHBOARD_ORIGIN", "http://localhost:3000"),
   checkoutOrigin: origin("CHECKOUT_ORIGIN", "http://localhost:3001"),
   webhooksAllowPrivate: Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
-  inspectUrl: Config.option(Config.string("INSPECT_URL"))
+  inspectUrl: Config.option(Config.string("INSPECT_URL")),
+  rateLimitCapacity: Config.integer("RATE_LIMIT_CAPACITY").pipe(
+    Config.withDefault(60),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  ),
+  rateLimitRefillPerSecond: Config.integer("RATE_LIMIT_REFILL_PER_SECOND").pipe(
+    Config.withDefault(1),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  )
 }).pipe(
   Config.validate({
     message: "WEBHOOKS_ALLOW_PRIVATE=true is refused when SERVICE_ENV=production",
@@ -104,6 +115,8 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     checkoutOrigin: "http://localhost:3001",
     webhooksAllowPrivate: false,
     inspectUrl: Option.none(),
+    rateLimitCapacity: 60,
+    rateLimitRefillPerSecond: 1,
     ...overrides
   })
   static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>

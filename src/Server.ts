@@ -2,14 +2,19 @@ import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { Accounts } from "../services/Accounts"
 import { DatabaseLive } from "../services/Database"
+import { Ids } from "../services/Ids"
+import { RateLimiter } from "../services/RateLimiter"
 import { Api } from "./Api"
+import { AccountLive } from "./api/Account/Http"
 import { HealthLive } from "./api/Health/Http"
 import { AppConfig } from "./Config"
+import { AuthenticationLive } from "./middleware/Authentication"
 import { EdgeLive } from "./middleware/Edge"
 
 /** Every route group's handlers. */
-export const HandlersLive = Layer.mergeAll(HealthLive)
+export const HandlersLive = Layer.mergeAll(HealthLive, AccountLive).pipe(Layer.provide(AuthenticationLive))
 
 /** The API with its handlers, docs and edge; it needs an HTTP server, the config and the services. */
 export const ApiLive = HttpApiBuilder.serve().pipe(
@@ -27,7 +32,10 @@ export const HttpServerLive = Layer.unwrapEffect(
 )
 
 /** The service's infrastructure: the database (embedded or real), then everything built on it. */
-export const ServicesLive = DatabaseLive
+export const ServicesLive = Layer.mergeAll(Accounts.layer, RateLimiter.layer).pipe(
+  Layer.provideMerge(Ids.layer),
+  Layer.provideMerge(DatabaseLive)
+)
 
 /** The whole service, given its configuration. */
 export const AppLive = ApiLive.pipe(

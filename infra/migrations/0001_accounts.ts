@@ -37,8 +37,25 @@ export default Effect.gen(function* () {
   yield* sql`
     create table rate_limit_buckets (
       account_id uuid primary key references accounts (id),
-      -- thousandths of a token, so refill arithmetic stays in integers
+      -- thousandths of a token and epoch milliseconds: at one token a second, a millisecond refills one milli-token
       milli_tokens bigint not null,
-      refilled_at timestamptz not null
+      refilled_at_ms bigint not null
     )`
+  // One round trip per API call: credit the refill since the last call (capped), then take a token if there is one.
+  yield* sql.unsafe(`
+    create function take_rate_token(p_account uuid, p_now_ms bigint, p_capacity bigint, p_refill_per_ms bigint)
+    returns table (milli_tokens bigint, allowed boolean) language plpgsql as $$
+    declare refilled bigint;
+    begin
+      insert into rate_limit_buckets as b (account_id, milli_tokens, refilled_at_ms)
+      values (p_account, p_capacity, p_now_ms) on conflict (account_id) do nothing;
+      select least(p_capacity, b.milli_tokens + greatest(0, p_now_ms - b.refilled_at_ms) * p_refill_per_ms)
+        into refilled from rate_limit_buckets b where b.account_id = p_account for update;
+      allowed := refilled >= 1000;
+      milli_tokens := case when allowed then refilled - 1000 else refilled end;
+      update rate_limit_buckets b
+        set milli_tokens = take_rate_token.milli_tokens, refilled_at_ms = greatest(b.refilled_at_ms, p_now_ms)
+        where b.account_id = p_account;
+      return next;
+    end $$`)
 })

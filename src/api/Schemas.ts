@@ -57,6 +57,10 @@ export const Id = <P extends IdPrefix>(prefix: P) => {
 }
 export const isId = (prefix: IdPrefix, value: string) => idRegex(prefix).test(value)
 
+/** The UUID inside an id of the given prefix, or undefined when it is malformed, bare or of another prefix. */
+export const uuidFromId = (prefix: IdPrefix, id: string): string | undefined =>
+  isId(prefix, id) ? id.slice(prefix.length + 1) : undefined
+
 /** A path parameter is decoded by the handler, so a malformed id answers 404 rather than 400. */
 export const IdParam = (prefix: IdPrefix) =>
   Schema.String.annotations({
@@ -187,3 +191,7 @@ export const ListOf = <K extends string, S extends Schema.Schema.Any>(name: K, i
       description: "Pass as `starting_after` to read the next page; null on the last page."
     })
   } as { [P in K]: Schema.Array$<S> } & { next_cursor: Schema.NullOr<typeof Schema.String> })
+
+/** The wire id of a stored UUID (the database keeps the bare `uuid`). */
+export const toId = <P extends IdPrefix>(prefix: P, uuid: string) =>
+  `${prefix}_${uuid}` as Schema.Schema.Type<ReturnType<typeof Id<P>>>

@@ -96,6 +96,9 @@ export const EdgeLive = HttpApiBuilder.middleware(
                 })
               }
               primeBody(request, read.text)
+            } else {
+              // An absent body reads as an empty object, so body-less actions work and required fields are named.
+              primeBody(request, "{}")
             }
           }
           return yield* app

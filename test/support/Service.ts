@@ -1,5 +1,5 @@
 import { HttpServer } from "@effect/platform"
-import { Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { type Clock, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { AppConfig, type AppConfigShape } from "../../src/Config"
 import { AppLive } from "../../src/Server"
 import { createTestDatabase } from "./Database"
@@ -13,12 +13,23 @@ export interface RunningService {
 
 /** The whole service on a random port against a fresh database on the real PostgreSQL. */
 export const startService = async (
-  overrides: Partial<AppConfigShape> = {},
-  database?: { url: string; drop: () => Promise<void> }
+  options: {
+    readonly config?: Partial<AppConfigShape>
+    readonly database?: { url: string; drop: () => Promise<void> }
+    readonly clock?: Clock.Clock
+  } = {}
 ): Promise<RunningService> => {
+  const database = options.database
   const db = database ?? (await createTestDatabase())
-  const config = AppConfig.make({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0, ...overrides })
-  const runtime = ManagedRuntime.make(AppLive.pipe(Layer.provide(AppConfig.layerWith(config))))
+  const config = AppConfig.make({
+    databaseUrl: Option.some(Redacted.make(db.url)),
+    port: 0,
+    ...options.config
+  })
+  const app = AppLive.pipe(Layer.provide(AppConfig.layerWith(config)))
+  const runtime = ManagedRuntime.make(
+    options.clock ? app.pipe(Layer.provide(Layer.setClock(options.clock))) : app
+  )
   const server = await runtime.runPromise(HttpServer.HttpServer)
   const address = server.address
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")

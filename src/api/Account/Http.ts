@@ -1,0 +1,84 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Accounts } from "../../../services/Accounts"
+import { Api } from "../../Api"
+import { CurrentIdentity } from "../../middleware/Authentication"
+import { IdentityUnauthorized, NotFound } from "../Errors"
+import { toId } from "../Schemas"
+
+const requireSession = Effect.gen(function* () {
+  const identity = yield* CurrentIdentity
+  if (identity.via !== "session") {
+    return yield* new IdentityUnauthorized({
+      message: "Key management accepts dashboard session tokens only, not API keys."
+    })
+  }
+  return identity
+})
+
+const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+  (request.headers.authorization ?? "").slice("Bearer ".length)
+)
+
+export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
+  Effect.gen(function* () {
+    const accounts = yield* Accounts
+    return handlers
+      .handle("get", () =>
+        Effect.gen(function* () {
+          const identity = yield* CurrentIdentity
+          const account = yield* accounts.get(identity.accountId)
+          if (Option.isNone(account)) return yield* NotFound.of("account")
+          return {
+            id: toId("acct", account.value.id),
+            name: account.value.name,
+            environment: account.value.environment,
+            created_at: account.value.createdAt
+          }
+        })
+      )
+      .handle("getApiKey", () =>
+        Effect.gen(function* () {
+          const identity = yield* requireSession
+          const info = yield* accounts.keyInfo(identity.accountId)
+          return {
+            active: info.active && { last4: info.active.last4, created_at: info.active.createdAt },
+            previous: info.previous && { last4: info.previous.last4, valid_until: info.previous.validUntil }
+          }
+        })
+      )
+      .handle("issueApiKey", () =>
+        Effect.gen(function* () {
+          const identity = yield* requireSession
+          const issued = yield* accounts.issueApiKey(identity.accountId)
+          return {
+            api_key: issued.apiKey,
+            last4: issued.last4,
+            created_at: issued.createdAt,
+            previous_key_expires_at: issued.previousKeyValidUntil
+          }
+        })
+      )
+      .handle("revokeApiKey", () =>
+        Effect.gen(function* () {
+          const identity = yield* requireSession
+          yield* accounts.revokeApiKeys(identity.accountId)
+        })
+      )
+      .handle("refreshSession", () =>
+        Effect.gen(function* () {
+          const identity = yield* requireSession
+          const token = yield* bearerToken
+          const session = yield* accounts.createSession(identity.accountId)
+          yield* accounts.endSession(token)
+          return { session_token: session.token, expires_at: session.expiresAt }
+        })
+      )
+      .handle("endSession", () =>
+        Effect.gen(function* () {
+          yield* requireSession
+          yield* accounts.endSession(yield* bearerToken)
+        })
+      )
+  })
+)

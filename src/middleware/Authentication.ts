@@ -1,0 +1,65 @@
+import {
+  HttpApiMiddleware,
+  HttpApiSecurity,
+  HttpApp,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Accounts, type Identity } from "../../services/Accounts"
+import { RateLimiter } from "../../services/RateLimiter"
+import { RateLimited, Unauthenticated } from "../api/Errors"
+
+/** The caller of a merchant route, provided to every handler behind `Authentication`. */
+export class CurrentIdentity extends Context.Tag("deposits/CurrentIdentity")<CurrentIdentity, Identity>() {}
+
+const refused = new Unauthenticated({
+  message: "Send a valid API key or dashboard session token as `Authorization: Bearer <credential>`."
+})
+
+/**
+ * Bearer authentication for merchant routes: an API key or a dashboard session, full account authority. API-key
+ * traffic also spends the account's rate-limit token and every answer to it carries the rate-limit headers.
+ */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("deposits/Authentication", {
+  failure: Schema.Union(Unauthenticated, RateLimited),
+  provides: CurrentIdentity,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.gen(function* () {
+    const accounts = yield* Accounts
+    const limiter = yield* RateLimiter
+    return {
+      bearer: () =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const header = request.headers.authorization ?? ""
+          const match = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header)
+          if (match?.[1] === undefined) return yield* refused
+          const identity = yield* accounts.authenticate(match[1])
+          if (Option.isNone(identity)) return yield* refused
+          if (identity.value.via === "api_key") {
+            const decision = yield* limiter.take(identity.value.accountId)
+            const headers = {
+              "x-ratelimit-limit": String(decision.limit),
+              "x-ratelimit-remaining": String(decision.remaining),
+              "x-ratelimit-reset": String(decision.resetAt)
+            }
+            // Set when the answer is written, so successes and rendered errors alike carry them.
+            yield* HttpApp.appendPreResponseHandler((_req, response) =>
+              Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+            )
+            if (!decision.allowed) {
+              return yield* new RateLimited({
+                message: "Too many requests for this account; retry in a second."
+              })
+            }
+          }
+          return identity.value
+        })
+    }
+  })
+)
