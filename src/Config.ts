@@ -50,33 +50,28 @@ const origin = (name: string, fallback: string) =>
     })
   )
 
+/** An optional setting: unset or empty means "use the embedded default"; anything else must be valid. */
+const optionalSetting = (name: string, message: string, validation: (value: string) => boolean) =>
+  Config.option(Config.string(name)).pipe(
+    Config.map(Option.filter((value) => value.trim() !== "")),
+    Config.validate({
+      message,
+      validation: (value) => Option.match(value, { onNone: () => true, onSome: validation })
+    })
+  )
+
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
-  databaseUrl: Config.option(
-    Config.redacted("DATABASE_URL").pipe(
-      Config.validate({
-        message: "must be a postgres:// or postgresql:// URL",
-        validation: (url) => /^postgres(ql)?:\/\//.test(Redacted.value(url))
-      })
-    )
+  databaseUrl: optionalSetting("DATABASE_URL", "must be a postgres:// or postgresql:// URL", (url) =>
+    /^postgres(ql)?:\/\//.test(url)
+  ).pipe(Config.map(Option.map(Redacted.make))),
+  natsUrl: optionalSetting("NATS_URL", "must be a nats:// URL or host:port", (url) =>
+    /^(nats|tls):\/\/[^\s]+$|^[\w.-]+:\d+$/.test(url)
   ),
-  natsUrl: Config.option(
-    Config.string("NATS_URL").pipe(
-      Config.validate({
-        message: "must be a nats:// URL or host:port",
-        validation: (url) => /^(nats|tls):\/\/[^\s]+$|^[\w.-]+:\d+$/.test(url)
-      })
-    )
-  ),
-  chainRpcUrl: Config.option(
-    Config.string("CHAIN_RPC_URL").pipe(
-      Config.validate({
-        message: "must be an http(s) or ws(s) URL",
-        validation: (u) => /^(https?|wss?):\/\//.test(u)
-      })
-    )
+  chainRpcUrl: optionalSetting("CHAIN_RPC_URL", "must be an http(s) or ws(s) URL", (url) =>
+    /^(https?|wss?):\/\//.test(url)
   ),
   serviceEnv: Config.literal(
     "sandbox",

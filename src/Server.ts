@@ -39,7 +39,9 @@ export const ServicesLive = Layer.mergeAll(Accounts.layer, RateLimiter.layer).pi
 
 /** The whole service, given its configuration. */
 export const AppLive = ApiLive.pipe(
-  Layer.provide(ServicesLive),
   Layer.provideMerge(HttpServerLive),
+  // Services first: the port opens only once the database is migrated, so no request is accepted early and left
+  // hanging without a handler.
+  Layer.provideMerge(ServicesLive),
   HttpServer.withLogAddress
 )

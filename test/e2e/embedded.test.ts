@@ -1,0 +1,66 @@
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, describe, expect, it } from "vitest"
+import { spawnService } from "../support/Process"
+
+const dataDir = mkdtempSync(join(tmpdir(), "deposits-embedded-"))
+// Nothing configured: no DATABASE_URL, no NATS_URL, no CHAIN_RPC_URL.
+const env = { DATA_DIR: dataDir, DATABASE_URL: "", NATS_URL: "", CHAIN_RPC_URL: "" }
+const bare = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "NATS_URL", "CHAIN_RPC_URL"].includes(k))
+) as Record<string, string>
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+const cli = (args: Array<string>) =>
+  promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+    env: { ...bare, DATA_DIR: dataDir }
+  })
+
+describe("npm start on embedded defaults", () => {
+  it("runs with no services, serves health, OpenAPI and docs, lets the CLI in, and keeps data across a restart", async () => {
+    const first = await spawnService({ ...bare, ...env })
+    let apiKey: string
+    try {
+      expect(first.output()).toMatch(/embedded PostgreSQL/)
+      const health = (await (await fetch(`${first.baseUrl}/v1/health`)).json()) as { environment: string }
+      expect(health.environment).toBe("sandbox")
+      expect((await fetch(`${first.baseUrl}/openapi.json`)).status).toBe(200)
+      expect((await fetch(`${first.baseUrl}/docs`)).status).toBe(200)
+
+      // The service owns PGlite; the CLI goes through its socket.
+      const { stdout } = await cli(["sandbox", "--json"])
+      const out = JSON.parse(stdout) as { account_id: string; api_key: string }
+      apiKey = out.api_key
+      const res = await fetch(`${first.baseUrl}/v1/account`, {
+        headers: { authorization: `Bearer ${apiKey}` }
+      })
+      expect(res.status).toBe(200)
+    } finally {
+      await first.stop()
+    }
+
+    const second = await spawnService({ ...bare, ...env })
+    try {
+      const res = await fetch(`${second.baseUrl}/v1/account`, {
+        headers: { authorization: `Bearer ${apiKey}` }
+      })
+      expect(res.status).toBe(200)
+    } finally {
+      await second.stop()
+    }
+  })
+
+  it("stops on bad configuration with one line naming the setting", async () => {
+    const run = promisify(execFile)(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: { ...bare, DATA_DIR: dataDir, PORT: "not-a-port" }
+    })
+    await expect(run).rejects.toMatchObject({
+      code: 78,
+      stderr: expect.stringMatching(/^invalid configuration: PORT: /)
+    })
+  })
+})

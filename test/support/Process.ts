@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:net"
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+export interface ServiceProcess {
+  readonly baseUrl: string
+  readonly child: ChildProcess
+  readonly output: () => string
+  readonly stop: (signal?: NodeJS.Signals) => Promise<void>
+}
+
+/** `npm start` as a real child process (tsx src/main.ts), waiting until its health route answers. */
+export const spawnService = async (
+  env: Record<string, string>,
+  timeoutMs = 60_000
+): Promise<ServiceProcess> => {
+  const port = env.PORT ? Number(env.PORT) : await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout?.on("data", (d) => {
+    output += d
+  })
+  child.stderr?.on("data", (d) => {
+    output += d
+  })
+  const baseUrl = `http://127.0.0.1:${port}`
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    await exited
+  }
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`)
+    try {
+      const res = await fetch(`${baseUrl}/v1/health`)
+      if (res.status === 200) return { baseUrl, child, output: () => output, stop }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  await stop("SIGKILL")
+  throw new Error(`service did not become healthy in ${timeoutMs} ms:\n${output}`)
+}
