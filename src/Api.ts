@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountApi } from "./api/Account/Api"
+import { DepositRequestsApi } from "./api/DepositRequests/Api"
 import { HealthApi } from "./api/Health/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
@@ -7,6 +8,7 @@ import { envelopeOpenApi } from "./api/OpenApiErrors"
 export class Api extends HttpApi.make("deposits")
   .add(HealthApi)
   .add(AccountApi)
+  .add(DepositRequestsApi)
   .prefix("/v1")
   .annotateContext(
     OpenApi.annotations({

@@ -3,18 +3,26 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts"
+import { ActorHost } from "../services/ActorHost"
+import { Bus } from "../services/Bus"
+import { ChangeFeed } from "../services/ChangeFeed"
+import { DepositRequests } from "../services/DepositRequests"
+import { Inspector } from "../services/Inspector"
 import { DatabaseLive } from "../services/Database"
 import { Ids } from "../services/Ids"
 import { RateLimiter } from "../services/RateLimiter"
 import { Api } from "./Api"
 import { AccountLive } from "./api/Account/Http"
+import { DepositRequestsLive } from "./api/DepositRequests/Http"
 import { HealthLive } from "./api/Health/Http"
 import { AppConfig } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { EdgeLive } from "./middleware/Edge"
 
 /** Every route group's handlers. */
-export const HandlersLive = Layer.mergeAll(HealthLive, AccountLive).pipe(Layer.provide(AuthenticationLive))
+export const HandlersLive = Layer.mergeAll(HealthLive, AccountLive, DepositRequestsLive).pipe(
+  Layer.provide(AuthenticationLive)
+)
 
 /** The API with its handlers, docs and edge; it needs an HTTP server, the config and the services. */
 export const ApiLive = HttpApiBuilder.serve().pipe(
@@ -32,8 +40,10 @@ export const HttpServerLive = Layer.unwrapEffect(
 )
 
 /** The service's infrastructure: the database (embedded or real), then everything built on it. */
-export const ServicesLive = Layer.mergeAll(Accounts.layer, RateLimiter.layer).pipe(
-  Layer.provideMerge(Ids.layer),
+export const ServicesLive = Layer.mergeAll(Accounts.layer, RateLimiter.layer, DepositRequests.layer).pipe(
+  Layer.provideMerge(ActorHost.layer),
+  Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
+  Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer)),
   Layer.provideMerge(DatabaseLive)
 )
 

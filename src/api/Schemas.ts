@@ -195,3 +195,18 @@ export const ListOf = <K extends string, S extends Schema.Schema.Any>(name: K, i
 /** The wire id of a stored UUID (the database keeps the bare `uuid`). */
 export const toId = <P extends IdPrefix>(prefix: P, uuid: string) =>
   `${prefix}_${uuid}` as Schema.Schema.Type<ReturnType<typeof Id<P>>>
+
+/**
+ * Merchant key/value data, like Stripe's: at most 50 keys, keys up to 40 characters, values up to 500, text
+ * without control characters.
+ */
+export const Metadata = Schema.Record({
+  key: Text.pipe(Schema.minLength(1), Schema.maxLength(40)),
+  value: Text.pipe(Schema.maxLength(500))
+}).pipe(
+  Schema.filter((m) => Object.keys(m).length <= 50 || "must have at most 50 keys"),
+  Schema.annotations({
+    identifier: "Metadata",
+    description: "String keys (1–40 characters) to string values (up to 500), at most 50 pairs."
+  })
+)

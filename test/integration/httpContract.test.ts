@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createMerchant, type Merchant } from "../support/Merchant"
 import { type RunningService, startService } from "../support/Service"
 
 let service: RunningService
@@ -58,5 +59,71 @@ describe("routes and methods", () => {
     const html = await docs.text()
     expect(html).toContain("<html")
     expect(html).not.toMatch(/<script[^>]+src="https?:\/\//)
+  })
+})
+
+describe("bodies", () => {
+  let merchant: Merchant
+  beforeAll(async () => {
+    merchant = await createMerchant(service.databaseUrl)
+  })
+  const post = (body: string | undefined, headers: Record<string, string> = {}) =>
+    service.request("/v1/account/session", {
+      method: "POST",
+      headers: merchant.headers("session", { "content-type": "application/json", ...headers }),
+      ...(body === undefined ? {} : { body })
+    })
+  const errorOf = async (res: Response) =>
+    ((await res.json()) as { error: { code: string; param?: string } }).error
+
+  it("answers malformed JSON with 400 invalid_request naming the body", async () => {
+    const res = await post("{not json")
+    expect(res.status).toBe(400)
+    expect(await errorOf(res)).toMatchObject({ code: "invalid_request", param: "body" })
+  })
+
+  it("answers a body without a JSON content type with 400 naming Content-Type", async () => {
+    const res = await post("{}", { "content-type": "text/plain" })
+    expect(res.status).toBe(400)
+    expect(await errorOf(res)).toMatchObject({ code: "invalid_request", param: "Content-Type" })
+  })
+
+  it("rejects unknown fields and wrong types, naming the field", async () => {
+    const unknown = await post(JSON.stringify({ surprise: 1 }))
+    expect(unknown.status).toBe(400)
+    expect(await errorOf(unknown)).toMatchObject({ code: "invalid_request", param: "surprise" })
+    const array = await post("[]")
+    expect(array.status).toBe(400)
+  })
+
+  it("refuses a declared length over the route limit with 413 before reading", async () => {
+    const big = JSON.stringify({ pad: "x".repeat(17 * 1024) })
+    const res = await service.request("/v1/account/api-key", {
+      method: "POST",
+      headers: merchant.headers("session", { "content-type": "application/json" }),
+      body: big
+    })
+    expect(res.status).toBe(413)
+    expect(await errorOf(res)).toMatchObject({ code: "payload_too_large" })
+  })
+
+  it("counts a chunked body while reading and answers 413 past the limit", async () => {
+    const chunks = (async function* () {
+      for (let i = 0; i < 20; i++) yield new TextEncoder().encode("x".repeat(1024))
+    })()
+    const res = await service.request("/v1/account/api-key", {
+      method: "POST",
+      headers: merchant.headers("session", { "content-type": "application/json" }),
+      body: ReadableStream.from(chunks),
+      duplex: "half"
+    } as RequestInit)
+    expect(res.status).toBe(413)
+    expect(res.headers.get("x-request-id")).toBeTruthy()
+  })
+
+  it("accepts a body-less POST as an empty object", async () => {
+    merchant = await createMerchant(service.databaseUrl)
+    const res = await post(undefined, {})
+    expect(res.status).toBe(201)
   })
 })

@@ -9,7 +9,7 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import { Id, StrictStruct, Timestamp } from "../Schemas"
+import { Id, Timestamp } from "../Schemas"
 
 export class Account extends Schema.Class<Account>("Account")({
   id: Id("acct"),
@@ -41,8 +41,14 @@ export class Session extends Schema.Class<Session>("Session")({
   expires_at: Timestamp
 }) {}
 
-/** Nothing to send: the object is accepted so that clients may always send JSON, and stays strict. */
-const EmptyBody = StrictStruct({})
+/**
+ * Nothing to send: an empty object (or no body) is accepted so clients may always send JSON, and any field is an
+ * unknown field. (An empty `Struct` would accept any object, so this is a record whose values can never decode.)
+ */
+const EmptyBody = Schema.Record({
+  key: Schema.String,
+  value: Schema.Never.annotations({ message: () => "unknown field" })
+}).annotations({ identifier: "EmptyBody", description: "An empty object." })
 
 const sessionsOnly =
   "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB."

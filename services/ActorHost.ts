@@ -1,0 +1,241 @@
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Context, Data, Effect, Layer, Schedule } from "effect"
+import { MACHINE_VERSION } from "../machines/DepositRequest"
+import {
+  type DepositRequestContext,
+  type DepositRequestEvent,
+  type DepositRequestInput,
+  type Emitted,
+  type Step,
+  start,
+  step
+} from "../machines/step"
+import { formatTimestamp, toId } from "../src/api/Schemas"
+import { AppConfig } from "../src/Config"
+import { chainIdOf } from "../src/Environment"
+import { type DepositRequestRow, type LifecycleFacts, toWire, webhookSubset } from "./DepositRequestView"
+import { ChangeFeed } from "./ChangeFeed"
+import { Ids } from "./Ids"
+import { Inspector } from "./Inspector"
+
+/** A snapshot this code cannot restore: the row names a machine version with no migration to the current one. */
+export class SnapshotVersionError extends Data.TaggedError("SnapshotVersionError")<{
+  readonly depositRequestId: string
+  readonly found: number
+  readonly expected: number
+}> {
+  override get message() {
+    return `deposit request ${this.depositRequestId} has a snapshot of machine version ${this.found}, this build runs ${this.expected}; deploy a snapshot migration for ${this.found} → ${this.expected} (machines/snapshotMigrations.ts) before this build, see the README`
+  }
+}
+
+export class DepositRequestMissing extends Data.TaggedError("DepositRequestMissing")<{
+  readonly id: string
+}> {}
+
+/** The machine's context as the API shows it. One adapter, so the view never reaches into machine internals. */
+export const factsOf = (s: Step): LifecycleFacts => {
+  const c = s.context as DepositRequestContext & Record<string, unknown>
+  const str = (v: unknown) => (typeof v === "string" ? v : null)
+  const attention = c.attention as LifecycleFacts["attention"] | undefined
+  const settlement = c.settlement as
+    | { tx_hash?: string | null; block_number?: string | null; settled_at?: string | null }
+    | null
+    | undefined
+  return {
+    status: s.status,
+    receivedBaseUnits: String(c.received_base_units ?? "0"),
+    verificationCompletedAt: str(c.verification_completed_at),
+    likelyUnsolicitedAt: str(c.likely_unsolicited_at),
+    payerWallet: str(c.payer_wallet),
+    address: str(c.address),
+    walletBoundAt: str(c.wallet_bound_at),
+    attention: attention ?? null,
+    settlement:
+      s.status === "deposited" || s.status === "settled" || settlement
+        ? {
+            payoutAddress: String(c.payout_address ?? ""),
+            amountBaseUnits: String(c.amount_base_units ?? "0"),
+            transactionHash: settlement?.tx_hash ?? null,
+            blockNumber: settlement?.block_number ?? null,
+            settledAt: settlement?.settled_at ?? null
+          }
+        : null
+  }
+}
+
+/** What the caller of `apply` learns. */
+export type Applied =
+  | { readonly _tag: "Applied"; readonly row: DepositRequestRow; readonly step: Step }
+  | { readonly _tag: "Duplicate" }
+
+const make = Effect.gen(function* () {
+  const sql = yield* PgClient.PgClient
+  const ids = yield* Ids
+  const config = yield* AppConfig
+  const feed = yield* ChangeFeed
+  const inspector = yield* Inspector
+  const chainId = chainIdOf(config.serviceEnv)
+
+  /** Lifecycle events and outbox rows for what a step emitted, in the caller's transaction. */
+  const persistEmitted = (row: DepositRequestRow, s: Step, at: Date) =>
+    Effect.gen(function* () {
+      if (s.emitted.length === 0) return
+      const wire = toWire(row, factsOf(s), chainId)
+      for (const item of s.emitted as ReadonlyArray<Emitted & Record<string, unknown>>) {
+        if (item.kind === "lifecycle") {
+          const eventId = ids.next()
+          const data: Record<string, unknown> = { deposit_request: webhookSubset(wire) }
+          if (item.recovery !== undefined) data.recovery = item.recovery
+          // The exact bytes every delivery of this event sends, fixed now.
+          const body = JSON.stringify({
+            id: toId("evt", eventId),
+            type: item.type,
+            occurred_at: formatTimestamp(at),
+            data
+          })
+          const inserted = yield* sql`
+            insert into lifecycle_events (id, account_id, deposit_request_id, type, dedupe, body, occurred_at)
+            values (${eventId}, ${row.account_id}, ${row.id}, ${item.type as string}, ${item.dedupe as string}, ${body}, ${at})
+            on conflict (deposit_request_id, dedupe) do nothing
+            returning id`
+          if (inserted.length > 0) {
+            yield* sql`
+              insert into outbox (topic, deposit_request_id, payload, created_at)
+              values ('lifecycle', ${row.id}, ${sql.json({ event_id: eventId })}, ${at})`
+          }
+        } else {
+          yield* sql`
+            insert into outbox (topic, deposit_request_id, payload, created_at)
+            values (${`command.${item.type as string}`}, ${row.id}, ${sql.json(item)}, ${at})`
+        }
+      }
+    })
+
+  /** Creates the actor: its first snapshot, in the caller's transaction. */
+  const create = (
+    params: Omit<
+      DepositRequestRow,
+      "status" | "version" | "machine_version" | "snapshot" | "received_base_units" | "updated_at"
+    >,
+    input: DepositRequestInput
+  ) =>
+    Effect.gen(function* () {
+      const s = start(input)
+      const row: DepositRequestRow = {
+        ...params,
+        status: s.status,
+        version: "1",
+        machine_version: MACHINE_VERSION,
+        snapshot: s.snapshot,
+        received_base_units: factsOf(s).receivedBaseUnits,
+        updated_at: params.created_at
+      }
+      yield* sql`
+        insert into deposit_requests (
+          id, account_id, status, version, machine_version, snapshot, amount_base_units, received_base_units,
+          heading, reference, metadata, customer_id, issuer_id, payout_address_id, payer_policy_mode,
+          expected_email, payer_reference, deposit_index, deposit_address, expires_at, created_at, updated_at)
+        values (
+          ${row.id}, ${row.account_id}, ${row.status}, 1, ${MACHINE_VERSION}, ${sql.json(s.snapshot)},
+          ${row.amount_base_units}, ${row.received_base_units}, ${row.heading}, ${row.reference},
+          ${sql.json(row.metadata)}, ${row.customer_id}, ${row.issuer_id}, ${row.payout_address_id},
+          ${row.payer_policy_mode}, ${row.expected_email}, ${row.payer_reference}, ${row.deposit_index},
+          ${row.deposit_address}, ${row.expires_at}, ${row.created_at}, ${row.created_at})`
+      yield* persistEmitted(row, s, params.created_at)
+      inspector.created(toId("dr", params.id), s.snapshot)
+      return { row, step: s }
+    })
+
+  /**
+   * Applies one event to one request: dedupe by event id, lock the row (one writer per request), restore, step,
+   * and commit the snapshot, its queryable columns, the lifecycle events and the outbox rows in ONE transaction.
+   * Only after the commit does anything act on it.
+   */
+  const apply = (depositRequestId: string, eventId: string, event: DepositRequestEvent) =>
+    sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const fresh = yield* sql`
+            insert into applied_events (deposit_request_id, event_id, applied_at)
+            select ${depositRequestId}, ${eventId}, ${now}
+            where exists (select 1 from deposit_requests where id = ${depositRequestId})
+            on conflict do nothing
+            returning event_id`
+          if (fresh.length === 0) {
+            const exists = yield* sql`select 1 from deposit_requests where id = ${depositRequestId}`
+            if (exists.length === 0) return yield* new DepositRequestMissing({ id: depositRequestId })
+            return { _tag: "Duplicate" } as Applied
+          }
+          const rows = yield* sql<DepositRequestRow>`
+            select * from deposit_requests where id = ${depositRequestId} for update`
+          const current = rows[0]!
+          if (current.machine_version !== MACHINE_VERSION) {
+            return yield* new SnapshotVersionError({
+              depositRequestId,
+              found: current.machine_version,
+              expected: MACHINE_VERSION
+            })
+          }
+          const s = step(current.snapshot, event)
+          const facts = factsOf(s)
+          const version = (BigInt(current.version) + 1n).toString()
+          const row: DepositRequestRow = {
+            ...current,
+            status: s.status,
+            version,
+            snapshot: s.snapshot,
+            received_base_units: facts.receivedBaseUnits,
+            deposit_address: facts.address ?? current.deposit_address,
+            updated_at: now
+          }
+          yield* sql`
+            update deposit_requests set
+              status = ${row.status}, version = ${version}, snapshot = ${sql.json(s.snapshot)},
+              received_base_units = ${row.received_base_units}, deposit_address = ${row.deposit_address},
+              updated_at = ${now}
+            where id = ${depositRequestId}`
+          yield* persistEmitted(row, s, now)
+          return { _tag: "Applied", row, step: s } as Applied
+        })
+      )
+      .pipe(
+        // Two writers of one row serialize on the row lock; a serialization failure or deadlock is retried.
+        Effect.retry({
+          while: (e) => e._tag === "SqlError" && /deadlock|could not serialize/i.test(String(e.cause)),
+          schedule: Schedule.exponential("10 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
+        }),
+        // Only after the commit: wake long polls everywhere and show the step to the inspector.
+        Effect.tap((result) =>
+          result._tag === "Applied"
+            ? Effect.zipRight(
+                Effect.sync(() =>
+                  inspector.stepped(toId("dr", depositRequestId), event, result.step.snapshot)
+                ),
+                feed.changed(depositRequestId, result.row.version)
+              )
+            : Effect.void
+        )
+      )
+
+  /** The current step of a stored row (restore without an event), for reads. */
+  const view = (row: DepositRequestRow) =>
+    toWire(
+      row,
+      factsOf({ snapshot: row.snapshot, status: row.status, context: contextOf(row), emitted: [] } as Step),
+      chainId
+    )
+
+  return { create, apply, view } as const
+})
+
+const contextOf = (row: DepositRequestRow): DepositRequestContext =>
+  (row.snapshot as { context: DepositRequestContext }).context
+
+export class ActorHost extends Context.Tag("deposits/ActorHost")<
+  ActorHost,
+  Effect.Effect.Success<typeof make>
+>() {
+  static readonly layer = Layer.effect(ActorHost, make)
+}

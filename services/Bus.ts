@@ -1,0 +1,93 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node"
+import { Context, Data, Effect, Layer, Option } from "effect"
+import { EventEmitter } from "node:events"
+import { AppConfig } from "../src/Config"
+
+export class BusError extends Data.TaggedError("BusError")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * Notices between instances: fire-and-forget hints such as "request X changed to version N". They may be lost
+ * (PostgreSQL is the record, and a waiter re-reads it), so core NATS is the transport, or an in-process emitter
+ * on the embedded defaults. Subjects are lower-case dotted; `*` matches one token.
+ */
+export interface BusShape {
+  readonly kind: "nats" | "in-process"
+  readonly notify: (subject: string, data: string) => Effect.Effect<void>
+  /** Listens until the scope closes. */
+  readonly listen: (
+    subject: string,
+    onMessage: (subject: string, data: string) => void
+  ) => Effect.Effect<void, never, import("effect").Scope.Scope>
+  /** The NATS connection, for JetStream users; none in process. */
+  readonly nats: Option.Option<NatsConnection>
+}
+
+const matches = (pattern: string, subject: string) => {
+  const p = pattern.split(".")
+  const s = subject.split(".")
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === ">") return s.length > i
+    if (i >= s.length || (p[i] !== "*" && p[i] !== s[i])) return false
+  }
+  return p.length === s.length
+}
+
+const inProcess = (): BusShape => {
+  const emitter = new EventEmitter()
+  emitter.setMaxListeners(0)
+  return {
+    kind: "in-process",
+    nats: Option.none(),
+    notify: (subject, data) => Effect.sync(() => emitter.emit("message", subject, data)),
+    listen: (pattern, onMessage) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const listener = (subject: string, data: string) => {
+            if (matches(pattern, subject)) onMessage(subject, data)
+          }
+          emitter.on("message", listener)
+          return listener
+        }),
+        (listener) => Effect.sync(() => emitter.off("message", listener))
+      ).pipe(Effect.asVoid)
+  }
+}
+
+const overNats = (nc: NatsConnection): BusShape => ({
+  kind: "nats",
+  nats: Option.some(nc),
+  notify: (subject, data) =>
+    Effect.sync(() => nc.publish(subject, data)).pipe(
+      Effect.catchAllDefect((cause) => Effect.logWarning("notice not published", cause))
+    ),
+  listen: (subject, onMessage) =>
+    Effect.acquireRelease(
+      Effect.sync(() =>
+        nc.subscribe(subject, { callback: (_err, msg) => onMessage(msg.subject, msg.string()) })
+      ),
+      (sub) => Effect.sync(() => sub.unsubscribe())
+    ).pipe(Effect.asVoid)
+})
+
+export class Bus extends Context.Tag("deposits/Bus")<Bus, BusShape>() {
+  static readonly inProcess = Layer.sync(Bus, inProcess)
+  static readonly layer = Layer.scoped(
+    Bus,
+    Effect.gen(function* () {
+      const config = yield* AppConfig
+      if (Option.isNone(config.natsUrl)) return inProcess()
+      const servers = config.natsUrl.value
+      const nc = yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () => connect({ servers, name: "deposits", maxReconnectAttempts: -1 }),
+          catch: (cause) => new BusError({ message: `cannot connect to NATS at ${servers}`, cause })
+        }),
+        (c) => Effect.promise(() => c.drain().catch(() => c.close()))
+      )
+      return overNats(nc)
+    })
+  )
+}

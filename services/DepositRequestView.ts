@@ -1,0 +1,129 @@
+import { formatAmount, formatTimestamp, toId } from "../src/api/Schemas"
+
+/** A deposit request row as stored (merchant fields and the queryable mirror of the machine's facts). */
+export interface DepositRequestRow {
+  readonly id: string
+  readonly account_id: string
+  readonly status: string
+  readonly version: string
+  readonly machine_version: number
+  readonly snapshot: unknown
+  readonly amount_base_units: string
+  readonly received_base_units: string
+  readonly heading: string
+  readonly reference: string
+  readonly metadata: Record<string, string>
+  readonly customer_id: string | null
+  readonly issuer_id: string
+  readonly payout_address_id: string
+  readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
+  readonly expected_email: string | null
+  readonly payer_reference: string | null
+  readonly deposit_index: number | null
+  readonly deposit_address: string | null
+  readonly expires_at: Date
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+/** What the lifecycle machine knows that the API shows. */
+export interface LifecycleFacts {
+  readonly status: string
+  readonly receivedBaseUnits: string
+  readonly verificationCompletedAt: string | null
+  readonly likelyUnsolicitedAt: string | null
+  readonly payerWallet: string | null
+  readonly address: string | null
+  readonly walletBoundAt: string | null
+  readonly attention: { code: string; message: string; since: string; resolution: string } | null
+  readonly settlement: {
+    readonly payoutAddress: string
+    readonly amountBaseUnits: string
+    readonly transactionHash: string | null
+    readonly blockNumber: string | null
+    readonly settledAt: string | null
+  } | null
+}
+
+const isoSeconds = (iso: string | null) => (iso === null ? null : formatTimestamp(new Date(iso)))
+
+/** The merchant's view of a request, in wire form (strings for amounts, RFC 3339 seconds, EIP-55). */
+export const toWire = (row: DepositRequestRow, facts: LifecycleFacts, chainId: number) => ({
+  id: toId("dr", row.id) as string,
+  status: facts.status as
+    | "awaiting_payer"
+    | "ready"
+    | "partially_deposited"
+    | "deposited"
+    | "settled"
+    | "expired"
+    | "returned"
+    | "needs_attention",
+  amount: formatAmount(BigInt(row.amount_base_units)),
+  amount_base_units: BigInt(row.amount_base_units).toString(),
+  received: formatAmount(BigInt(facts.receivedBaseUnits)),
+  received_base_units: BigInt(facts.receivedBaseUnits).toString(),
+  heading: row.heading,
+  reference: row.reference,
+  metadata: row.metadata,
+  customer_id: row.customer_id === null ? null : (toId("cus", row.customer_id) as string),
+  issuer_id: toId("iss", row.issuer_id) as string,
+  payer_policy_mode: row.payer_policy_mode,
+  payer_reference: row.payer_reference,
+  verification_completed_at: isoSeconds(facts.verificationCompletedAt),
+  likely_unsolicited_at: isoSeconds(facts.likelyUnsolicitedAt),
+  payer_wallet: facts.payerWallet,
+  address: facts.address,
+  wallet_bound_at: isoSeconds(facts.walletBoundAt),
+  expires_at: formatTimestamp(row.expires_at),
+  created_at: formatTimestamp(row.created_at),
+  payout_address_id: toId("pa", row.payout_address_id) as string,
+  expected_email: row.expected_email,
+  attention: facts.attention && {
+    ...facts.attention,
+    since: formatTimestamp(new Date(facts.attention.since))
+  },
+  settlement: facts.settlement && {
+    payout_address: facts.settlement.payoutAddress,
+    amount: formatAmount(BigInt(facts.settlement.amountBaseUnits)),
+    amount_base_units: facts.settlement.amountBaseUnits,
+    transaction_hash: facts.settlement.transactionHash,
+    block_number: facts.settlement.blockNumber,
+    settled_at: isoSeconds(facts.settlement.settledAt)
+  },
+  chain_id: chainId,
+  version: row.version,
+  updated_at: formatTimestamp(row.updated_at)
+})
+
+export type DepositRequestWire = ReturnType<typeof toWire>
+
+/** The fields a webhook payload carries: exactly the spec's subset, never the expected email or other private data. */
+export const webhookFields = [
+  "id",
+  "status",
+  "amount",
+  "amount_base_units",
+  "received",
+  "received_base_units",
+  "heading",
+  "reference",
+  "metadata",
+  "customer_id",
+  "issuer_id",
+  "payer_policy_mode",
+  "payer_reference",
+  "verification_completed_at",
+  "likely_unsolicited_at",
+  "payer_wallet",
+  "address",
+  "wallet_bound_at",
+  "expires_at",
+  "created_at"
+] as const
+
+export const webhookSubset = (wire: DepositRequestWire) =>
+  Object.fromEntries(webhookFields.map((key) => [key, wire[key]])) as Pick<
+    DepositRequestWire,
+    (typeof webhookFields)[number]
+  >

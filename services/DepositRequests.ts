@@ -1,0 +1,294 @@
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { IdempotencyConflict, InvalidRequest, NotFound } from "../src/api/Errors"
+import { toId } from "../src/api/Schemas"
+import { ActorHost } from "./ActorHost"
+import { ChangeFeed } from "./ChangeFeed"
+import type { DepositRequestRow, DepositRequestWire } from "./DepositRequestView"
+import { Ids } from "./Ids"
+import { digestOf, newSecret } from "./Secrets"
+
+/** Default and bounds of a request's deadline. */
+export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000
+export const MIN_TTL_MS = 5 * 60 * 1000
+export const MAX_TTL_MS = 30 * 24 * 60 * 60 * 1000
+/** Largest amount one request may ask: 10^12 USDC, far above any payment and far below numeric limits. */
+export const MAX_AMOUNT_BASE_UNITS = 10n ** 18n
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
+
+export interface CreateInput {
+  readonly amount: bigint
+  readonly heading?: string | undefined
+  readonly reference?: string | undefined
+  readonly metadata?: Readonly<Record<string, string>> | undefined
+  readonly customer_id?: string | undefined
+  readonly issuer_id: string
+  readonly payout_address_id: string
+  readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
+  readonly expected_email?: string | undefined
+  readonly payer_reference?: string | undefined
+  readonly expires_at?: Date | undefined
+}
+
+export interface UpdateInput {
+  readonly heading?: string | null | undefined
+  readonly reference?: string | null | undefined
+  readonly metadata?: Readonly<Record<string, string>> | null | undefined
+  readonly customer_id?: string | null | undefined
+}
+
+const uuidOfId = (id: string) => id.slice(id.indexOf("_") + 1)
+
+/**
+ * The immutable fields, canonically ordered: a replay with the same key must carry the same ones. Mutable fields
+ * (heading, reference, metadata, customer) are not compared, as they can change by PATCH anyway.
+ */
+const fingerprintOf = (input: CreateInput) =>
+  digestOf(
+    JSON.stringify([
+      input.amount.toString(),
+      input.issuer_id,
+      input.payout_address_id,
+      input.payer_policy_mode,
+      input.expected_email ?? null,
+      input.payer_reference ?? null,
+      input.expires_at?.toISOString() ?? null
+    ])
+  )
+
+const make = Effect.gen(function* () {
+  const sql = yield* PgClient.PgClient
+  const host = yield* ActorHost
+  const ids = yield* Ids
+  const feed = yield* ChangeFeed
+
+  const requireCustomer = (accountId: string, customerId: string) =>
+    Effect.gen(function* () {
+      const rows = yield* sql`
+        select 1 from customers where id = ${uuidOfId(customerId)} and account_id = ${accountId} and deleted_at is null`
+      if (rows.length === 0) return yield* NotFound.of("customer")
+    })
+
+  const validateCreate = (accountId: string, input: CreateInput, now: Date) =>
+    Effect.gen(function* () {
+      if (input.amount <= 0n)
+        return yield* new InvalidRequest({ message: "'amount' must be above zero.", param: "amount" })
+      if (input.amount > MAX_AMOUNT_BASE_UNITS) {
+        return yield* new InvalidRequest({
+          message: "'amount' is above the largest amount allowed.",
+          param: "amount"
+        })
+      }
+      if (input.payer_policy_mode === "mailbox" && input.expected_email === undefined) {
+        return yield* new InvalidRequest({
+          message: "'expected_email' is required when payer_policy_mode is 'mailbox'.",
+          param: "expected_email"
+        })
+      }
+      if (input.payer_policy_mode !== "mailbox" && input.expected_email !== undefined) {
+        return yield* new InvalidRequest({
+          message: "'expected_email' is only allowed when payer_policy_mode is 'mailbox'.",
+          param: "expected_email"
+        })
+      }
+      if (input.payer_policy_mode !== "merchant_session" && input.payer_reference !== undefined) {
+        return yield* new InvalidRequest({
+          message: "'payer_reference' is only allowed when payer_policy_mode is 'merchant_session'.",
+          param: "payer_reference"
+        })
+      }
+      const expiresAt = input.expires_at ?? new Date(now.getTime() + DEFAULT_TTL_MS)
+      const ttl = expiresAt.getTime() - now.getTime()
+      if (ttl < MIN_TTL_MS || ttl > MAX_TTL_MS) {
+        return yield* new InvalidRequest({
+          message: "'expires_at' must be between 5 minutes and 30 days from now.",
+          param: "expires_at"
+        })
+      }
+      const issuer = yield* sql`
+        select 1 from issuers where id = ${uuidOfId(input.issuer_id)} and account_id = ${accountId} and deleted_at is null`
+      if (issuer.length === 0) return yield* NotFound.of("issuer")
+      const payout = yield* sql<{ address: string; disabled_at: Date | null }>`
+        select address, disabled_at from payout_addresses
+        where id = ${uuidOfId(input.payout_address_id)} and account_id = ${accountId}`
+      if (payout[0] === undefined) return yield* NotFound.of("payout_address")
+      if (payout[0].disabled_at !== null) {
+        return yield* new InvalidRequest({
+          message: "The payout address is disabled.",
+          param: "payout_address_id"
+        })
+      }
+      if (input.customer_id !== undefined) yield* requireCustomer(accountId, input.customer_id)
+      return { expiresAt, payoutAddress: payout[0].address }
+    })
+
+  const load = (accountId: string, uuid: string) =>
+    sql<DepositRequestRow>`select * from deposit_requests where id = ${uuid} and account_id = ${accountId}`.pipe(
+      Effect.map((rows) => Option.fromNullable(rows[0]))
+    )
+
+  /**
+   * Creates a request once per Idempotency-Key. The key row and the request commit together, so concurrent
+   * requests with one key wait on the key's unique index and then find the first one's result.
+   */
+  const create = (accountId: string, idempotencyKey: string, input: CreateInput) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const fingerprint = fingerprintOf(input)
+        const uuid = ids.next()
+        // Expired keys are forgotten first, so a key can be reused after its window.
+        yield* sql`
+          delete from idempotency_keys
+          where account_id = ${accountId} and key = ${idempotencyKey}
+            and created_at < ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)}`
+        const claimed = yield* sql`
+          insert into idempotency_keys (account_id, key, fingerprint, resource_id, created_at)
+          values (${accountId}, ${idempotencyKey}, ${fingerprint}, ${uuid}, ${now})
+          on conflict (account_id, key) do nothing
+          returning resource_id`
+        if (claimed.length === 0) {
+          const stored = yield* sql<{ fingerprint: Uint8Array; resource_id: string }>`
+            select fingerprint, resource_id from idempotency_keys where account_id = ${accountId} and key = ${idempotencyKey}`
+          const first = stored[0]!
+          if (!Buffer.from(first.fingerprint).equals(fingerprint)) {
+            return yield* new IdempotencyConflict({
+              message:
+                "This Idempotency-Key was already used with different immutable fields (amount, issuer, payout address, payer policy or deadline). Use a new key for a new request."
+            })
+          }
+          const row = yield* load(accountId, first.resource_id)
+          return { replayed: true, wire: host.view(Option.getOrThrow(row)), secret: undefined }
+        }
+        const { expiresAt, payoutAddress } = yield* validateCreate(accountId, input, now)
+        const secret = input.payer_policy_mode === "merchant_session" ? newSecret("mss_") : undefined
+        const { row } = yield* host.create(
+          {
+            id: uuid,
+            account_id: accountId,
+            amount_base_units: input.amount.toString(),
+            heading: input.heading ?? "",
+            reference: input.reference ?? "",
+            metadata: { ...(input.metadata ?? {}) },
+            customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
+            issuer_id: uuidOfId(input.issuer_id),
+            payout_address_id: uuidOfId(input.payout_address_id),
+            payer_policy_mode: input.payer_policy_mode,
+            expected_email: input.expected_email ?? null,
+            payer_reference: input.payer_reference ?? null,
+            deposit_index: null,
+            deposit_address: null,
+            expires_at: expiresAt,
+            created_at: now
+          },
+          {
+            id: toId("dr", uuid),
+            amount_base_units: input.amount.toString(),
+            payout_address: payoutAddress,
+            payer_policy_mode: input.payer_policy_mode,
+            expires_at: expiresAt.toISOString(),
+            created_at: now.toISOString()
+          }
+        )
+        if (secret !== undefined) {
+          yield* sql`update deposit_requests set merchant_session_secret_digest = ${digestOf(secret)} where id = ${uuid}`
+        }
+        return { replayed: false, wire: host.view(row), secret }
+      })
+    )
+
+  const get = (accountId: string, uuid: string) => Effect.map(load(accountId, uuid), Option.map(host.view))
+
+  /**
+   * `wait_for=change`: answers at once when the stored version differs from the caller's, otherwise on the next
+   * committed change (from any instance) or at the timeout, with the resource as it then is.
+   */
+  const waitForChange = (accountId: string, uuid: string, known: string, timeoutMs: number) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const next = yield* feed.watch(uuid)
+        const first = yield* load(accountId, uuid)
+        if (Option.isNone(first) || first.value.version !== known) return Option.map(first, host.view)
+        yield* next(timeoutMs)
+        return Option.map(yield* load(accountId, uuid), host.view)
+      })
+    )
+
+  const list = (
+    accountId: string,
+    options: {
+      readonly status?: string | undefined
+      readonly limit: number
+      readonly startingAfter?: string | undefined
+    }
+  ) =>
+    Effect.gen(function* () {
+      const after = options.startingAfter === undefined ? null : uuidOfId(options.startingAfter)
+      const rows = yield* sql<DepositRequestRow>`
+        select * from deposit_requests
+        where account_id = ${accountId}
+          ${options.status === undefined ? sql`` : sql`and status = ${options.status}`}
+          ${after === null ? sql`` : sql`and id < ${after}`}
+        order by id desc
+        limit ${options.limit + 1}`
+      const page = rows.slice(0, options.limit).map(host.view)
+      return {
+        deposit_requests: page,
+        next_cursor: rows.length > options.limit ? (page.at(-1)?.id ?? null) : null
+      }
+    })
+
+  /** PATCH: omitted fields stay, `null` clears, and the merged record is checked as a whole. */
+  const update = (accountId: string, uuid: string, patch: UpdateInput) =>
+    sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const rows = yield* sql<DepositRequestRow>`
+          select * from deposit_requests where id = ${uuid} and account_id = ${accountId} for update`
+          const current = rows[0]
+          if (current === undefined) return yield* NotFound.of("deposit_request")
+          const merged = {
+            heading: patch.heading === undefined ? current.heading : (patch.heading ?? ""),
+            reference: patch.reference === undefined ? current.reference : (patch.reference ?? ""),
+            metadata: patch.metadata === undefined ? current.metadata : { ...(patch.metadata ?? {}) },
+            customer_id:
+              patch.customer_id === undefined
+                ? current.customer_id
+                : patch.customer_id === null
+                  ? null
+                  : uuidOfId(patch.customer_id)
+          }
+          if (patch.customer_id !== undefined && patch.customer_id !== null) {
+            yield* requireCustomer(accountId, patch.customer_id)
+          }
+          const version = (BigInt(current.version) + 1n).toString()
+          yield* sql`
+          update deposit_requests set heading = ${merged.heading}, reference = ${merged.reference},
+            metadata = ${sql.json(merged.metadata)}, customer_id = ${merged.customer_id},
+            version = ${version}, updated_at = ${now}
+          where id = ${uuid}`
+          return host.view({ ...current, ...merged, version, updated_at: now })
+        })
+      )
+      .pipe(Effect.tap((wire) => feed.changed(uuid, wire.version)))
+
+  // SQL failures are defects here: the edge answers them with a logged 500.
+  return {
+    create: (...args: Parameters<typeof create>) => Effect.catchTag(create(...args), "SqlError", Effect.die),
+    get: (...args: Parameters<typeof get>) => Effect.orDie(get(...args)),
+    waitForChange: (...args: Parameters<typeof waitForChange>) => Effect.orDie(waitForChange(...args)),
+    list: (...args: Parameters<typeof list>) => Effect.orDie(list(...args)),
+    update: (...args: Parameters<typeof update>) => Effect.catchTag(update(...args), "SqlError", Effect.die)
+  } as const
+})
+
+export class DepositRequests extends Context.Tag("deposits/DepositRequests")<
+  DepositRequests,
+  Effect.Effect.Success<typeof make>
+>() {
+  static readonly layer = Layer.effect(DepositRequests, make)
+}
+
+export type { DepositRequestWire }

@@ -1,0 +1,207 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../middleware/Authentication"
+import {
+  IdempotencyConflict,
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  Unauthenticated
+} from "../Errors"
+import { Amount, Id, IdParam, Limit, ListOf, Metadata, StrictStruct, Text, Timestamp } from "../Schemas"
+
+/** The status values: the top-level states of the lifecycle machine. */
+export const DepositRequestStatus = Schema.Literal(
+  "awaiting_payer",
+  "ready",
+  "partially_deposited",
+  "deposited",
+  "settled",
+  "expired",
+  "returned",
+  "needs_attention"
+).annotations({ identifier: "DepositRequestStatus" })
+
+export const PayerPolicyMode = Schema.Literal("none", "mailbox", "merchant_session").annotations({
+  identifier: "PayerPolicyMode",
+  description:
+    "`none`: the payer attests a wallet and pays. `mailbox`: the payer first proves the expected mailbox with a one-time code. `merchant_session`: the payer screen first exchanges the secret the merchant received at creation."
+})
+
+const WireAmount = Schema.String.annotations({ description: "Decimal USDC with six fractional digits." })
+const WireBaseUnits = Schema.String.annotations({ description: "Integer base units as a string of digits." })
+const WireTimestamp = Schema.String.annotations({ description: "RFC 3339 UTC, second precision, Z." })
+const WireAddress = Schema.String.annotations({ description: "EIP-55 checksummed address." })
+
+export const Attention = Schema.Struct({
+  code: Schema.String.annotations({
+    description: "Why automatic movement paused (see the README's attention codes)."
+  }),
+  message: Schema.String,
+  since: WireTimestamp,
+  resolution: Schema.String.annotations({ description: "What an operator does to resume." })
+}).annotations({ identifier: "Attention" })
+
+export const Settlement = Schema.Struct({
+  payout_address: WireAddress,
+  amount: WireAmount,
+  amount_base_units: WireBaseUnits,
+  transaction_hash: Schema.NullOr(Schema.String),
+  block_number: Schema.NullOr(Schema.String),
+  settled_at: Schema.NullOr(WireTimestamp)
+}).annotations({ identifier: "Settlement" })
+
+/** The merchant's view: the webhook subset of the spec plus the private fields only the merchant sees. */
+export const DepositRequest = Schema.Struct({
+  id: Schema.String,
+  status: DepositRequestStatus,
+  amount: WireAmount,
+  amount_base_units: WireBaseUnits,
+  received: WireAmount,
+  received_base_units: WireBaseUnits,
+  heading: Schema.String,
+  reference: Schema.String,
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  customer_id: Schema.NullOr(Schema.String),
+  issuer_id: Schema.String,
+  payer_policy_mode: PayerPolicyMode,
+  payer_reference: Schema.NullOr(Schema.String),
+  verification_completed_at: Schema.NullOr(WireTimestamp),
+  likely_unsolicited_at: Schema.NullOr(WireTimestamp),
+  payer_wallet: Schema.NullOr(WireAddress),
+  address: Schema.NullOr(WireAddress),
+  wallet_bound_at: Schema.NullOr(WireTimestamp),
+  expires_at: WireTimestamp,
+  created_at: WireTimestamp,
+  // merchant-only fields
+  payout_address_id: Schema.String,
+  expected_email: Schema.NullOr(Schema.String),
+  attention: Schema.NullOr(Attention),
+  settlement: Schema.NullOr(Settlement),
+  chain_id: Schema.Number,
+  version: Schema.String.annotations({
+    description: "Changes with every change; pass it to `wait_for=change`."
+  }),
+  updated_at: WireTimestamp
+}).annotations({ identifier: "DepositRequest" })
+
+export const CreatedDepositRequest = Schema.Struct({
+  ...DepositRequest.fields,
+  merchant_session_secret: Schema.optional(Schema.String).annotations({
+    description:
+      "merchant_session policy only, in the creation answer only: hand it to the payer screen, which exchanges it. Only its digest is kept."
+  })
+}).annotations({ identifier: "CreatedDepositRequest" })
+
+export const CreateDepositRequest = StrictStruct({
+  amount: Amount,
+  heading: Schema.optional(Text.pipe(Schema.maxLength(200))),
+  reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
+  metadata: Schema.optional(Metadata),
+  customer_id: Schema.optional(Id("cus")),
+  issuer_id: Id("iss"),
+  payout_address_id: Id("pa"),
+  payer_policy_mode: Schema.optionalWith(PayerPolicyMode, { default: () => "none" as const }),
+  expected_email: Schema.optional(Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))),
+  payer_reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
+  expires_at: Schema.optional(Timestamp)
+}).annotations({ identifier: "CreateDepositRequest" })
+
+/** Only these fields can change after creation; the rest are immutable and compared for idempotency. */
+const Immutable = Schema.optional(
+  Schema.Never.annotations({
+    message: () => "cannot change after creation; create a new deposit request instead"
+  })
+)
+
+export const UpdateDepositRequest = StrictStruct({
+  amount: Immutable,
+  issuer_id: Immutable,
+  payout_address_id: Immutable,
+  payer_policy_mode: Immutable,
+  expected_email: Immutable,
+  payer_reference: Immutable,
+  expires_at: Immutable,
+  heading: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
+  reference: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
+  metadata: Schema.optional(Schema.NullOr(Metadata)),
+  customer_id: Schema.optional(Schema.NullOr(Id("cus")))
+}).annotations({ identifier: "UpdateDepositRequest" })
+
+export const IdempotencyKeyHeader = Schema.Struct({
+  "idempotency-key": Schema.String.pipe(
+    Schema.filter((s) => {
+      const bytes = Buffer.byteLength(s, "utf8")
+      return (bytes >= 1 && bytes <= 255) || "must be 1 to 255 bytes"
+    })
+  ).annotations({ description: "Required. 1 to 255 bytes, unique per create you mean; kept 24 hours." })
+})
+
+const idPath = Schema.Struct({ id: IdParam("dr") })
+
+/** Long polling on a read: hold the answer until the version changes, up to `timeout` seconds. */
+export const LongPollParams = Schema.Struct({
+  wait_for: Schema.optional(Schema.Literal("change")).annotations({
+    description: "`change`: answer when the resource's `version` differs from `version`, or at the timeout."
+  }),
+  version: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,20}$/))).annotations({
+    description: "The `version` the client already has (required with wait_for=change)."
+  }),
+  timeout: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 30)), {
+    default: () => 25
+  }).annotations({ description: "Seconds to hold the request, 1 to 30 (default 25)." })
+})
+
+export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
+  .add(
+    HttpApiEndpoint.post("create", "/deposit-requests")
+      .setHeaders(IdempotencyKeyHeader)
+      .setPayload(CreateDepositRequest)
+      .addSuccess(CreatedDepositRequest, { status: 201 })
+      .addSuccess(
+        CreatedDepositRequest.annotations({
+          description: "A replay: the original resource (`Idempotency-Replayed: true`)."
+        })
+      )
+      .addError(IdempotencyConflict)
+      .addError(NotFound)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Create a deposit request")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/deposit-requests")
+      .setUrlParams(
+        Schema.Struct({
+          status: Schema.optional(DepositRequestStatus),
+          limit: Limit,
+          starting_after: Schema.optional(Id("dr"))
+        })
+      )
+      .addSuccess(ListOf("deposit_requests", DepositRequest))
+      .annotate(OpenApi.Summary, "List deposit requests, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/deposit-requests/:id")
+      .setPath(idPath)
+      .setUrlParams(LongPollParams)
+      .addSuccess(DepositRequest)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Read a deposit request")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/deposit-requests/:id")
+      .setPath(idPath)
+      .setPayload(UpdateDepositRequest)
+      .addSuccess(DepositRequest)
+      .addError(NotFound)
+      .addError(InvalidState)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Update the mutable fields of a deposit request")
+  )
+  .addError(Unauthenticated)
+  .addError(RateLimited)
+  .addError(InvalidRequest)
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Deposit requests: ask a payer for an exact USDC amount.") {}

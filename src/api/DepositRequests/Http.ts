@@ -1,0 +1,67 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { DepositRequests } from "../../../services/DepositRequests"
+import { Api } from "../../Api"
+import { CurrentIdentity } from "../../middleware/Authentication"
+import { longPoll, noStore } from "../../middleware/LongPoll"
+import { NotFound } from "../Errors"
+import { uuidFromId } from "../Schemas"
+
+const requireId = (id: string) => {
+  const uuid = uuidFromId("dr", id)
+  return uuid === undefined ? Effect.fail(NotFound.of("deposit_request")) : Effect.succeed(uuid)
+}
+
+export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", (handlers) =>
+  Effect.gen(function* () {
+    const requests = yield* DepositRequests
+    return handlers
+      .handle("create", ({ headers, payload }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          const result = yield* requests.create(accountId, headers["idempotency-key"], {
+            ...payload,
+            amount: payload.amount
+          })
+          const body =
+            result.secret === undefined
+              ? result.wire
+              : { ...result.wire, merchant_session_secret: result.secret }
+          if (result.replayed) {
+            return HttpServerResponse.unsafeJson(body, {
+              status: 200,
+              headers: { "idempotency-replayed": "true" }
+            })
+          }
+          return body
+        })
+      )
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          return yield* requests.list(accountId, {
+            status: urlParams.status,
+            limit: urlParams.limit,
+            startingAfter: urlParams.starting_after
+          })
+        })
+      )
+      .handle("get", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          const uuid = yield* requireId(path.id)
+          const found = yield* longPoll(urlParams, requests.get(accountId, uuid), (known, timeoutMs) =>
+            requests.waitForChange(accountId, uuid, known, timeoutMs)
+          )
+          if (Option.isNone(found)) return yield* NotFound.of("deposit_request")
+          return urlParams.wait_for === "change" ? noStore(found.value) : found.value
+        })
+      )
+      .handle("update", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          return yield* requests.update(accountId, yield* requireId(path.id), payload)
+        })
+      )
+  })
+)
