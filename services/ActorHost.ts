@@ -157,19 +157,17 @@ const make = Effect.gen(function* () {
       .withTransaction(
         Effect.gen(function* () {
           const now = new Date(yield* Clock.currentTimeMillis)
-          const fresh = yield* sql`
-            insert into applied_events (deposit_request_id, event_id, applied_at)
-            select ${depositRequestId}, ${eventId}, ${now}
-            where exists (select 1 from deposit_requests where id = ${depositRequestId})
-            on conflict do nothing
-            returning event_id`
-          if (fresh.length === 0) {
-            const exists = yield* sql`select 1 from deposit_requests where id = ${depositRequestId}`
-            if (exists.length === 0) return yield* new DepositRequestMissing({ id: depositRequestId })
-            return { _tag: "Duplicate" } as Applied
-          }
+          // Lock the row first: one writer per request. (Inserting the dedupe record first would take a key-share
+          // lock through its foreign key, and two writers upgrading it would deadlock.)
           const rows = yield* sql<DepositRequestRow>`
             select * from deposit_requests where id = ${depositRequestId} for update`
+          if (rows[0] === undefined) return yield* new DepositRequestMissing({ id: depositRequestId })
+          const fresh = yield* sql`
+            insert into applied_events (deposit_request_id, event_id, applied_at)
+            values (${depositRequestId}, ${eventId}, ${now})
+            on conflict do nothing
+            returning event_id`
+          if (fresh.length === 0) return { _tag: "Duplicate" } as Applied
           const current = rows[0]!
           if (current.machine_version !== MACHINE_VERSION) {
             return yield* new SnapshotVersionError({

@@ -1,0 +1,21 @@
+import { statechartMermaid, statusValues, transitionTableMarkdown } from "../../machines/step"
+import { readFileSync, writeFileSync } from "node:fs"
+const p = new URL("../../README.md", import.meta.url)
+let s = readFileSync(p, "utf8")
+const block = `<!-- lifecycle:start -->
+Statuses (the machine's top-level states): ${statusValues.map((v) => `\`${v}\``).join(", ")}.
+
+\`\`\`mermaid
+${statechartMermaid()}
+\`\`\`
+
+${transitionTableMarkdown()}
+<!-- lifecycle:end -->`
+if (s.includes("<!-- lifecycle:start -->"))
+  s = s.replace(/<!-- lifecycle:start -->[\s\S]*<!-- lifecycle:end -->/, block)
+else
+  s = s.replace(
+    "## Errors",
+    `## Deposit request lifecycle\n\nGenerated from \`machines/DepositRequest.ts\` (a test fails when this section drifts from the machine; regenerate with \`npm run docs\`).\n\n${block}\n\n## Errors`
+  )
+writeFileSync(p, s)
