@@ -10,7 +10,9 @@ import { DepositRequests } from "../services/DepositRequests"
 import { Inspector } from "../services/Inspector"
 import { DatabaseLive } from "../services/Database"
 import { Ids } from "../services/Ids"
+import { Lease } from "../services/Lease"
 import { RateLimiter } from "../services/RateLimiter"
+import { SchedulerLive } from "../services/Scheduler"
 import { Api } from "./Api"
 import { AccountLive } from "./api/Account/Http"
 import { DepositRequestsLive } from "./api/DepositRequests/Http"
@@ -40,7 +42,12 @@ export const HttpServerLive = Layer.unwrapEffect(
 )
 
 /** The service's infrastructure: the database (embedded or real), then everything built on it. */
-export const ServicesLive = Layer.mergeAll(Accounts.layer, RateLimiter.layer, DepositRequests.layer).pipe(
+export const ServicesLive = Layer.mergeAll(
+  Accounts.layer,
+  RateLimiter.layer,
+  DepositRequests.layer,
+  Lease.layer
+).pipe(
   Layer.provideMerge(ActorHost.layer),
   Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
   Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer)),
@@ -48,7 +55,10 @@ export const ServicesLive = Layer.mergeAll(Accounts.layer, RateLimiter.layer, De
 )
 
 /** The whole service, given its configuration. */
-export const AppLive = ApiLive.pipe(
+/** Background workers: singletons under leases. */
+export const WorkersLive = SchedulerLive
+
+export const AppLive = Layer.merge(ApiLive, WorkersLive).pipe(
   Layer.provideMerge(HttpServerLive),
   // Services first: the port opens only once the database is migrated, so no request is accepted early and left
   // hanging without a handler.

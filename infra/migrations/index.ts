@@ -1,8 +1,10 @@
 import accounts from "./0001_accounts"
 import depositRequests from "./0003_deposit_requests"
+import leases from "./0005_leases"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
   "0001_accounts": accounts,
-  "0003_deposit_requests": depositRequests
+  "0003_deposit_requests": depositRequests,
+  "0005_leases": leases
 }

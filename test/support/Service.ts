@@ -6,6 +6,8 @@ import { createTestDatabase } from "./Database"
 
 export interface RunningService {
   readonly baseUrl: string
+  /** The service's own runtime, to reach its services (the actor host, say) from a test. */
+  readonly runtime: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<typeof AppLive>, unknown>
   readonly databaseUrl: string
   readonly request: (path: string, init?: RequestInit) => Promise<Response>
   readonly stop: () => Promise<void>
@@ -36,6 +38,7 @@ export const startService = async (
   const baseUrl = `http://127.0.0.1:${address.port}`
   return {
     baseUrl,
+    runtime: runtime as never,
     databaseUrl: db.url,
     request: (path, init) => fetch(`${baseUrl}${path}`, init),
     stop: async () => {

@@ -1,0 +1,58 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Duration, Effect, Fiber, Layer } from "effect"
+import { v7 } from "uuid"
+
+/** How long a lease lasts without renewal, and how often its holder renews it. */
+export const LEASE_TTL = Duration.seconds(10)
+export const LEASE_RENEW = Duration.seconds(3)
+export const LEASE_RETRY = Duration.seconds(2)
+
+/**
+ * Singleton workers under a lease row: an instance runs `work` only while it holds the lease, renews it every few
+ * seconds, and stops the work at once if a renewal fails. When the holder dies its lease expires and another
+ * instance takes over. Time comes from Effect's Clock, so tests can move it.
+ */
+const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const holder = v7()
+
+  const tryAcquire = (name: string) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const until = now + Duration.toMillis(LEASE_TTL)
+      const rows = yield* sql`
+        insert into leases (name, holder, expires_at_ms) values (${name}, ${holder}, ${until})
+        on conflict (name) do update set holder = excluded.holder, expires_at_ms = excluded.expires_at_ms
+          where leases.holder = ${holder} or leases.expires_at_ms < ${now}
+        returning holder`
+      return rows.length > 0
+    }).pipe(Effect.orElseSucceed(() => false))
+
+  const release = (name: string) =>
+    sql`delete from leases where name = ${name} and holder = ${holder}`.pipe(Effect.ignore)
+
+  /** Runs `work` whenever this instance holds the lease `name`, forever (until the scope closes). */
+  const whileHolding = <E, R>(name: string, work: Effect.Effect<void, E, R>) =>
+    Effect.gen(function* () {
+      while (true) {
+        if (yield* tryAcquire(name)) {
+          const fiber = yield* Effect.fork(work)
+          // Renew until a renewal fails, then stop the work: another instance may hold the lease by now.
+          yield* tryAcquire(name).pipe(
+            Effect.delay(LEASE_RENEW),
+            Effect.repeat({ while: (held) => held }),
+            Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), release(name)))
+          )
+          yield* Fiber.interrupt(fiber)
+          yield* Effect.logWarning(`lost the ${name} lease`)
+        }
+        yield* Effect.sleep(LEASE_RETRY)
+      }
+    })
+
+  return { holder, whileHolding, tryAcquire } as const
+})
+
+export class Lease extends Context.Tag("deposits/Lease")<Lease, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(Lease, make)
+}
