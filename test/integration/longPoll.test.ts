@@ -1,0 +1,97 @@
+import { Effect, Option } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ChangeFeed } from "../../services/ChangeFeed"
+import { createTestDatabase } from "../support/Database"
+import { createMerchant, type Merchant } from "../support/Merchant"
+import { seedDepositRequest } from "../support/seedDepositRequest"
+import { type RunningService, startService } from "../support/Service"
+
+let db: { url: string; drop: () => Promise<void> }
+let a: RunningService
+let b: RunningService
+let merchant: Merchant
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  // Two instances on one database, talking through the real NATS server.
+  const config = { natsUrl: Option.some("nats://127.0.0.1:4222"), rateLimitCapacity: 10_000 }
+  a = await startService({ database: db, config })
+  b = await startService({ database: db, config })
+  merchant = await createMerchant(db.url)
+})
+afterAll(async () => {
+  await a?.stop()
+  await b?.stop()
+  await db?.drop()
+})
+
+const seed = async () => `dr_${await a.runtime.runPromise(seedDepositRequest(merchant.accountId.slice(5)))}`
+const read = (service: RunningService, id: string, query = "") =>
+  service.request(`/v1/deposit-requests/${id}${query}`, { headers: merchant.headers() })
+
+describe("wait_for=change", () => {
+  it("answers at once when the caller's version is already old", async () => {
+    const id = await seed()
+    const started = Date.now()
+    const res = await read(b, id, "?wait_for=change&version=0&timeout=10")
+    expect(res.status).toBe(200)
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+
+  it("wakes a poll held on one instance within a second of a change committed through the other", async () => {
+    const id = await seed()
+    const current = (await (await read(a, id)).json()) as { version: string }
+    const started = Date.now()
+    const held = read(b, id, `?wait_for=change&version=${current.version}&timeout=20`)
+    await new Promise((r) => setTimeout(r, 300))
+    const changedAt = Date.now()
+    const patch = await a.request(`/v1/deposit-requests/${id}`, {
+      method: "PATCH",
+      headers: merchant.headers("api_key", { "content-type": "application/json" }),
+      body: JSON.stringify({ heading: "changed" })
+    })
+    expect(patch.status).toBe(200)
+    const res = await held
+    const body = (await res.json()) as { version: string; heading: string }
+    expect(body.heading).toBe("changed")
+    expect(BigInt(body.version)).toBeGreaterThan(BigInt(current.version))
+    expect(res.headers.get("cache-control")).toBe("no-store")
+    expect(Date.now() - changedAt).toBeLessThan(1000)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300)
+  })
+
+  it("answers the unchanged resource at the timeout", async () => {
+    const id = await seed()
+    const current = (await (await read(a, id)).json()) as { version: string }
+    const started = Date.now()
+    const res = await read(b, id, `?wait_for=change&version=${current.version}&timeout=1`)
+    const elapsed = Date.now() - started
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { version: string }).version).toBe(current.version)
+    expect(elapsed).toBeGreaterThanOrEqual(850)
+    expect(elapsed).toBeLessThan(3000)
+  })
+
+  it("needs the version, and releases the waiter at once when the client goes away", async () => {
+    const id = await seed()
+    const noVersion = await read(b, id, "?wait_for=change")
+    expect(noVersion.status).toBe(400)
+    const current = (await (await read(a, id)).json()) as { version: string }
+    const waiting = () => b.runtime.runPromise(Effect.map(ChangeFeed, (feed) => feed.waiting()))
+    const controller = new AbortController()
+    const held = b
+      .request(`/v1/deposit-requests/${id}?wait_for=change&version=${current.version}&timeout=20`, {
+        headers: merchant.headers(),
+        signal: controller.signal
+      })
+      .catch(() => "aborted")
+    const until = Date.now() + 3000
+    while (Date.now() < until && (await waiting()) === 0) await new Promise((r) => setTimeout(r, 20))
+    expect(await waiting()).toBe(1)
+    controller.abort()
+    expect(await held).toBe("aborted")
+    const release = Date.now() + 2000
+    while (Date.now() < release && (await waiting()) > 0) await new Promise((r) => setTimeout(r, 20))
+    expect(await waiting()).toBe(0)
+  })
+})
