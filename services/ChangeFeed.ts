@@ -1,4 +1,4 @@
-import { Context, Deferred, Effect, Exit, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Bus } from "./Bus"
 
 const SUBJECT = "deposits.changed"
@@ -24,13 +24,22 @@ const make = Effect.gen(function* () {
 
   /**
    * Registers interest in a request now (before the caller re-reads its row, so a change committed in between
-   * is not missed) and hands back a wait that ends on the next notice or after the timeout. Closing the scope
-   * (the answer was sent, or the client went away and the fiber was interrupted) drops the waiter at once.
+   * is not missed) and hands back a wait that ends on the next notice or after the timeout, and a cancel the
+   * caller runs when it is done (the answer was sent, or the client went away and the fiber was interrupted).
+   * Plain callbacks and one timer per waiter: with ten thousand waiters held, every byte per waiter counts.
    */
-  const watch = (uuid: string) =>
-    Effect.gen(function* () {
-      const notice = yield* Deferred.make<void>()
-      const wake = () => Deferred.unsafeDone(notice, Exit.void)
+  const register = (uuid: string) =>
+    Effect.sync(() => {
+      let notified = false
+      let resume: ((effect: Effect.Effect<"changed" | "timeout">) => void) | undefined
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const wake = () => {
+        notified = true
+        const r = resume
+        resume = undefined
+        if (timer !== undefined) clearTimeout(timer)
+        r?.(Effect.succeed("changed"))
+      }
       let set = waiters.get(uuid)
       if (set === undefined) {
         set = new Set()
@@ -38,17 +47,23 @@ const make = Effect.gen(function* () {
       }
       const own = set
       own.add(wake)
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          own.delete(wake)
-          if (own.size === 0 && waiters.get(uuid) === own) waiters.delete(uuid)
-        })
-      )
-      return (timeoutMs: number) =>
-        Deferred.await(notice).pipe(
-          Effect.as("changed" as const),
-          Effect.timeoutTo({ duration: timeoutMs, onTimeout: () => "timeout" as const, onSuccess: (x) => x })
-        )
+      const cancel = () => {
+        resume = undefined
+        if (timer !== undefined) clearTimeout(timer)
+        own.delete(wake)
+        if (own.size === 0 && waiters.get(uuid) === own) waiters.delete(uuid)
+      }
+      const wait = (timeoutMs: number) =>
+        Effect.async<"changed" | "timeout">((cb) => {
+          if (notified) return cb(Effect.succeed("changed"))
+          resume = cb
+          timer = setTimeout(() => {
+            resume = undefined
+            cb(Effect.succeed("timeout"))
+          }, timeoutMs)
+          return Effect.sync(cancel)
+        }).pipe(Effect.ensuring(Effect.sync(cancel)))
+      return { wait, cancel }
     })
 
   const waiting = () => {
@@ -57,7 +72,7 @@ const make = Effect.gen(function* () {
     return n
   }
 
-  return { changed, watch, waiting } as const
+  return { changed, register, waiting } as const
 })
 
 export class ChangeFeed extends Context.Tag("deposits/ChangeFeed")<

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Runtime } from "effect"
 import { IdempotencyConflict, InvalidRequest, NotFound } from "../src/api/Errors"
 import { toId } from "../src/api/Schemas"
 import { ActorHost } from "./ActorHost"
@@ -204,16 +204,37 @@ const make = Effect.gen(function* () {
    * `wait_for=change`: answers at once when the stored version differs from the caller's, otherwise on the next
    * committed change (from any instance) or at the timeout, with the resource as it then is.
    */
-  const waitForChange = (accountId: string, uuid: string, known: string, timeoutMs: number) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const next = yield* feed.watch(uuid)
-        const first = yield* load(accountId, uuid)
-        if (Option.isNone(first) || first.value.version !== known) return Option.map(first, host.view)
-        yield* next(timeoutMs)
-        return Option.map(yield* load(accountId, uuid), host.view)
+  // Waiters woken by one change share one read of the row instead of each reading it.
+  const inFlight = new Map<string, Promise<Option.Option<DepositRequestRow>>>()
+  const sharedLoad = (accountId: string, uuid: string) =>
+    Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+      Effect.promise(() => {
+        const key = `${accountId}:${uuid}`
+        const existing = inFlight.get(key)
+        if (existing !== undefined) return existing
+        const read = Runtime.runPromise(runtime)(Effect.orDie(load(accountId, uuid))).finally(() =>
+          inFlight.delete(key)
+        )
+        inFlight.set(key, read)
+        return read
       })
     )
+
+  /**
+   * `wait_for=change`: answers at once when the stored version differs from the caller's, otherwise on the next
+   * committed change (from any instance) or at the timeout, with the resource as it then is.
+   */
+  const waitForChange = (accountId: string, uuid: string, known: string, timeoutMs: number) =>
+    Effect.gen(function* () {
+      const watch = yield* feed.register(uuid)
+      const first = yield* load(accountId, uuid).pipe(Effect.onError(() => Effect.sync(watch.cancel)))
+      if (Option.isNone(first) || first.value.version !== known) {
+        watch.cancel()
+        return Option.map(first, host.view)
+      }
+      yield* watch.wait(timeoutMs)
+      return Option.map(yield* sharedLoad(accountId, uuid), host.view)
+    })
 
   const list = (
     accountId: string,

@@ -32,6 +32,8 @@ export interface AppConfigShape {
   /** Token bucket per account on API-key traffic: capacity and refill per second. */
   readonly rateLimitCapacity: number
   readonly rateLimitRefillPerSecond: number
+  /** Concurrent long polls one client address may hold; past it a poll answers at once. */
+  readonly longPollMaxPerAddress: number
 }
 
 const origin = (name: string, fallback: string) =>
@@ -88,6 +90,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitRefillPerSecond: Config.integer("RATE_LIMIT_REFILL_PER_SECOND").pipe(
     Config.withDefault(1),
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  ),
+  longPollMaxPerAddress: Config.integer("LONG_POLL_MAX_PER_ADDRESS").pipe(
+    Config.withDefault(200),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
   )
 }).pipe(
   Config.validate({
@@ -112,6 +118,7 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     inspectUrl: Option.none(),
     rateLimitCapacity: 60,
     rateLimitRefillPerSecond: 1,
+    longPollMaxPerAddress: 200,
     ...overrides
   })
   static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>

@@ -1,9 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { InvalidRequest } from "../api/Errors"
-
-/** Concurrent long polls one client address may hold; past it a poll answers at once (plain polling). */
-export const MAX_WAITERS_PER_ADDRESS = 200
+import { AppConfig } from "../Config"
 
 const held = new Map<string, number>()
 
@@ -13,18 +11,24 @@ export interface LongPollRequest {
   readonly timeout: number
 }
 
+const noStore = <A>(wire: A): A | HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(wire, { headers: { "cache-control": "no-store" } })
+
 /**
  * The shared long-poll policy of every read that offers `wait_for=change`: the known version is required, the
  * hold is the client's timeout less up to 10% jitter (so a crowd of pollers does not reconnect in lockstep), a
- * client address holds a bounded number of polls, and the answer is never cached.
+ * client address holds a bounded number of polls (past it a poll is a plain read: the client polls again, nobody
+ * is refused), and the answer is never cached.
  */
-export const longPoll = <A, E, R>(
+export const longPoll = <A, E, R, E2, R2>(
   params: LongPollRequest,
-  readNow: Effect.Effect<A, E, R>,
-  waitFor: (known: string, timeoutMs: number) => Effect.Effect<A, E, R>
+  readNow: Effect.Effect<Option.Option<A>, E, R>,
+  waitFor: (known: string, timeoutMs: number) => Effect.Effect<Option.Option<A>, E2, R2>
 ) =>
   Effect.gen(function* () {
-    if (params.wait_for !== "change") return yield* readNow
+    if (params.wait_for !== "change") {
+      return Option.map(yield* readNow, (wire): A | HttpServerResponse.HttpServerResponse => wire)
+    }
     if (params.version === undefined) {
       return yield* new InvalidRequest({
         message: "wait_for=change needs the `version` you already have.",
@@ -34,7 +38,7 @@ export const longPoll = <A, E, R>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const address = request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "unknown"
     const holding = held.get(address) ?? 0
-    if (holding >= MAX_WAITERS_PER_ADDRESS) return yield* readNow
+    if (holding >= (yield* AppConfig).longPollMaxPerAddress) return Option.map(yield* readNow, noStore)
     const timeoutMs = Math.round(params.timeout * 1000 * (1 - Math.random() * 0.1))
     held.set(address, holding + 1)
     const result = yield* waitFor(params.version, timeoutMs).pipe(
@@ -46,9 +50,5 @@ export const longPoll = <A, E, R>(
         })
       )
     )
-    return result
+    return Option.map(result, noStore)
   })
-
-/** Long-poll answers must not be cached by anything between the service and the client. */
-export const noStore = (body: unknown) =>
-  HttpServerResponse.unsafeJson(body, { status: 200, headers: { "cache-control": "no-store" } })

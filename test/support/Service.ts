@@ -1,5 +1,5 @@
 import { HttpServer } from "@effect/platform"
-import { type Clock, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { type Clock, FiberRef, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { AppConfig, type AppConfigShape } from "../../src/Config"
 import { AppLive } from "../../src/Server"
 import { createTestDatabase } from "./Database"
@@ -19,6 +19,7 @@ export const startService = async (
     readonly config?: Partial<AppConfigShape>
     readonly database?: { url: string; drop: () => Promise<void> }
     readonly clock?: Clock.Clock
+    readonly tracer?: boolean
   } = {}
 ): Promise<RunningService> => {
   const database = options.database
@@ -28,7 +29,9 @@ export const startService = async (
     port: 0,
     ...options.config
   })
-  const app = AppLive.pipe(Layer.provide(AppConfig.layerWith(config)))
+  const configured = AppLive.pipe(Layer.provide(AppConfig.layerWith(config)))
+  const app =
+    options.tracer === false ? Layer.locally(configured, FiberRef.currentTracerEnabled, false) : configured
   const runtime = ManagedRuntime.make(
     options.clock ? app.pipe(Layer.provide(Layer.setClock(options.clock))) : app
   )

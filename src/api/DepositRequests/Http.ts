@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { DepositRequests } from "../../../services/DepositRequests"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
-import { longPoll, noStore } from "../../middleware/LongPoll"
+import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
 import { uuidFromId } from "../Schemas"
 
@@ -54,7 +54,7 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
             requests.waitForChange(accountId, uuid, known, timeoutMs)
           )
           if (Option.isNone(found)) return yield* NotFound.of("deposit_request")
-          return urlParams.wait_for === "change" ? noStore(found.value) : found.value
+          return found.value
         })
       )
       .handle("update", ({ path, payload }) =>
