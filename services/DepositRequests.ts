@@ -6,6 +6,7 @@ import { ActorHost } from "./ActorHost"
 import { ChangeFeed } from "./ChangeFeed"
 import type { DepositRequestRow, DepositRequestWire } from "./DepositRequestView"
 import { Ids } from "./Ids"
+import { dieOnSqlErrors } from "./SqlFailure"
 import { digestOf, newSecret } from "./Secrets"
 
 /** Default and bounds of a request's deadline. */
@@ -297,11 +298,11 @@ const make = Effect.gen(function* () {
 
   // SQL failures are defects here: the edge answers them with a logged 500.
   return {
-    create: (...args: Parameters<typeof create>) => Effect.catchTag(create(...args), "SqlError", Effect.die),
-    get: (...args: Parameters<typeof get>) => Effect.orDie(get(...args)),
-    waitForChange: (...args: Parameters<typeof waitForChange>) => Effect.orDie(waitForChange(...args)),
-    list: (...args: Parameters<typeof list>) => Effect.orDie(list(...args)),
-    update: (...args: Parameters<typeof update>) => Effect.catchTag(update(...args), "SqlError", Effect.die)
+    create: dieOnSqlErrors(create),
+    get: dieOnSqlErrors(get),
+    waitForChange: dieOnSqlErrors(waitForChange),
+    list: dieOnSqlErrors(list),
+    update: dieOnSqlErrors(update)
   } as const
 })
 

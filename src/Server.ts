@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -58,7 +58,12 @@ export const ServicesLive = Layer.mergeAll(
 /** Background workers: singletons under leases. */
 export const WorkersLive = SchedulerLive
 
-export const AppLive = Layer.merge(ApiLive, WorkersLive).pipe(
+export const AppLive = Layer.merge(
+  // No trace exporter is configured: the per-request server span (URL parsing, every header copied into
+  // attributes) would be pure cost. Narrow this with withTracerDisabledForUrls once traces are exported.
+  HttpMiddleware.withTracerDisabledWhen(ApiLive, () => true),
+  WorkersLive
+).pipe(
   Layer.provideMerge(HttpServerLive),
   // Services first: the port opens only once the database is migrated, so no request is accepted early and left
   // hanging without a handler.

@@ -22,6 +22,11 @@ const exposed =
   "X-Request-Id, Idempotency-Replayed, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After"
 const allowedHeaders = "Authorization, Content-Type, Idempotency-Key, X-Request-Id"
 
+const publicHeaders: Record<string, string> = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": exposed
+}
+
 /** Headers for an actual (non-preflight) response. */
 export const corsHeaders = (
   kind: RouteKind,
@@ -31,7 +36,7 @@ export const corsHeaders = (
   switch (kind) {
     case "payer_read":
     case "public":
-      return { "access-control-allow-origin": "*", "access-control-expose-headers": exposed }
+      return publicHeaders
     case "merchant":
       return origin === origins.dashboardOrigin
         ? { "access-control-allow-origin": origin, "access-control-expose-headers": exposed, vary: "Origin" }

@@ -6,7 +6,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { Api } from "../Api"
 import { InvalidRequest, PayloadTooLarge } from "../api/Errors"
 import { hasForbiddenControl } from "../api/Schemas"
@@ -14,7 +14,7 @@ import { AppConfig } from "../Config"
 import { bodyLimitFor, readBody } from "./BodyLimit"
 import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
 import { classifyCause, logUnexpected, renderError } from "./ErrorEnvelope"
-import { CurrentRequestId, resolveRequestId } from "./RequestId"
+import { resolveRequestId } from "./RequestId"
 import { makeRouteLookup } from "./Routes"
 
 const hasJsonType = (contentType: string | undefined) =>
@@ -43,9 +43,59 @@ export const EdgeLive = HttpApiBuilder.middleware(
       ["GET", "/openapi.json"],
       ["GET", "/docs"]
     ])
-    return (app: HttpApp.Default): HttpApp.Default<never, HttpRouter.HttpRouter.Provided> =>
+    const checkAndPrime = (
+      request: HttpServerRequest.HttpServerRequest,
+      method: string,
+      path: string,
+      app: HttpApp.Default
+    ) =>
       Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
+        const idempotencyKey = request.headers["idempotency-key"]
+        if (idempotencyKey !== undefined && hasForbiddenControl(idempotencyKey)) {
+          return yield* new InvalidRequest({
+            message: "The Idempotency-Key header must not contain control characters.",
+            param: "Idempotency-Key"
+          })
+        }
+        if (bodyMethods.has(method)) {
+          const limit = bodyLimitFor(path)
+          const lengthHeader = request.headers["content-length"]
+          const declared = lengthHeader === undefined ? undefined : Number(lengthHeader)
+          if (declared !== undefined && declared > limit) {
+            return yield* new PayloadTooLarge({
+              message: `The body is larger than this route's ${limit / 1024} KiB limit.`
+            })
+          }
+          const hasBody =
+            (declared !== undefined && declared > 0) || request.headers["transfer-encoding"] !== undefined
+          if (hasBody) {
+            if (!hasJsonType(request.headers["content-type"])) {
+              return yield* new InvalidRequest({
+                message: "Send the body as JSON with Content-Type: application/json.",
+                param: "Content-Type"
+              })
+            }
+            const read = yield* Effect.promise(() =>
+              readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
+            )
+            if (read._tag === "Aborted") return yield* Effect.interrupt
+            if (read._tag === "TooLarge") {
+              return yield* new PayloadTooLarge({
+                message: `The body is larger than this route's ${limit / 1024} KiB limit.`
+              })
+            }
+            primeBody(request, read.text)
+          } else {
+            // An absent body reads as an empty object, so body-less actions work and required fields are named.
+            primeBody(request, "{}")
+          }
+        }
+        return yield* app
+      })
+
+    return (app: HttpApp.Default): HttpApp.Default<never, HttpRouter.HttpRouter.Provided> =>
+      Effect.withFiberRuntime((fiber) => {
+        const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
         const requestId = resolveRequestId(request.headers["x-request-id"])
         const method = request.method
         const queryAt = request.url.indexOf("?")
@@ -54,69 +104,37 @@ export const EdgeLive = HttpApiBuilder.middleware(
 
         const preflightMethod = request.headers["access-control-request-method"]
         if (method === "OPTIONS" && preflightMethod !== undefined) {
-          return HttpServerResponse.empty({
-            status: 204,
-            headers: { ...preflightHeaders(path, preflightMethod, origin, config), "x-request-id": requestId }
-          })
+          return Effect.succeed(
+            HttpServerResponse.empty({
+              status: 204,
+              headers: {
+                ...preflightHeaders(path, preflightMethod, origin, config),
+                "x-request-id": requestId
+              }
+            })
+          )
         }
 
-        const handled = Effect.gen(function* () {
-          const idempotencyKey = request.headers["idempotency-key"]
-          if (idempotencyKey !== undefined && hasForbiddenControl(idempotencyKey)) {
-            return yield* new InvalidRequest({
-              message: "The Idempotency-Key header must not contain control characters.",
-              param: "Idempotency-Key"
-            })
-          }
-          if (bodyMethods.has(method)) {
-            const limit = bodyLimitFor(path)
-            const lengthHeader = request.headers["content-length"]
-            const declared = lengthHeader === undefined ? undefined : Number(lengthHeader)
-            if (declared !== undefined && declared > limit) {
-              return yield* new PayloadTooLarge({
-                message: `The body is larger than this route's ${limit / 1024} KiB limit.`
-              })
-            }
-            const hasBody =
-              (declared !== undefined && declared > 0) || request.headers["transfer-encoding"] !== undefined
-            if (hasBody) {
-              if (!hasJsonType(request.headers["content-type"])) {
-                return yield* new InvalidRequest({
-                  message: "Send the body as JSON with Content-Type: application/json.",
-                  param: "Content-Type"
-                })
-              }
-              const read = yield* Effect.promise(() =>
-                readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
-              )
-              if (read._tag === "Aborted") return yield* Effect.interrupt
-              if (read._tag === "TooLarge") {
-                return yield* new PayloadTooLarge({
-                  message: `The body is larger than this route's ${limit / 1024} KiB limit.`
-                })
-              }
-              primeBody(request, read.text)
-            } else {
-              // An absent body reads as an empty object, so body-less actions work and required fields are named.
-              primeBody(request, "{}")
-            }
-          }
-          return yield* app
-        })
+        // The common case (a GET without an Idempotency-Key) goes straight to the router.
+        const handled =
+          bodyMethods.has(method) || request.headers["idempotency-key"] !== undefined
+            ? checkAndPrime(request, method, path, app)
+            : app
 
-        const response = yield* handled.pipe(
-          Effect.locally(CurrentRequestId, requestId),
-          Effect.catchAllCause((cause) => {
+        const finish = (response: HttpServerResponse.HttpServerResponse) =>
+          HttpServerResponse.setHeaders(response, {
+            ...corsHeaders(routeKind(path, method), origin, config),
+            "x-request-id": requestId
+          })
+        return Effect.matchCauseEffect(handled, {
+          onFailure: (cause) => {
             const { error, unexpected } = classifyCause(cause, methodsForPath, method, path)
-            const rendered = renderError(error, requestId)
+            const rendered = finish(renderError(error, requestId))
             return unexpected
               ? Effect.as(logUnexpected(cause, requestId), rendered)
               : Effect.succeed(rendered)
-          })
-        )
-        return HttpServerResponse.setHeaders(response, {
-          ...corsHeaders(routeKind(path, method), origin, config),
-          "x-request-id": requestId
+          },
+          onSuccess: (response) => Effect.succeed(finish(response))
         })
       })
   })

@@ -2,12 +2,12 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ServiceUnavailable } from "../Errors"
 
-export class Health extends Schema.Class<Health>("Health")({
+export const Health = Schema.Struct({
   status: Schema.Literal("ok"),
   environment: Schema.Literal("sandbox", "production"),
   chain_id: Schema.Number,
   database: Schema.Literal("ok")
-}) {}
+}).annotations({ identifier: "Health" })
 
 export class HealthApi extends HttpApiGroup.make("health")
   .add(

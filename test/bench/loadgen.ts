@@ -1,0 +1,111 @@
+/**
+ * The load generator, run as its own child process by the harness (`node --import tsx loadgen.ts '<json>'`).
+ *
+ * It drives autocannon programmatically and prints one JSON line with the result. Latencies are recorded here
+ * with sub-millisecond resolution from autocannon's `response` event: autocannon's own histogram keeps whole
+ * milliseconds, which reads "0 ms" for anything faster than 1 ms (a bare node:http server at 32 connections).
+ */
+import { createRequire } from "node:module"
+import { pathToFileURL } from "node:url"
+
+export interface LoadOptions {
+  readonly url: string
+  readonly connections: number
+  readonly durationSeconds: number
+  readonly method?: string
+  readonly headers?: Record<string, string>
+  readonly body?: string
+}
+
+export interface LoadSample {
+  readonly requests: number
+  readonly seconds: number
+  readonly reqPerSec: number
+  /** Milliseconds, over every response (2xx or not). */
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+}
+
+interface AutocannonResult {
+  readonly duration: number
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+  readonly requests: { readonly total: number }
+}
+
+interface AutocannonInstance {
+  on(
+    event: "response",
+    listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void
+  ): void
+}
+
+type Autocannon = (
+  options: Record<string, unknown>,
+  callback: (error: Error | null, result: AutocannonResult) => void
+) => AutocannonInstance
+
+// autocannon ships no types and is CommonJS.
+const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon
+
+const percentile = (sorted: Float64Array, p: number): number => {
+  if (sorted.length === 0) return Number.NaN
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[index] ?? Number.NaN
+}
+
+export const runLoad = (options: LoadOptions): Promise<LoadSample> =>
+  new Promise((resolve, reject) => {
+    let latencies = new Float64Array(1 << 16)
+    let count = 0
+    const instance = autocannon(
+      {
+        url: options.url,
+        connections: options.connections,
+        duration: options.durationSeconds,
+        method: options.method ?? "GET",
+        ...(options.headers === undefined ? {} : { headers: options.headers }),
+        ...(options.body === undefined ? {} : { body: options.body })
+      },
+      (error, result) => {
+        if (error) return reject(error)
+        const sorted = latencies.subarray(0, count).sort()
+        resolve({
+          requests: result.requests.total,
+          seconds: result.duration,
+          reqPerSec: result.requests.total / result.duration,
+          p50: percentile(sorted, 50),
+          p99: percentile(sorted, 99),
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts
+        })
+      }
+    )
+    instance.on("response", (_client, _status, _bytes, responseTime) => {
+      if (count === latencies.length) {
+        const grown = new Float64Array(latencies.length * 2)
+        grown.set(latencies)
+        latencies = grown
+      }
+      latencies[count++] = responseTime
+    })
+  })
+
+// Run as a script: one measurement, one JSON line on stdout.
+if (process.argv[1] !== undefined && pathToFileURL(process.argv[1]).href === import.meta.url) {
+  const options = JSON.parse(process.argv[2] ?? "{}") as LoadOptions
+  runLoad(options).then(
+    (sample) => {
+      process.stdout.write(`${JSON.stringify(sample)}\n`)
+    },
+    (error: unknown) => {
+      process.stderr.write(`${String(error)}\n`)
+      process.exitCode = 1
+    }
+  )
+}
