@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountApi } from "./api/Account/Api"
 import { DepositRequestsApi } from "./api/DepositRequests/Api"
+import { CustomersApi, IssuersApi, PayoutAddressesApi } from "./api/Records/Api"
 import { HealthApi } from "./api/Health/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
@@ -9,6 +10,9 @@ export class Api extends HttpApi.make("deposits")
   .add(HealthApi)
   .add(AccountApi)
   .add(DepositRequestsApi)
+  .add(CustomersApi)
+  .add(IssuersApi)
+  .add(PayoutAddressesApi)
   .prefix("/v1")
   .annotateContext(
     OpenApi.annotations({

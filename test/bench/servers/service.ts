@@ -14,13 +14,10 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effe
 import { SqlClient } from "@effect/sql"
 import { Effect, FiberRef, Layer, LogLevel, ManagedRuntime, Option, Redacted } from "effect"
 import { Api } from "../../../src/Api"
-import { AccountLive } from "../../../src/api/Account/Http"
-import { DepositRequestsLive } from "../../../src/api/DepositRequests/Http"
 import { HealthLive } from "../../../src/api/Health/Http"
 import { AppConfig } from "../../../src/Config"
-import { AuthenticationLive } from "../../../src/middleware/Authentication"
 import { EdgeLive } from "../../../src/middleware/Edge"
-import { AppLive, HttpServerLive, ServicesLive } from "../../../src/Server"
+import { AppLive, HttpServerLive, makeHandlers, ServicesLive } from "../../../src/Server"
 import { createTestDatabase } from "../../support/Database"
 import { startService } from "../../support/Service"
 
@@ -35,11 +32,7 @@ const StubSqlLive = Layer.succeed(SqlClient.SqlClient, (() =>
 
 /** `AppLive` as src/Server.ts composes it, but with the health group on the stub SqlClient. */
 const appWithStubbedHealth = () => {
-  const handlers = Layer.mergeAll(
-    HealthLive.pipe(Layer.provide(StubSqlLive)),
-    AccountLive,
-    DepositRequestsLive
-  ).pipe(Layer.provide(AuthenticationLive))
+  const handlers = makeHandlers(HealthLive.pipe(Layer.provide(StubSqlLive)) as typeof HealthLive)
   const api = HttpApiBuilder.serve().pipe(
     Layer.provide(EdgeLive),
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),

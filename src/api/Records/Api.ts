@@ -1,0 +1,205 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../middleware/Authentication"
+import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unauthenticated } from "../Errors"
+import { Address, Id, type IdPrefix, IdParam, Limit, ListOf, Metadata, StrictStruct, Text } from "../Schemas"
+
+const Email = Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/)).annotations({
+  description: "An email address."
+})
+const HttpsUrl = Text.pipe(Schema.maxLength(2048), Schema.pattern(/^https:\/\/[^\s]+$/)).annotations({
+  description: "An https:// URL."
+})
+const Timestamp = Schema.String.annotations({ description: "RFC 3339 UTC, second precision, Z." })
+const Nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optional(Schema.NullOr(s))
+
+export const Customer = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  created_at: Timestamp,
+  updated_at: Timestamp
+}).annotations({ identifier: "Customer" })
+
+export const Issuer = Schema.Struct({
+  id: Schema.String,
+  display_name: Schema.String,
+  legal_name: Schema.NullOr(Schema.String),
+  support_email: Schema.NullOr(Schema.String),
+  support_url: Schema.NullOr(Schema.String),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  created_at: Timestamp,
+  updated_at: Timestamp
+}).annotations({
+  identifier: "Issuer",
+  description: "The identity payers see: who is asking for the payment."
+})
+
+export const PayoutAddress = Schema.Struct({
+  id: Schema.String,
+  address: Schema.String,
+  label: Schema.NullOr(Schema.String),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  disabled_at: Schema.NullOr(Timestamp)
+}).annotations({
+  identifier: "PayoutAddress",
+  description: "Where settlements send exactly the requested amount."
+})
+
+const Name = Text.pipe(Schema.minLength(1), Schema.maxLength(200))
+const DisplayName = Text.pipe(Schema.minLength(1), Schema.maxLength(100))
+const Label = Text.pipe(Schema.maxLength(200))
+const Description = Text.pipe(Schema.maxLength(1000))
+
+export const CreateCustomer = StrictStruct({
+  name: Name,
+  email: Schema.optional(Email),
+  description: Schema.optional(Description),
+  metadata: Schema.optional(Metadata)
+}).annotations({ identifier: "CreateCustomer" })
+export const UpdateCustomer = StrictStruct({
+  name: Schema.optional(Name),
+  email: Nullable(Email),
+  description: Nullable(Description),
+  metadata: Nullable(Metadata)
+}).annotations({ identifier: "UpdateCustomer" })
+
+export const CreateIssuer = StrictStruct({
+  display_name: DisplayName,
+  legal_name: Schema.optional(Name),
+  support_email: Schema.optional(Email),
+  support_url: Schema.optional(HttpsUrl),
+  metadata: Schema.optional(Metadata)
+}).annotations({ identifier: "CreateIssuer" })
+export const UpdateIssuer = StrictStruct({
+  display_name: Schema.optional(DisplayName),
+  legal_name: Nullable(Name),
+  support_email: Nullable(Email),
+  support_url: Nullable(HttpsUrl),
+  metadata: Nullable(Metadata)
+}).annotations({ identifier: "UpdateIssuer" })
+
+const NonZeroAddress = Address.pipe(
+  Schema.filter((a) => a !== "0x0000000000000000000000000000000000000000" || "must not be the zero address")
+)
+export const CreatePayoutAddress = StrictStruct({
+  address: NonZeroAddress,
+  label: Schema.optional(Label),
+  metadata: Schema.optional(Metadata)
+}).annotations({ identifier: "CreatePayoutAddress" })
+export const UpdatePayoutAddress = StrictStruct({
+  address: Schema.optional(
+    Schema.Never.annotations({
+      message: () => "cannot change; add a new payout address and disable this one"
+    })
+  ),
+  label: Nullable(Label),
+  metadata: Nullable(Metadata)
+}).annotations({ identifier: "UpdatePayoutAddress" })
+
+/** Create, list, read and update: the shape every merchant record shares. */
+const recordEndpoints = <
+  const Name extends string,
+  const Plural extends string,
+  W extends Schema.Schema.Any,
+  C extends Schema.Schema.Any,
+  U extends Schema.Schema.Any
+>(o: {
+  readonly name: Name
+  readonly path: `/${string}`
+  readonly plural: Plural
+  readonly prefix: IdPrefix
+  readonly noun: string
+  readonly wire: W
+  readonly create: C
+  readonly update: U
+}) =>
+  HttpApiGroup.make(o.name)
+    .add(
+      HttpApiEndpoint.post("create", o.path)
+        .setPayload(o.create)
+        .addSuccess(o.wire, { status: 201 })
+        .addError(PayloadTooLarge)
+        .annotate(OpenApi.Summary, `Create a ${o.noun}`)
+    )
+    .add(
+      HttpApiEndpoint.get("list", o.path)
+        .setUrlParams(Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id(o.prefix)) }))
+        .addSuccess(ListOf(o.plural, o.wire))
+        .annotate(OpenApi.Summary, `List ${o.noun}s, newest first`)
+    )
+    .add(
+      HttpApiEndpoint.get("get", `${o.path}/:id`)
+        .setPath(Schema.Struct({ id: IdParam(o.prefix) }))
+        .addSuccess(o.wire)
+        .addError(NotFound)
+        .annotate(OpenApi.Summary, `Read a ${o.noun}`)
+    )
+    .add(
+      HttpApiEndpoint.patch("update", `${o.path}/:id`)
+        .setPath(Schema.Struct({ id: IdParam(o.prefix) }))
+        .setPayload(o.update)
+        .addSuccess(o.wire)
+        .addError(NotFound)
+        .addError(PayloadTooLarge)
+        .annotate(OpenApi.Summary, `Update a ${o.noun} (omitted fields stay, null clears)`)
+    )
+    .addError(Unauthenticated)
+    .addError(RateLimited)
+    .addError(InvalidRequest)
+    .middleware(Authentication)
+
+export class CustomersApi extends recordEndpoints({
+  name: "customers",
+  path: "/customers",
+  plural: "customers",
+  prefix: "cus",
+  noun: "customer",
+  wire: Customer,
+  create: CreateCustomer,
+  update: UpdateCustomer
+}).add(
+  HttpApiEndpoint.del("delete", "/customers/:id")
+    .setPath(Schema.Struct({ id: IdParam("cus") }))
+    .addSuccess(HttpApiSchema.NoContent)
+    .addError(NotFound)
+    .annotate(OpenApi.Summary, "Delete a customer (requests that name it keep the id)")
+) {}
+
+export class IssuersApi extends recordEndpoints({
+  name: "issuers",
+  path: "/issuers",
+  plural: "issuers",
+  prefix: "iss",
+  noun: "issuer",
+  wire: Issuer,
+  create: CreateIssuer,
+  update: UpdateIssuer
+}).add(
+  HttpApiEndpoint.del("delete", "/issuers/:id")
+    .setPath(Schema.Struct({ id: IdParam("iss") }))
+    .addSuccess(HttpApiSchema.NoContent)
+    .addError(NotFound)
+    .annotate(OpenApi.Summary, "Delete an issuer identity (it can no longer be used for new requests)")
+) {}
+
+export class PayoutAddressesApi extends recordEndpoints({
+  name: "payoutAddresses",
+  path: "/payout-addresses",
+  plural: "payout_addresses",
+  prefix: "pa",
+  noun: "payout address",
+  wire: PayoutAddress,
+  create: CreatePayoutAddress,
+  update: UpdatePayoutAddress
+}).add(
+  HttpApiEndpoint.post("disable", "/payout-addresses/:id/disable")
+    .setPath(Schema.Struct({ id: IdParam("pa") }))
+    .addSuccess(PayoutAddress)
+    .addError(NotFound)
+    .annotate(OpenApi.Summary, "Disable a payout address: no new request may use it; it stays readable")
+) {}
