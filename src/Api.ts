@@ -2,7 +2,9 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountApi } from "./api/Account/Api"
 import { DepositRequestsApi } from "./api/DepositRequests/Api"
 import { CustomersApi, IssuersApi, PayoutAddressesApi } from "./api/Records/Api"
+import { EventsApi } from "./api/Events/Api"
 import { HealthApi } from "./api/Health/Api"
+import { WebhooksApi } from "./api/Webhooks/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
 /** The one contract: every route, schema and error. OpenAPI 3.1 and the docs are generated from it. */
@@ -13,6 +15,8 @@ export class Api extends HttpApi.make("deposits")
   .add(CustomersApi)
   .add(IssuersApi)
   .add(PayoutAddressesApi)
+  .add(WebhooksApi)
+  .add(EventsApi)
   .prefix("/v1")
   .annotateContext(
     OpenApi.annotations({

@@ -34,6 +34,8 @@ export interface AppConfigShape {
   readonly rateLimitRefillPerSecond: number
   /** Concurrent long polls one client address may hold; past it a poll answers at once. */
   readonly longPollMaxPerAddress: number
+  /** First webhook retry gap; each next gap doubles, capped at one hour. */
+  readonly webhookFirstRetryMs: number
 }
 
 const origin = (name: string, fallback: string) =>
@@ -94,6 +96,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   longPollMaxPerAddress: Config.integer("LONG_POLL_MAX_PER_ADDRESS").pipe(
     Config.withDefault(200),
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  ),
+  webhookFirstRetryMs: Config.integer("WEBHOOK_FIRST_RETRY_MS").pipe(
+    Config.withDefault(30_000),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
   )
 }).pipe(
   Config.validate({
@@ -119,6 +125,7 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     rateLimitCapacity: 60,
     rateLimitRefillPerSecond: 1,
     longPollMaxPerAddress: 200,
+    webhookFirstRetryMs: 30_000,
     ...overrides
   })
   static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>

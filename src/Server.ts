@@ -13,11 +13,17 @@ import { Ids } from "../services/Ids"
 import { Lease } from "../services/Lease"
 import { MerchantRecordsLive } from "../services/MerchantRecords"
 import { RateLimiter } from "../services/RateLimiter"
+import { OutboxRelayLive } from "../services/OutboxRelay"
 import { SchedulerLive } from "../services/Scheduler"
+import { WebhookDispatcherLive } from "../services/WebhookDispatcher"
+import { Webhooks } from "../services/Webhooks"
+import { WebhookSenderLive, WebhookTrust } from "../services/WebhookTransport"
+import { WebhookResolver, WebhookUrlCheck } from "../services/WebhookUrlCheck"
 import { Api } from "./Api"
 import { AccountLive } from "./api/Account/Http"
 import { DepositRequestsLive } from "./api/DepositRequests/Http"
 import { CustomersLive, IssuersLive, PayoutAddressesLive } from "./api/Records/Http"
+import { EventsLive, WebhooksLive } from "./api/Webhooks/Http"
 import { HealthLive } from "./api/Health/Http"
 import { AppConfig } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
@@ -31,7 +37,9 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     DepositRequestsLive,
     CustomersLive,
     IssuersLive,
-    PayoutAddressesLive
+    PayoutAddressesLive,
+    WebhooksLive,
+    EventsLive
   ).pipe(Layer.provide(AuthenticationLive))
 
 export const HandlersLive = makeHandlers()
@@ -51,33 +59,46 @@ export const HttpServerLive = Layer.unwrapEffect(
   )
 )
 
+/** The network webhook deliveries use: the system resolver and CAs (tests swap in a local receiver). */
+export const WebhookNetworkLive = Layer.mergeAll(WebhookResolver.live, WebhookTrust.system)
+
 /** The service's infrastructure: the database (embedded or real), then everything built on it. */
-export const ServicesLive = Layer.mergeAll(
-  Accounts.layer,
-  RateLimiter.layer,
-  DepositRequests.layer,
-  Lease.layer,
-  MerchantRecordsLive
-).pipe(
-  Layer.provideMerge(ActorHost.layer),
-  Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
-  Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer)),
-  Layer.provideMerge(DatabaseLive)
-)
+export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust> = WebhookNetworkLive) =>
+  Layer.mergeAll(
+    Accounts.layer,
+    RateLimiter.layer,
+    DepositRequests.layer,
+    Lease.layer,
+    MerchantRecordsLive,
+    Webhooks.layer,
+    WebhookSenderLive
+  ).pipe(
+    Layer.provideMerge(WebhookUrlCheck.layer),
+    Layer.provideMerge(network),
+    Layer.provideMerge(ActorHost.layer),
+    Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer)),
+    Layer.provideMerge(DatabaseLive)
+  )
+
+export const ServicesLive = makeServices()
 
 /** Background workers: singletons under leases. */
-export const WorkersLive = SchedulerLive
+export const WorkersLive = Layer.mergeAll(SchedulerLive, OutboxRelayLive, WebhookDispatcherLive)
 
 /** The whole service, given its configuration. */
-export const AppLive = Layer.merge(
-  // No trace exporter is configured: the per-request server span (URL parsing, every header copied into
-  // attributes) would be pure cost. Narrow this with withTracerDisabledForUrls once traces are exported.
-  HttpMiddleware.withTracerDisabledWhen(ApiLive, () => true),
-  WorkersLive
-).pipe(
-  Layer.provideMerge(HttpServerLive),
-  // Services first: the port opens only once the database is migrated, so no request is accepted early and left
-  // hanging without a handler.
-  Layer.provideMerge(ServicesLive),
-  HttpServer.withLogAddress
-)
+export const makeApp = (network?: Layer.Layer<WebhookResolver | WebhookTrust>) =>
+  Layer.merge(
+    // No trace exporter is configured: the per-request server span (URL parsing, every header copied into
+    // attributes) would be pure cost. Narrow this with withTracerDisabledForUrls once traces are exported.
+    HttpMiddleware.withTracerDisabledWhen(ApiLive, () => true),
+    WorkersLive
+  ).pipe(
+    Layer.provideMerge(HttpServerLive),
+    // Services first: the port opens only once the database is migrated, so no request is accepted early and left
+    // hanging without a handler.
+    Layer.provideMerge(makeServices(network)),
+    HttpServer.withLogAddress
+  )
+
+export const AppLive = makeApp()

@@ -2,11 +2,13 @@ import accounts from "./0001_accounts"
 import merchantResources from "./0002_merchant_resources"
 import depositRequests from "./0003_deposit_requests"
 import leases from "./0005_leases"
+import webhooks from "./0006_webhooks"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
   "0001_accounts": accounts,
   "0002_merchant_resources": merchantResources,
   "0003_deposit_requests": depositRequests,
-  "0005_leases": leases
+  "0005_leases": leases,
+  "0006_webhooks": webhooks
 }

@@ -47,6 +47,7 @@ export interface MeasureOptions {
   readonly method?: string
   readonly headers?: Record<string, string>
   readonly body?: string
+  readonly uniqueHeader?: string
 }
 
 export interface Result {
@@ -118,7 +119,8 @@ const loadOptions = (options: MeasureOptions, durationSeconds: number): LoadOpti
     durationSeconds,
     ...(options.method === undefined ? {} : { method: options.method }),
     ...(options.headers === undefined ? {} : { headers: options.headers }),
-    ...(options.body === undefined ? {} : { body: options.body })
+    ...(options.body === undefined ? {} : { body: options.body }),
+    ...(options.uniqueHeader === undefined ? {} : { uniqueHeader: options.uniqueHeader })
   }
 }
 

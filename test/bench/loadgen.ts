@@ -5,6 +5,7 @@
  * with sub-millisecond resolution from autocannon's `response` event: autocannon's own histogram keeps whole
  * milliseconds, which reads "0 ms" for anything faster than 1 ms (a bare node:http server at 32 connections).
  */
+import { randomUUID } from "node:crypto"
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 
@@ -15,6 +16,8 @@ export interface LoadOptions {
   readonly method?: string
   readonly headers?: Record<string, string>
   readonly body?: string
+  /** A header given a fresh random value on every request (an Idempotency-Key, so every POST creates). */
+  readonly uniqueHeader?: string
 }
 
 export interface LoadSample {
@@ -69,7 +72,19 @@ export const runLoad = (options: LoadOptions): Promise<LoadSample> =>
         duration: options.durationSeconds,
         method: options.method ?? "GET",
         ...(options.headers === undefined ? {} : { headers: options.headers }),
-        ...(options.body === undefined ? {} : { body: options.body })
+        ...(options.body === undefined ? {} : { body: options.body }),
+        ...(options.uniqueHeader === undefined
+          ? {}
+          : {
+              requests: [
+                {
+                  setupRequest: (request: { headers?: Record<string, string> }) => ({
+                    ...request,
+                    headers: { ...request.headers, [options.uniqueHeader as string]: randomUUID() }
+                  })
+                }
+              ]
+            })
       },
       (error, result) => {
         if (error) return reject(error)

@@ -1,7 +1,9 @@
 import { HttpServer } from "@effect/platform"
 import { type Clock, FiberRef, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { AppConfig, type AppConfigShape } from "../../src/Config"
-import { AppLive } from "../../src/Server"
+import type { WebhookTrust } from "../../services/WebhookTransport"
+import type { WebhookResolver } from "../../services/WebhookUrlCheck"
+import { type AppLive, makeApp } from "../../src/Server"
 import { createTestDatabase } from "./Database"
 
 export interface RunningService {
@@ -20,6 +22,8 @@ export const startService = async (
     readonly database?: { url: string; drop: () => Promise<void> }
     readonly clock?: Clock.Clock
     readonly tracer?: boolean
+    /** The network webhook deliveries see (a local HTTPS receiver in tests). */
+    readonly webhookNetwork?: Layer.Layer<WebhookResolver | WebhookTrust>
   } = {}
 ): Promise<RunningService> => {
   const database = options.database
@@ -29,7 +33,7 @@ export const startService = async (
     port: 0,
     ...options.config
   })
-  const configured = AppLive.pipe(Layer.provide(AppConfig.layerWith(config)))
+  const configured = makeApp(options.webhookNetwork).pipe(Layer.provide(AppConfig.layerWith(config)))
   const app =
     options.tracer === false ? Layer.locally(configured, FiberRef.currentTracerEnabled, false) : configured
   const runtime = ManagedRuntime.make(

@@ -1,0 +1,52 @@
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Duration, Effect, Layer } from "effect"
+import { Ids } from "./Ids"
+import { Lease } from "./Lease"
+
+export const RELAY_INTERVAL = Duration.millis(100)
+
+/**
+ * Relays lifecycle events from the outbox to delivery jobs, one per active endpoint of the event's account. The
+ * outbox row is marked sent in the same transaction as its jobs, and a job exists once per (endpoint, event), so
+ * a crash at any point relays it again and duplicates nothing. One instance relays at a time, under a lease.
+ */
+export const relayOnce = Effect.gen(function* () {
+  const sql = yield* PgClient.PgClient
+  const ids = yield* Ids
+  return yield* sql.withTransaction(
+    Effect.gen(function* () {
+      const at = new Date(yield* Clock.currentTimeMillis)
+      const rows = yield* sql<{ id: string; payload: { event_id: string } }>`
+        select id, payload from outbox
+        where published_at is null and topic = 'lifecycle'
+        order by id limit 200 for update skip locked`
+      for (const row of rows) {
+        const endpoints = yield* sql<{ id: string; account_id: string }>`
+          select e.id, e.account_id from webhook_endpoints e
+          join lifecycle_events ev on ev.account_id = e.account_id
+          where ev.id = ${row.payload.event_id} and e.disabled_at is null`
+        for (const endpoint of endpoints) {
+          yield* sql`
+            insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at)
+            values (${ids.next()}, ${endpoint.account_id}, ${endpoint.id}, ${row.payload.event_id}, false, 'pending', ${at}, ${at})
+            on conflict do nothing`
+        }
+        yield* sql`update outbox set published_at = ${at} where id = ${row.id}`
+      }
+      return rows.length
+    })
+  )
+})
+
+export const OutboxRelayLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const lease = yield* Lease
+    const loop = relayOnce.pipe(
+      Effect.catchAllCause((cause) => Effect.as(Effect.logError("outbox relay failed", cause), 0)),
+      // Drain without pausing while there is work; idle at the interval otherwise.
+      Effect.flatMap((relayed) => (relayed > 0 ? Effect.void : Effect.sleep(RELAY_INTERVAL))),
+      Effect.forever
+    )
+    yield* Effect.forkScoped(lease.whileHolding("outbox-relay", Effect.asVoid(loop)))
+  })
+)

@@ -1,0 +1,33 @@
+import { Context, type Effect } from "effect"
+
+/** How one delivery attempt ended. */
+export interface DeliveryOutcome {
+  readonly ok: boolean
+  readonly status?: number | undefined
+  readonly errorKind?:
+    | "timeout"
+    | "connection"
+    | "dns"
+    | "ssrf_refused"
+    | "redirect_refused"
+    | "non_2xx"
+    | "tls"
+    | undefined
+  readonly errorMessage?: string | undefined
+  readonly durationMs: number
+}
+
+/**
+ * Sends one signed POST to a merchant's endpoint. The live sender re-checks the URL rules (HTTPS, public
+ * addresses only, the connection pinned to the checked address, no redirects, timeouts, capped response).
+ */
+export class WebhookSender extends Context.Tag("deposits/WebhookSender")<
+  WebhookSender,
+  {
+    readonly send: (request: {
+      readonly url: string
+      readonly headers: Record<string, string>
+      readonly body: string
+    }) => Effect.Effect<DeliveryOutcome>
+  }
+>() {}

@@ -1,0 +1,96 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../../middleware/Authentication"
+import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unauthenticated } from "../Errors"
+import { Id, IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
+
+export const WebhookEndpoint = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  created_at: Schema.String,
+  disabled_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "WebhookEndpoint" })
+
+export const CreatedWebhookEndpoint = Schema.Struct({
+  ...WebhookEndpoint.fields,
+  secret: Schema.String.annotations({
+    description:
+      "`whsec_…`: the signing secret, in this answer only. Register the same URL again to rotate it."
+  })
+}).annotations({ identifier: "CreatedWebhookEndpoint" })
+
+export const WebhookDelivery = Schema.Struct({
+  id: Schema.String,
+  webhook_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  attempt: Schema.Number.annotations({ description: "1 to 12 within a series." }),
+  redelivery: Schema.Boolean.annotations({
+    description: "True for a series started by a manual redelivery."
+  }),
+  outcome: Schema.Literal("succeeded", "retrying", "failed"),
+  response_status: Schema.NullOr(Schema.Number),
+  error_kind: Schema.NullOr(Schema.String).annotations({
+    description: "timeout, connection, dns, ssrf_refused, redirect_refused, non_2xx or tls."
+  }),
+  error_message: Schema.NullOr(Schema.String),
+  attempted_at: Schema.String,
+  duration_ms: Schema.Number,
+  next_attempt_at: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "WebhookDelivery" })
+
+const idPath = Schema.Struct({ id: IdParam("wh") })
+const page = Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("wh")) })
+
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.post("create", "/webhooks")
+      .setPayload(StrictStruct({ url: Schema.String.pipe(Schema.maxLength(2048)) }))
+      .addSuccess(CreatedWebhookEndpoint, { status: 201 })
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Register a webhook endpoint (HTTPS, public address)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/webhooks")
+      .setUrlParams(page)
+      .addSuccess(ListOf("webhooks", WebhookEndpoint))
+      .annotate(OpenApi.Summary, "List webhook endpoints, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/webhooks/:id")
+      .setPath(idPath)
+      .addSuccess(WebhookEndpoint)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Read a webhook endpoint (never its secret)")
+  )
+  .add(
+    HttpApiEndpoint.post("disable", "/webhooks/:id/disable")
+      .setPath(idPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Disable an endpoint: nothing more is delivered; its history stays readable")
+  )
+  .add(
+    HttpApiEndpoint.post("test", "/webhooks/:id/test")
+      .setPath(idPath)
+      .addSuccess(Schema.Struct({ event_id: Schema.String }), { status: 202 })
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Queue a webhook.test event to this endpoint only")
+      .annotate(
+        OpenApi.Description,
+        "Answers 202 with the `evt_` id of the queued event; its attempts appear in the endpoint's deliveries."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
+      .setPath(idPath)
+      .setUrlParams(Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("whd")) }))
+      .addSuccess(ListOf("deliveries", WebhookDelivery))
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The delivery log of an endpoint: one row per attempt, newest first")
+  )
+  .addError(Unauthenticated)
+  .addError(RateLimited)
+  .addError(InvalidRequest)
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Signed webhook deliveries: endpoints, tests and the delivery log.") {}

@@ -1,0 +1,89 @@
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:https"
+import type { IncomingHttpHeaders } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+export interface Received {
+  readonly headers: IncomingHttpHeaders
+  readonly body: Buffer
+  readonly at: number
+}
+
+/** A throwaway CA and a leaf certificate for `hostname`, made with the openssl CLI. */
+export const makeCertificates = (hostname: string) => {
+  const dir = mkdtempSync(join(tmpdir(), "webhook-certs-"))
+  const run = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
+  run(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=Test CA"
+  )
+  run(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "leaf.key",
+    "-out",
+    "leaf.csr",
+    "-subj",
+    `/CN=${hostname}`
+  )
+  const ext = join(dir, "ext.cnf")
+  execFileSync("sh", ["-c", `printf 'subjectAltName=DNS:${hostname}\\n' > ${ext}`])
+  run(
+    "x509",
+    "-req",
+    "-in",
+    "leaf.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "leaf.crt",
+    "-days",
+    "2",
+    "-extfile",
+    ext
+  )
+  const read = (f: string) => readFileSync(join(dir, f))
+  const out = { ca: read("ca.crt"), key: read("leaf.key"), cert: read("leaf.crt") }
+  rmSync(dir, { recursive: true, force: true })
+  return out
+}
+
+/** A local HTTPS merchant receiver that records every request and answers with the status `respond` picks. */
+export const startReceiver = async (
+  tls: { key: Buffer; cert: Buffer },
+  respond: (n: number) => number = () => 200
+) => {
+  const received: Array<Received> = []
+  const server: Server = createServer(tls, (req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks), at: Date.now() })
+      const status = respond(received.length)
+      res.writeHead(status, status >= 300 && status < 400 ? { location: "https://127.0.0.1/elsewhere" } : {})
+      res.end(status >= 200 && status < 300 ? "ok" : "nope")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as { port: number }).port
+  return { port, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+}
