@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { AppConfig, type ServiceEnv } from "../src/Config"
 import { apiKeyPrefixOf } from "../src/Environment"
+import { CredentialCache } from "./CredentialCache"
 import { Ids } from "./Ids"
 import { digestOf, newSecret, sameDigest } from "./Secrets"
 
@@ -51,7 +52,10 @@ const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const ids = yield* Ids
   const config = yield* AppConfig
+  const cache = yield* CredentialCache
   const keyPrefix = apiKeyPrefixOf(config.serviceEnv)
+  // Accounts never change once created (no route renames them), so reads of one are remembered.
+  const accounts = new Map<string, Account>()
 
   const create = (name: string) =>
     Effect.gen(function* () {
@@ -63,11 +67,15 @@ const make = Effect.gen(function* () {
       return toAccount(rows[0]!)
     }).pipe(Effect.orDie)
 
-  const get = (accountId: string) =>
-    sql<AccountRow>`select id, name, environment, created_at from accounts where id = ${accountId}`.pipe(
+  const get = (accountId: string) => {
+    const known = accounts.get(accountId)
+    if (known !== undefined) return Effect.succeed(Option.some(known))
+    return sql<AccountRow>`select id, name, environment, created_at from accounts where id = ${accountId}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAccount)),
+      Effect.tap(Option.match({ onNone: () => undefined, onSome: (a) => void accounts.set(accountId, a) })),
       Effect.orDie
     )
+  }
 
   const createSession = (accountId: string, ttlMs = SESSION_TTL_MS) =>
     Effect.gen(function* () {
@@ -83,7 +91,11 @@ const make = Effect.gen(function* () {
   const endSession = (token: string) =>
     Effect.gen(function* () {
       const at = yield* now
-      yield* sql`update dashboard_sessions set revoked_at = ${at} where digest = ${digestOf(token)} and revoked_at is null`
+      const ended = yield* sql<{ account_id: string }>`
+        update dashboard_sessions set revoked_at = ${at}
+        where digest = ${digestOf(token)} and revoked_at is null
+        returning account_id`
+      for (const row of ended) yield* cache.changed(row.account_id)
     }).pipe(Effect.orDie)
 
   // Issuing replaces the active key; the replaced one keeps working for the grace period, and any older
@@ -115,7 +127,10 @@ const make = Effect.gen(function* () {
           } satisfies IssuedKey
         })
       )
-      .pipe(Effect.orDie)
+      .pipe(
+        Effect.tap(() => cache.changed(accountId)),
+        Effect.orDie
+      )
 
   /** Revocation is immediate and ends the grace key too. */
   const revokeApiKeys = (accountId: string) =>
@@ -125,6 +140,7 @@ const make = Effect.gen(function* () {
         update api_keys set revoked_at = ${at}
         where account_id = ${accountId} and revoked_at is null
         returning last4`
+      yield* cache.changed(accountId)
       return rows.length
     }).pipe(Effect.orDie)
 
@@ -149,23 +165,36 @@ const make = Effect.gen(function* () {
   const authenticate = (credential: string): Effect.Effect<Option.Option<Identity>> =>
     Effect.gen(function* () {
       const digest = digestOf(credential)
+      const key = digest.toString("hex")
       const at = yield* now
+      const nowMs = at.getTime()
+      const cached = cache.lookup(key, nowMs)
+      if (cached !== undefined) return Option.some(cached)
+      const remember = (accountId: string, via: Identity["via"], until: Date | null) => {
+        cache.remember(key, {
+          accountId,
+          via,
+          validUntilMs: until?.getTime() ?? Number.POSITIVE_INFINITY,
+          cachedAtMs: nowMs
+        })
+        return Option.some({ accountId, via })
+      }
       if (credential.startsWith(keyPrefix)) {
-        const rows = yield* sql<{ account_id: string; digest: Uint8Array }>`
-          select account_id, digest from api_keys
+        const rows = yield* sql<{ account_id: string; digest: Uint8Array; grace_until: Date | null }>`
+          select account_id, digest, grace_until from api_keys
           where digest = ${digest} and revoked_at is null and (grace_until is null or grace_until > ${at})`
         const row = rows[0]
         return row && sameDigest(row.digest, digest)
-          ? Option.some({ accountId: row.account_id, via: "api_key" as const })
+          ? remember(row.account_id, "api_key", row.grace_until)
           : Option.none()
       }
       if (credential.startsWith(SESSION_PREFIX)) {
-        const rows = yield* sql<{ account_id: string; digest: Uint8Array }>`
-          select account_id, digest from dashboard_sessions
+        const rows = yield* sql<{ account_id: string; digest: Uint8Array; expires_at: Date }>`
+          select account_id, digest, expires_at from dashboard_sessions
           where digest = ${digest} and revoked_at is null and expires_at > ${at}`
         const row = rows[0]
         return row && sameDigest(row.digest, digest)
-          ? Option.some({ accountId: row.account_id, via: "session" as const })
+          ? remember(row.account_id, "session", row.expires_at)
           : Option.none()
       }
       return Option.none()
@@ -187,5 +216,5 @@ export class Accounts extends Context.Tag("deposits/Accounts")<
   Accounts,
   Effect.Effect.Success<typeof make>
 >() {
-  static readonly layer = Layer.effect(Accounts, make)
+  static readonly layer = Layer.effect(Accounts, make).pipe(Layer.provide(CredentialCache.layer))
 }

@@ -33,7 +33,9 @@ export const makeDatabaseLayer = (options: { readonly attachToRunningEmbedded: b
                 port: 5432,
                 database: "postgres",
                 username: "postgres",
-                maxConnections: 8
+                // One connection: PGlite has one backend for all connections, and concurrent statements from several
+                // connections interleave on it (seen: "portal does not exist"). The pool queues them instead.
+                maxConnections: 1
               })
           )
       return Layer.effectDiscard(migrate).pipe(Layer.provideMerge(client))

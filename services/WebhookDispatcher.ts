@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Random } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Random } from "effect"
 import { AppConfig } from "../src/Config"
 import { Ids } from "./Ids"
 import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
@@ -8,9 +8,10 @@ import { signPayload } from "./WebhookSignature"
 
 /** How long a claimed job stays locked: past it, a crashed dispatcher's job is taken by another. */
 export const CLAIM_TTL_MS = 60_000
-export const DISPATCH_IDLE = Duration.millis(100)
-/** Deliveries in flight per instance: a slow endpoint holds one slot, never the others. */
+export const DISPATCH_IDLE = Duration.millis(250)
+/** Deliveries in flight per instance: a slow endpoint holds one slot, never the others (2 on the embedded database). */
 export const DISPATCH_CONCURRENCY = 16
+export const EMBEDDED_DISPATCH_CONCURRENCY = 2
 
 interface ClaimedJob {
   readonly id: string
@@ -97,6 +98,8 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       Effect.flatMap((worked) => (worked ? Effect.void : Effect.sleep(DISPATCH_IDLE))),
       Effect.forever
     )
-    for (let i = 0; i < DISPATCH_CONCURRENCY; i++) yield* Effect.forkScoped(worker)
+    const { databaseUrl } = yield* AppConfig
+    const workers = Option.isSome(databaseUrl) ? DISPATCH_CONCURRENCY : EMBEDDED_DISPATCH_CONCURRENCY
+    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
   })
 )

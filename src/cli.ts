@@ -1,5 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
+import { Bus } from "../services/Bus"
 import { Accounts } from "../services/Accounts"
 import { DatabaseForCliLive } from "../services/Database"
 import { Ids } from "../services/Ids"
@@ -81,7 +82,7 @@ const run = (argv: ReadonlyArray<string>) =>
 const main = Effect.gen(function* () {
   const config = yield* loadConfig()
   const services = Accounts.layer.pipe(
-    Layer.provideMerge(Ids.layer),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseForCliLive),
     Layer.provideMerge(AppConfig.layerWith(config))
   )

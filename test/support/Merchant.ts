@@ -1,4 +1,5 @@
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { Bus } from "../../services/Bus"
 import { Accounts } from "../../services/Accounts"
 import { DatabaseLive } from "../../services/Database"
 import { Ids } from "../../services/Ids"
@@ -22,7 +23,7 @@ export const createMerchant = async (
   // Long enough to outlive tests that move the service's clock forward by days.
   const sessionTtlMs = options.sessionTtlMs ?? 30 * 24 * 60 * 60 * 1000
   const layer = Accounts.layer.pipe(
-    Layer.provideMerge(Ids.layer),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseLive),
     Layer.provideMerge(
       AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(databaseUrl)), serviceEnv })
