@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
+import { Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ControlledClock } from "../support/ControlledClock"
 import { createTestDatabase } from "../support/Database"
@@ -218,5 +219,34 @@ describe("CLI", () => {
     const res = await service.request("/v1/account", { headers: bearer(out.api_key) })
     expect(res.status).toBe(200)
     expect(((await res.json()) as { id: string }).id).toBe(out.account_id)
+  })
+})
+
+describe("revocation across instances", () => {
+  it("ends a key cached by another instance within moments, through the bus", async () => {
+    const nats = { natsUrl: Option.some("nats://127.0.0.1:4222") }
+    const a = await startService({ database: db, config: nats })
+    const b = await startService({ database: db, config: nats })
+    try {
+      const own = await createMerchant(db.url)
+      // b has the key cached now
+      expect((await b.request("/v1/account", { headers: own.headers() })).status).toBe(200)
+      expect((await b.request("/v1/account", { headers: own.headers() })).status).toBe(200)
+      const revoke = await a.request("/v1/account/api-key", {
+        method: "DELETE",
+        headers: own.headers("session")
+      })
+      expect(revoke.status).toBe(204)
+      const started = Date.now()
+      let status = 200
+      while (status === 200 && Date.now() - started < 1000) {
+        status = (await b.request("/v1/account", { headers: own.headers() })).status
+      }
+      expect(status).toBe(401)
+      expect(Date.now() - started).toBeLessThan(250)
+    } finally {
+      await a.stop()
+      await b.stop()
+    }
   })
 })
