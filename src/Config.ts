@@ -54,6 +54,12 @@ const origin = (name: string, fallback: string) =>
     })
   )
 
+const positiveInteger = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  )
+
 /** An optional setting: unset or empty means "use the embedded default"; anything else must be valid. */
 const optionalSetting = (name: string, message: string, validation: (value: string) => boolean) =>
   Config.option(Config.string(name)).pipe(
@@ -85,22 +91,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   checkoutOrigin: origin("CHECKOUT_ORIGIN", "http://localhost:3001"),
   webhooksAllowPrivate: Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   inspectUrl: Config.option(Config.string("INSPECT_URL")),
-  rateLimitCapacity: Config.integer("RATE_LIMIT_CAPACITY").pipe(
-    Config.withDefault(60),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-  ),
-  rateLimitRefillPerSecond: Config.integer("RATE_LIMIT_REFILL_PER_SECOND").pipe(
-    Config.withDefault(1),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-  ),
-  longPollMaxPerAddress: Config.integer("LONG_POLL_MAX_PER_ADDRESS").pipe(
-    Config.withDefault(200),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-  ),
-  webhookFirstRetryMs: Config.integer("WEBHOOK_FIRST_RETRY_MS").pipe(
-    Config.withDefault(30_000),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-  )
+  rateLimitCapacity: positiveInteger("RATE_LIMIT_CAPACITY", 60),
+  rateLimitRefillPerSecond: positiveInteger("RATE_LIMIT_REFILL_PER_SECOND", 1),
+  longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200),
+  webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000)
 }).pipe(
   Config.validate({
     message: "WEBHOOKS_ALLOW_PRIVATE=true is refused when SERVICE_ENV=production",
