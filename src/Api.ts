@@ -4,6 +4,7 @@ import { DepositRequestsApi } from "./api/DepositRequests/Api"
 import { CustomersApi, IssuersApi, PayoutAddressesApi } from "./api/Records/Api"
 import { EventsApi } from "./api/Events/Api"
 import { HealthApi } from "./api/Health/Api"
+import { PayerApi } from "./api/Payer/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
@@ -17,6 +18,7 @@ export class Api extends HttpApi.make("deposits")
   .add(PayoutAddressesApi)
   .add(WebhooksApi)
   .add(EventsApi)
+  .add(PayerApi)
   .prefix("/v1")
   .annotateContext(
     OpenApi.annotations({

@@ -36,6 +36,8 @@ export interface AppConfigShape {
   readonly longPollMaxPerAddress: number
   /** First webhook retry gap; each next gap doubles, capped at one hour. */
   readonly webhookFirstRetryMs: number
+  /** The USDC token contract payers pay with (for payment links); unset until the chain is configured. */
+  readonly tokenAddress: Option.Option<string>
 }
 
 const origin = (name: string, fallback: string) =>
@@ -94,7 +96,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitCapacity: positiveInteger("RATE_LIMIT_CAPACITY", 60),
   rateLimitRefillPerSecond: positiveInteger("RATE_LIMIT_REFILL_PER_SECOND", 1),
   longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200),
-  webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000)
+  webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
+  tokenAddress: optionalSetting("TOKEN_ADDRESS", "must be a 0x-prefixed 20-byte address", (a) =>
+    /^0x[0-9a-fA-F]{40}$/.test(a)
+  )
 }).pipe(
   Config.validate({
     message: "WEBHOOKS_ALLOW_PRIVATE=true is refused when SERVICE_ENV=production",
@@ -120,6 +125,7 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     rateLimitRefillPerSecond: 1,
     longPollMaxPerAddress: 200,
     webhookFirstRetryMs: 30_000,
+    tokenAddress: Option.none(),
     ...overrides
   })
   static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>

@@ -10,7 +10,9 @@ import { DepositRequests } from "../services/DepositRequests"
 import { Inspector } from "../services/Inspector"
 import { DatabaseLive } from "../services/Database"
 import { Ids } from "../services/Ids"
+import { KeyVault } from "../services/KeyVault"
 import { Lease } from "../services/Lease"
+import { PayerFlow } from "../services/PayerFlow"
 import { MerchantRecordsLive } from "../services/MerchantRecords"
 import { RateLimiter } from "../services/RateLimiter"
 import { OutboxRelayLive } from "../services/OutboxRelay"
@@ -25,6 +27,7 @@ import { DepositRequestsLive } from "./api/DepositRequests/Http"
 import { CustomersLive, IssuersLive, PayoutAddressesLive } from "./api/Records/Http"
 import { EventsLive, WebhooksLive } from "./api/Webhooks/Http"
 import { HealthLive } from "./api/Health/Http"
+import { PayerLive } from "./api/Payer/Http"
 import { AppConfig } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { EdgeLive } from "./middleware/Edge"
@@ -39,7 +42,8 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     IssuersLive,
     PayoutAddressesLive,
     WebhooksLive,
-    EventsLive
+    EventsLive,
+    PayerLive
   ).pipe(Layer.provide(AuthenticationLive))
 
 export const HandlersLive = makeHandlers()
@@ -71,8 +75,10 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Lease.layer,
     MerchantRecordsLive,
     Webhooks.layer,
-    WebhookSenderLive
+    WebhookSenderLive,
+    PayerFlow.layer
   ).pipe(
+    Layer.provideMerge(KeyVault.layer),
     Layer.provideMerge(WebhookUrlCheck.layer),
     Layer.provideMerge(network),
     Layer.provideMerge(ActorHost.layer),

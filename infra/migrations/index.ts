@@ -1,6 +1,7 @@
 import accounts from "./0001_accounts"
 import merchantResources from "./0002_merchant_resources"
 import depositRequests from "./0003_deposit_requests"
+import payer from "./0004_payer"
 import leases from "./0005_leases"
 import webhooks from "./0006_webhooks"
 
@@ -9,6 +10,7 @@ export const migrations = {
   "0001_accounts": accounts,
   "0002_merchant_resources": merchantResources,
   "0003_deposit_requests": depositRequests,
+  "0004_payer": payer,
   "0005_leases": leases,
   "0006_webhooks": webhooks
 }

@@ -1,0 +1,262 @@
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { getAddress, type Hex, keccak256 } from "viem"
+import { InvalidRequest, InvalidState, NotFound, RateLimited } from "../src/api/Errors"
+import { formatAmount, formatTimestamp, toId } from "../src/api/Schemas"
+import { AppConfig } from "../src/Config"
+import { chainIdOf } from "../src/Environment"
+import { ActorHost, factsOf } from "./ActorHost"
+import { ChangeFeed } from "./ChangeFeed"
+import type { DepositRequestRow } from "./DepositRequestView"
+import { Ids } from "./Ids"
+import { KeyVault } from "./KeyVault"
+import { digestOf, sameDigest } from "./Secrets"
+import { orDieOnSql } from "./SqlFailure"
+import { refusalOf, type Statement, typedData } from "./WalletAttestation"
+
+/** Refused proofs a request tolerates before answering 429. */
+export const MAX_REFUSED_ATTEMPTS = 5
+
+type PayerRow = DepositRequestRow & {
+  issuer_name: string | null
+  merchant_session_secret_digest: Uint8Array | null
+}
+
+/**
+ * The payer's side of a request: what a payer screen may see, and the proofs that release the one-time address.
+ * No credential: the unguessable request id is the capability, and nothing private to the merchant is shown.
+ */
+const make = Effect.gen(function* () {
+  const sql = yield* PgClient.PgClient
+  const host = yield* ActorHost
+  const feed = yield* ChangeFeed
+  const ids = yield* Ids
+  const vault = yield* KeyVault
+  const config = yield* AppConfig
+  const chainId = chainIdOf(config.serviceEnv)
+  const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+  // A missing row or an unrestorable snapshot here is a defect: the row was read a moment ago.
+  const apply = (...args: Parameters<typeof host.apply>) =>
+    host
+      .apply(...args)
+      .pipe(
+        Effect.catchIf(
+          (e) => e._tag === "DepositRequestMissing" || e._tag === "SnapshotVersionError",
+          Effect.die
+        )
+      )
+
+  const load = (uuid: string) =>
+    sql<PayerRow>`
+      select d.*, i.display_name as issuer_name from deposit_requests d
+      left join issuers i on i.id = d.issuer_id
+      where d.id = ${uuid}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
+
+  const require = (uuid: string) =>
+    Effect.flatMap(
+      load(uuid),
+      Option.match({ onNone: () => Effect.fail(NotFound.of("deposit_request")), onSome: Effect.succeed })
+    )
+
+  const proofOwed = (row: PayerRow) => {
+    const facts = factsOf({
+      snapshot: row.snapshot,
+      status: row.status,
+      context: (row.snapshot as { context: never }).context,
+      emitted: []
+    } as never)
+    const owed =
+      row.status === "awaiting_payer" &&
+      row.payer_policy_mode !== "none" &&
+      facts.verificationCompletedAt === null
+    return { facts, owed }
+  }
+
+  /** The payer-safe view: enough to pay and follow, never metadata, reference, expected email or payer reference. */
+  const view = (row: PayerRow) => {
+    const { facts, owed } = proofOwed(row)
+    const id = toId("dr", row.id) as string
+    const address = facts.address
+    const token = Option.getOrNull(config.tokenAddress)
+    const walletOwed = row.status === "awaiting_payer" && !owed
+    return {
+      id,
+      status: facts.status,
+      amount: formatAmount(BigInt(row.amount_base_units)),
+      amount_base_units: BigInt(row.amount_base_units).toString(),
+      received: formatAmount(BigInt(facts.receivedBaseUnits)),
+      received_base_units: BigInt(facts.receivedBaseUnits).toString(),
+      heading: row.heading,
+      issuer_display_name: row.issuer_name,
+      payer_policy_mode: row.payer_policy_mode,
+      proof_required: owed ? row.payer_policy_mode : null,
+      wallet_required: walletOwed,
+      chain_id: chainId,
+      token_address: token === null ? null : getAddress(token),
+      address,
+      payment_link:
+        address !== null && token !== null
+          ? `ethereum:${getAddress(token)}@${chainId}/transfer?address=${address}&uint256=${BigInt(row.amount_base_units) - BigInt(facts.receivedBaseUnits)}`
+          : null,
+      attestation: walletOwed
+        ? {
+            domain: { name: "Deposit Request Service", version: "1", chainId },
+            primary_type: "WalletAttestation",
+            message: { depositRequest: id, chainId }
+          }
+        : null,
+      expires_at: formatTimestamp(row.expires_at),
+      version: row.version
+    }
+  }
+
+  const read = (uuid: string) => Effect.map(require(uuid), view)
+
+  /** Long poll on the payer read: the same policy as the merchant read. */
+  const waitForChange = (uuid: string, known: string, timeoutMs: number) =>
+    Effect.gen(function* () {
+      const watch = yield* feed.register(uuid)
+      const first = yield* load(uuid).pipe(Effect.onError(() => Effect.sync(watch.cancel)))
+      if (Option.isNone(first) || first.value.version !== known) {
+        watch.cancel()
+        return Option.map(first, view)
+      }
+      yield* watch.wait(timeoutMs)
+      return Option.map(yield* load(uuid), view)
+    })
+
+  const record = (
+    uuid: string,
+    kind: string,
+    outcome: "accepted" | "refused",
+    reason: string | null,
+    proof: Buffer | null
+  ) =>
+    Effect.gen(function* () {
+      yield* sql`
+        insert into verification_attempts (id, deposit_request_id, kind, outcome, reason, proof_digest, attempted_at)
+        values (${ids.next()}, ${uuid}, ${kind}, ${outcome}, ${reason}, ${proof}, ${yield* now})`
+    })
+
+  const guardAttempts = (uuid: string) =>
+    Effect.gen(function* () {
+      const rows = yield* sql<{ n: string }>`
+        select count(*)::text as n from verification_attempts where deposit_request_id = ${uuid} and outcome = 'refused'`
+      if (Number(rows[0]?.n ?? 0) >= MAX_REFUSED_ATTEMPTS) {
+        return yield* new RateLimited({ message: "Too many refused proofs for this deposit request." })
+      }
+    })
+
+  /** The merchant-session proof: the secret handed over by the merchant's page, compared by digest. */
+  const exchangeSession = (uuid: string, secret: string) =>
+    Effect.gen(function* () {
+      const row = yield* require(uuid)
+      if (row.payer_policy_mode !== "merchant_session" || !proofOwed(row).owed) {
+        return yield* new InvalidState({
+          message: "This deposit request does not wait for a merchant-session proof."
+        })
+      }
+      yield* guardAttempts(uuid)
+      const stored = row.merchant_session_secret_digest
+      if (stored === null || !sameDigest(Buffer.from(stored), digestOf(secret))) {
+        yield* record(uuid, "merchant_session", "refused", "wrong secret", null)
+        return yield* new InvalidRequest({
+          message: "The secret does not match this deposit request.",
+          param: "secret"
+        })
+      }
+      yield* record(uuid, "merchant_session", "accepted", null, null)
+      yield* apply(uuid, "verified:merchant_session", {
+        type: "payer.verified",
+        at: (yield* now).toISOString(),
+        method: "merchant_session"
+      })
+      return view(yield* require(uuid))
+    })
+
+  /**
+   * The wallet statement. When it holds and the policy is satisfied, the request gets its one-time address: a
+   * fresh index from the sequence, written with the wallet in one transaction, so a second attestation racing
+   * this one finds the address taken.
+   */
+  const attestWallet = (
+    uuid: string,
+    body: { wallet: string; chain_id: number; expires_at: number; signature: string }
+  ) =>
+    Effect.gen(function* () {
+      const row = yield* require(uuid)
+      if (row.status !== "awaiting_payer" || proofOwed(row).owed) {
+        return yield* new InvalidState({
+          message: proofOwed(row).owed
+            ? "Prove the payer policy first."
+            : "This deposit request already has a wallet."
+        })
+      }
+      yield* guardAttempts(uuid)
+      const at = yield* now
+      const statement: Statement = {
+        depositRequest: toId("dr", uuid),
+        wallet: getAddress(body.wallet.toLowerCase()),
+        chainId: body.chain_id,
+        expiresAt: body.expires_at
+      }
+      const refusal = yield* Effect.promise(() =>
+        refusalOf(statement, body.signature as Hex, {
+          depositRequest: toId("dr", uuid),
+          chainId,
+          nowSeconds: Math.floor(at.getTime() / 1000)
+        })
+      )
+      const proof = Buffer.from(keccak256(body.signature as Hex).slice(2), "hex")
+      if (refusal !== undefined) {
+        yield* record(uuid, "wallet", "refused", refusal.message, null)
+        return yield* new InvalidRequest(refusal)
+      }
+      const used =
+        yield* sql`select 1 from verification_attempts where proof_digest = ${proof} and outcome = 'accepted'`
+      if (used.length > 0) {
+        yield* record(uuid, "wallet", "refused", "replayed statement", null)
+        return yield* new InvalidRequest({
+          message: "This signed statement was already used.",
+          param: "signature"
+        })
+      }
+      yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const [{ index }] = (yield* sql<{
+            index: string
+          }>`select nextval('deposit_index_seq')::text as index`) as [{ index: string }]
+          const claimed = yield* sql`
+            update deposit_requests set deposit_index = ${Number(index)} where id = ${uuid} and deposit_index is null
+            returning id`
+          if (claimed.length === 0) {
+            return yield* new InvalidState({ message: "This deposit request already has a wallet." })
+          }
+          yield* record(uuid, "wallet", "accepted", null, proof)
+          yield* apply(uuid, `wallet:${proof.toString("hex")}`, {
+            type: "payer.wallet_attested",
+            at: at.toISOString(),
+            wallet: statement.wallet,
+            address: vault.depositAddress(Number(index))
+          })
+        })
+      )
+      return view(yield* require(uuid))
+    })
+
+  return {
+    read: (u: string) => orDieOnSql(read(u)),
+    waitForChange: (u: string, k: string, t: number) => orDieOnSql(waitForChange(u, k, t)),
+    exchangeSession: (u: string, s: string) => orDieOnSql(exchangeSession(u, s)),
+    attestWallet: (u: string, b: Parameters<typeof attestWallet>[1]) => orDieOnSql(attestWallet(u, b)),
+    typedData
+  } as const
+})
+
+export class PayerFlow extends Context.Tag("deposits/PayerFlow")<
+  PayerFlow,
+  Effect.Effect.Success<typeof make>
+>() {
+  static readonly layer = Layer.effect(PayerFlow, make)
+}

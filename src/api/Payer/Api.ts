@@ -1,0 +1,97 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { LongPollParams } from "../DepositRequests/Api"
+import { InvalidRequest, InvalidState, NotFound, PayloadTooLarge, RateLimited } from "../Errors"
+import { IdParam, StrictStruct, Text } from "../Schemas"
+
+export const PayerDepositRequest = Schema.Struct({
+  id: Schema.String,
+  status: Schema.String,
+  amount: Schema.String,
+  amount_base_units: Schema.String,
+  received: Schema.String,
+  received_base_units: Schema.String,
+  heading: Schema.String,
+  issuer_display_name: Schema.NullOr(Schema.String),
+  payer_policy_mode: Schema.Literal("none", "mailbox", "merchant_session"),
+  proof_required: Schema.NullOr(Schema.Literal("none", "mailbox", "merchant_session")).annotations({
+    description: "The proof still owed before the wallet, or null."
+  }),
+  wallet_required: Schema.Boolean.annotations({ description: "True while the wallet statement is owed." }),
+  chain_id: Schema.Number,
+  token_address: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String).annotations({
+    description: "The one-time deposit address, once ready."
+  }),
+  payment_link: Schema.NullOr(Schema.String).annotations({
+    description: "EIP-681 link (for QR codes and wallets) for what is still owed, once ready."
+  }),
+  attestation: Schema.NullOr(
+    Schema.Struct({
+      domain: Schema.Struct({ name: Schema.String, version: Schema.String, chainId: Schema.Number }),
+      primary_type: Schema.String,
+      message: Schema.Struct({ depositRequest: Schema.String, chainId: Schema.Number })
+    })
+  ).annotations({
+    description:
+      "While the wallet is owed: the EIP-712 domain and the fixed part of the `WalletAttestation { string depositRequest; address wallet; uint256 chainId; uint256 expiresAt }` statement to sign."
+  }),
+  expires_at: Schema.String,
+  version: Schema.String
+}).annotations({
+  identifier: "PayerDepositRequest",
+  description: "What a payer screen needs; nothing private to the merchant."
+})
+
+const path = Schema.Struct({ id: IdParam("dr") })
+
+export class PayerApi extends HttpApiGroup.make("payer")
+  .add(
+    HttpApiEndpoint.get("read", "/payer/deposit-requests/:id")
+      .setPath(path)
+      .setUrlParams(LongPollParams)
+      .addSuccess(PayerDepositRequest)
+      .annotate(
+        OpenApi.Summary,
+        "Read a deposit request as its payer (no credential; wait_for=change supported)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("merchantSession", "/payer/deposit-requests/:id/merchant-session")
+      .setPath(path)
+      .setPayload(StrictStruct({ secret: Text.pipe(Schema.maxLength(200)) }))
+      .addSuccess(PayerDepositRequest)
+      .addError(InvalidState)
+      .annotate(
+        OpenApi.Summary,
+        "Prove the merchant-session policy with the secret the merchant's page handed over"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("wallet", "/payer/deposit-requests/:id/wallet")
+      .setPath(path)
+      .setPayload(
+        StrictStruct({
+          wallet: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/)),
+          chain_id: Schema.Number.pipe(Schema.int()),
+          expires_at: Schema.Number.pipe(Schema.int()).annotations({
+            description: "Unix seconds, as signed."
+          }),
+          signature: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]+$/))
+        })
+      )
+      .addSuccess(PayerDepositRequest)
+      .addError(InvalidState)
+      .annotate(
+        OpenApi.Summary,
+        "Attest the paying wallet with a signed EIP-712 statement; releases the address"
+      )
+  )
+  .addError(NotFound)
+  .addError(InvalidRequest)
+  .addError(RateLimited)
+  .addError(PayloadTooLarge)
+  .annotate(
+    OpenApi.Description,
+    "Payer routes take no credential. Reads allow any origin; writes only the hosted checkout origin. Body limit 8 KiB."
+  ) {}

@@ -1,0 +1,37 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { PayerFlow } from "../../../services/PayerFlow"
+import { Api } from "../../Api"
+import { longPoll } from "../../middleware/LongPoll"
+import { NotFound } from "../Errors"
+import { uuidFromId } from "../Schemas"
+
+const requireId = (id: string) => {
+  const uuid = uuidFromId("dr", id)
+  return uuid === undefined ? Effect.fail(NotFound.of("deposit_request")) : Effect.succeed(uuid)
+}
+
+export const PayerLive = HttpApiBuilder.group(Api, "payer", (handlers) =>
+  Effect.gen(function* () {
+    const payer = yield* PayerFlow
+    return handlers
+      .handle("read", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const uuid = yield* requireId(path.id)
+          const found = yield* longPoll(
+            urlParams,
+            Effect.map(Effect.option(payer.read(uuid)), (o) => o),
+            (known, timeoutMs) => payer.waitForChange(uuid, known, timeoutMs)
+          )
+          if (Option.isNone(found)) return yield* NotFound.of("deposit_request")
+          return found.value
+        })
+      )
+      .handle("merchantSession", ({ path, payload }) =>
+        Effect.flatMap(requireId(path.id), (uuid) => payer.exchangeSession(uuid, payload.secret))
+      )
+      .handle("wallet", ({ path, payload }) =>
+        Effect.flatMap(requireId(path.id), (uuid) => payer.attestWallet(uuid, payload))
+      )
+  })
+)
