@@ -1,4 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
+import { randomInt } from "node:crypto"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { getAddress, type Hex, keccak256 } from "viem"
 import { InvalidRequest, InvalidState, NotFound, RateLimited } from "../src/api/Errors"
@@ -10,12 +11,24 @@ import { ChangeFeed } from "./ChangeFeed"
 import type { DepositRequestRow } from "./DepositRequestView"
 import { Ids } from "./Ids"
 import { KeyVault } from "./KeyVault"
+import { Mailer } from "./Mailer"
 import { digestOf, sameDigest } from "./Secrets"
 import { orDieOnSql } from "./SqlFailure"
 import { refusalOf, type Statement, typedData } from "./WalletAttestation"
 
 /** Refused proofs a request tolerates before answering 429. */
 export const MAX_REFUSED_ATTEMPTS = 5
+/** Codes a request may have mailed, and how long one lives. */
+export const MAX_MAILBOX_SENDS = 5
+export const MAILBOX_CODE_TTL_MS = 10 * 60 * 1000
+
+/** `a***@example.com`: enough for the payer to recognise the mailbox, not enough to learn it. */
+export const maskEmail = (email: string) => {
+  const [local = "", domain = ""] = email.split("@")
+  return `${local.slice(0, 1)}***@${domain}`
+}
+
+const codeDigest = (uuid: string, code: string) => digestOf(`${uuid}:${code}`)
 
 type PayerRow = DepositRequestRow & {
   issuer_name: string | null
@@ -32,6 +45,7 @@ const make = Effect.gen(function* () {
   const feed = yield* ChangeFeed
   const ids = yield* Ids
   const vault = yield* KeyVault
+  const mailer = yield* Mailer
   const config = yield* AppConfig
   const chainId = chainIdOf(config.serviceEnv)
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -245,7 +259,67 @@ const make = Effect.gen(function* () {
       return view(yield* require(uuid))
     })
 
+  /** Mails a fresh six-digit code to the expected mailbox (earlier codes stay valid until they expire). */
+  const startMailbox = (uuid: string) =>
+    Effect.gen(function* () {
+      const row = yield* require(uuid)
+      if (row.payer_policy_mode !== "mailbox" || !proofOwed(row).owed || row.expected_email === null) {
+        return yield* new InvalidState({ message: "This deposit request does not wait for a mailbox proof." })
+      }
+      const sends = yield* sql<{ n: string }>`
+        select count(*)::text as n from verification_attempts where deposit_request_id = ${uuid} and kind = 'mailbox_send'`
+      if (Number(sends[0]?.n ?? 0) >= MAX_MAILBOX_SENDS) {
+        return yield* new RateLimited({ message: "Too many codes were sent for this deposit request." })
+      }
+      const at = yield* now
+      const code = randomInt(0, 1_000_000).toString().padStart(6, "0")
+      const expiresAt = new Date(at.getTime() + MAILBOX_CODE_TTL_MS)
+      yield* sql`
+        insert into mailbox_codes (id, deposit_request_id, code_digest, expires_at)
+        values (${ids.next()}, ${uuid}, ${codeDigest(uuid, code)}, ${expiresAt})`
+      yield* record(uuid, "mailbox_send", "accepted", null, null)
+      yield* mailer
+        .send({
+          to: row.expected_email,
+          subject: `Your code for ${row.issuer_name ?? "your payment"}: ${code}`,
+          text: `Your one-time code is ${code}. It expires in 10 minutes. If you did not ask for it, ignore this message.`
+        })
+        .pipe(Effect.orDie)
+      return { sent_to: maskEmail(row.expected_email), expires_at: formatTimestamp(expiresAt) }
+    })
+
+  /** The mailbox proof: a live, unused code of this request, compared by digest; each code works once. */
+  const verifyMailbox = (uuid: string, code: string) =>
+    Effect.gen(function* () {
+      const row = yield* require(uuid)
+      if (row.payer_policy_mode !== "mailbox" || !proofOwed(row).owed) {
+        return yield* new InvalidState({ message: "This deposit request does not wait for a mailbox proof." })
+      }
+      yield* guardAttempts(uuid)
+      const at = yield* now
+      const used = yield* sql<{ id: string }>`
+        update mailbox_codes set used_at = ${at}
+        where deposit_request_id = ${uuid} and code_digest = ${codeDigest(uuid, code)} and used_at is null and expires_at > ${at}
+        returning id`
+      if (used.length === 0) {
+        yield* record(uuid, "mailbox_code", "refused", "wrong, used or expired code", null)
+        return yield* new InvalidRequest({
+          message: "The code is wrong, already used or expired.",
+          param: "code"
+        })
+      }
+      yield* record(uuid, "mailbox_code", "accepted", null, null)
+      yield* apply(uuid, "verified:mailbox", {
+        type: "payer.verified",
+        at: at.toISOString(),
+        method: "mailbox"
+      })
+      return view(yield* require(uuid))
+    })
+
   return {
+    startMailbox: (u: string) => orDieOnSql(startMailbox(u)),
+    verifyMailbox: (u: string, c: string) => orDieOnSql(verifyMailbox(u, c)),
     read: (u: string) => orDieOnSql(read(u)),
     waitForChange: (u: string, k: string, t: number) => orDieOnSql(waitForChange(u, k, t)),
     exchangeSession: (u: string, s: string) => orDieOnSql(exchangeSession(u, s)),

@@ -38,6 +38,9 @@ export interface AppConfigShape {
   readonly webhookFirstRetryMs: number
   /** The USDC token contract payers pay with (for payment links); unset until the chain is configured. */
   readonly tokenAddress: Option.Option<string>
+  /** Where mail goes (smtp:// or smtps://); unset: kept in memory and logged, for local development. */
+  readonly smtpUrl: Option.Option<string>
+  readonly mailFrom: string
 }
 
 const origin = (name: string, fallback: string) =>
@@ -97,6 +100,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitRefillPerSecond: positiveInteger("RATE_LIMIT_REFILL_PER_SECOND", 1),
   longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200),
   webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
+  smtpUrl: optionalSetting("SMTP_URL", "must be an smtp:// or smtps:// URL", (u) => /^smtps?:\/\//.test(u)),
+  mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("Deposits <no-reply@deposits.localhost>")),
   tokenAddress: optionalSetting("TOKEN_ADDRESS", "must be a 0x-prefixed 20-byte address", (a) =>
     /^0x[0-9a-fA-F]{40}$/.test(a)
   )
@@ -126,6 +131,8 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     longPollMaxPerAddress: 200,
     webhookFirstRetryMs: 30_000,
     tokenAddress: Option.none(),
+    smtpUrl: Option.none(),
+    mailFrom: "Deposits <no-reply@deposits.localhost>",
     ...overrides
   })
   static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>

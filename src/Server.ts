@@ -12,6 +12,7 @@ import { DatabaseLive } from "../services/Database"
 import { Ids } from "../services/Ids"
 import { KeyVault } from "../services/KeyVault"
 import { Lease } from "../services/Lease"
+import { Mailer } from "../services/Mailer"
 import { PayerFlow } from "../services/PayerFlow"
 import { MerchantRecordsLive } from "../services/MerchantRecords"
 import { RateLimiter } from "../services/RateLimiter"
@@ -78,7 +79,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     WebhookSenderLive,
     PayerFlow.layer
   ).pipe(
-    Layer.provideMerge(KeyVault.layer),
+    Layer.provideMerge(Layer.mergeAll(KeyVault.layer, Mailer.layer)),
     Layer.provideMerge(WebhookUrlCheck.layer),
     Layer.provideMerge(network),
     Layer.provideMerge(ActorHost.layer),

@@ -4,6 +4,7 @@ import depositRequests from "./0003_deposit_requests"
 import payer from "./0004_payer"
 import leases from "./0005_leases"
 import webhooks from "./0006_webhooks"
+import mailboxCodes from "./0007_mailbox_codes"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -12,5 +13,6 @@ export const migrations = {
   "0003_deposit_requests": depositRequests,
   "0004_payer": payer,
   "0005_leases": leases,
-  "0006_webhooks": webhooks
+  "0006_webhooks": webhooks,
+  "0007_mailbox_codes": mailboxCodes
 }

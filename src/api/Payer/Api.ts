@@ -57,6 +57,24 @@ export class PayerApi extends HttpApiGroup.make("payer")
       )
   )
   .add(
+    HttpApiEndpoint.post("mailboxStart", "/payer/deposit-requests/:id/mailbox/start")
+      .setPath(path)
+      .addSuccess(Schema.Struct({ sent_to: Schema.String, expires_at: Schema.String }), { status: 202 })
+      .addError(InvalidState)
+      .annotate(
+        OpenApi.Summary,
+        "Mail a one-time code to the expected mailbox (at most 5 per request, 10 minutes each)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("mailboxVerify", "/payer/deposit-requests/:id/mailbox/verify")
+      .setPath(path)
+      .setPayload(StrictStruct({ code: Schema.String.pipe(Schema.pattern(/^\d{6}$/)) }))
+      .addSuccess(PayerDepositRequest)
+      .addError(InvalidState)
+      .annotate(OpenApi.Summary, "Prove the mailbox with the code it received")
+  )
+  .add(
     HttpApiEndpoint.post("merchantSession", "/payer/deposit-requests/:id/merchant-session")
       .setPath(path)
       .setPayload(StrictStruct({ secret: Text.pipe(Schema.maxLength(200)) }))

@@ -27,6 +27,12 @@ export const PayerLive = HttpApiBuilder.group(Api, "payer", (handlers) =>
           return found.value
         })
       )
+      .handle("mailboxStart", ({ path }) =>
+        Effect.flatMap(requireId(path.id), (uuid) => payer.startMailbox(uuid))
+      )
+      .handle("mailboxVerify", ({ path, payload }) =>
+        Effect.flatMap(requireId(path.id), (uuid) => payer.verifyMailbox(uuid, payload.code))
+      )
       .handle("merchantSession", ({ path, payload }) =>
         Effect.flatMap(requireId(path.id), (uuid) => payer.exchangeSession(uuid, payload.secret))
       )

@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto"
+import { Option } from "effect"
+import { SMTPServer } from "smtp-server"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { typedData } from "../../services/WalletAttestation"
+import { type MerchantClient, merchantClient } from "../support/Api"
+import { createMerchant } from "../support/Merchant"
+import { type RunningService, startService } from "../support/Service"
+
+const inbox: Array<{ to: string; raw: string }> = []
+let smtp: SMTPServer
+let service: RunningService
+let api: MerchantClient
+let refs: { issuerId: string; payoutAddressId: string }
+
+beforeAll(async () => {
+  // A real SMTP server on loopback: the service talks SMTP to it exactly as to a relay.
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    onData(stream, session, callback) {
+      let raw = ""
+      stream.on("data", (d: Buffer) => {
+        raw += d.toString()
+      })
+      stream.on("end", () => {
+        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address).join(","), raw })
+        callback()
+      })
+    }
+  })
+  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
+  const port = (smtp.server.address() as { port: number }).port
+  service = await startService({
+    config: { smtpUrl: Option.some(`smtp://127.0.0.1:${port}`), rateLimitCapacity: 10_000 }
+  })
+  api = merchantClient(service, await createMerchant(service.databaseUrl))
+  refs = await api.setup()
+})
+afterAll(async () => {
+  await service?.stop()
+  await new Promise<void>((resolve) => smtp.close(() => resolve()))
+})
+
+const payer = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => {
+  const res = await service.request(path, {
+    method,
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
+  })
+  return { status: res.status, body: (await res.json()) as T & { error: { code: string; param?: string } } }
+}
+
+const codeFor = (email: string) => {
+  const mail = [...inbox].reverse().find((m) => m.to === email)
+  const match = mail?.raw.match(/one-time code is (\d{6})/)
+  if (!match?.[1]) throw new Error(`no code mailed to ${email}`)
+  return match[1]
+}
+
+describe("the mailbox proof", () => {
+  it("mails a code to the expected mailbox, refuses a wrong one, accepts the right one once, then the wallet", async () => {
+    const email = `payer-${randomUUID().slice(0, 8)}@example.com`
+    const made = await api.call<{ id: string }>(
+      "POST",
+      "/v1/deposit-requests",
+      {
+        amount: "3",
+        issuer_id: refs.issuerId,
+        payout_address_id: refs.payoutAddressId,
+        payer_policy_mode: "mailbox",
+        expected_email: email
+      },
+      { "idempotency-key": randomUUID() }
+    )
+    const path = `/v1/payer/deposit-requests/${made.body.id}`
+    const view = await payer("GET", path)
+    expect(view.body).toMatchObject({ proof_required: "mailbox" })
+    expect(JSON.stringify(view.body)).not.toContain(email)
+
+    const started = await payer<{ sent_to: string }>("POST", `${path}/mailbox/start`)
+    expect(started.status).toBe(202)
+    expect(started.body.sent_to).toBe(`${email[0]}***@example.com`)
+    const code = codeFor(email)
+
+    const wrong = await payer("POST", `${path}/mailbox/verify`, {
+      code: code === "000000" ? "111111" : "000000"
+    })
+    expect(wrong.status).toBe(400)
+    expect(wrong.body.error.param).toBe("code")
+    const ok = await payer("POST", `${path}/mailbox/verify`, { code })
+    expect(ok.status).toBe(200)
+    expect(ok.body).toMatchObject({ proof_required: null, wallet_required: true })
+    const reused = await payer("POST", `${path}/mailbox/verify`, { code })
+    expect(reused.status).toBe(409)
+
+    const account = privateKeyToAccount(generatePrivateKey())
+    const statement = {
+      depositRequest: made.body.id,
+      wallet: account.address,
+      chainId: 10143,
+      expiresAt: Math.floor(Date.now() / 1000) + 600
+    }
+    const signature = await account.signTypedData(typedData(statement))
+    const ready = await payer("POST", `${path}/wallet`, {
+      wallet: account.address,
+      chain_id: 10143,
+      expires_at: statement.expiresAt,
+      signature
+    })
+    expect(ready.body).toMatchObject({ status: "ready" })
+    const attempts = await api.call<{ verification_completed_at: string | null }>(
+      "GET",
+      `/v1/deposit-requests/${made.body.id}`
+    )
+    expect(attempts.body.verification_completed_at).toMatch(/Z$/)
+  })
+
+  it("bounds the codes mailed per request", async () => {
+    const email = `bounded-${randomUUID().slice(0, 8)}@example.com`
+    const made = await api.call<{ id: string }>(
+      "POST",
+      "/v1/deposit-requests",
+      {
+        amount: "3",
+        issuer_id: refs.issuerId,
+        payout_address_id: refs.payoutAddressId,
+        payer_policy_mode: "mailbox",
+        expected_email: email
+      },
+      { "idempotency-key": randomUUID() }
+    )
+    const path = `/v1/payer/deposit-requests/${made.body.id}/mailbox/start`
+    for (let i = 0; i < 5; i++) expect((await payer("POST", path)).status).toBe(202)
+    const sixth = await payer("POST", path)
+    expect(sixth.status).toBe(429)
+    expect(inbox.filter((m) => m.to === email)).toHaveLength(5)
+  })
+})
