@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Bus } from "./Bus"
 
 const SUBJECT = "deposits.changed"
@@ -66,13 +66,36 @@ const make = Effect.gen(function* () {
       return { wait, cancel }
     })
 
+  /**
+   * The long-poll step every versioned read shares: the row now if its version differs from the caller's,
+   * otherwise the row as it is after the next change (or the timeout). `readAfter` may differ from `read` (a read
+   * shared by every waiter woken by one change).
+   */
+  const nextVersion = <Row extends { readonly version: string }, E, R>(
+    uuid: string,
+    known: string,
+    timeoutMs: number,
+    read: Effect.Effect<Option.Option<Row>, E, R>,
+    readAfter: Effect.Effect<Option.Option<Row>, E, R> = read
+  ) =>
+    Effect.gen(function* () {
+      const watch = yield* register(uuid)
+      const first = yield* read.pipe(Effect.onError(() => Effect.sync(watch.cancel)))
+      if (Option.isNone(first) || first.value.version !== known) {
+        watch.cancel()
+        return first
+      }
+      yield* watch.wait(timeoutMs)
+      return yield* readAfter
+    })
+
   const waiting = () => {
     let n = 0
     for (const set of waiters.values()) n += set.size
     return n
   }
 
-  return { changed, register, waiting } as const
+  return { changed, register, nextVersion, waiting } as const
 })
 
 export class ChangeFeed extends Context.Tag("deposits/ChangeFeed")<

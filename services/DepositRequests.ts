@@ -226,16 +226,10 @@ const make = Effect.gen(function* () {
    * committed change (from any instance) or at the timeout, with the resource as it then is.
    */
   const waitForChange = (accountId: string, uuid: string, known: string, timeoutMs: number) =>
-    Effect.gen(function* () {
-      const watch = yield* feed.register(uuid)
-      const first = yield* load(accountId, uuid).pipe(Effect.onError(() => Effect.sync(watch.cancel)))
-      if (Option.isNone(first) || first.value.version !== known) {
-        watch.cancel()
-        return Option.map(first, host.view)
-      }
-      yield* watch.wait(timeoutMs)
-      return Option.map(yield* sharedLoad(accountId, uuid), host.view)
-    })
+    Effect.map(
+      feed.nextVersion(uuid, known, timeoutMs, load(accountId, uuid), sharedLoad(accountId, uuid)),
+      Option.map(host.view)
+    )
 
   const list = (
     accountId: string,

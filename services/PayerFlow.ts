@@ -129,16 +129,7 @@ const make = Effect.gen(function* () {
 
   /** Long poll on the payer read: the same policy as the merchant read. */
   const waitForChange = (uuid: string, known: string, timeoutMs: number) =>
-    Effect.gen(function* () {
-      const watch = yield* feed.register(uuid)
-      const first = yield* load(uuid).pipe(Effect.onError(() => Effect.sync(watch.cancel)))
-      if (Option.isNone(first) || first.value.version !== known) {
-        watch.cancel()
-        return Option.map(first, view)
-      }
-      yield* watch.wait(timeoutMs)
-      return Option.map(yield* load(uuid), view)
-    })
+    Effect.map(feed.nextVersion(uuid, known, timeoutMs, load(uuid)), Option.map(view))
 
   const record = (
     uuid: string,

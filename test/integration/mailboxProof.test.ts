@@ -53,6 +53,20 @@ const payer = async <T = Record<string, unknown>>(method: string, path: string, 
   return { status: res.status, body: (await res.json()) as T & { error: { code: string; param?: string } } }
 }
 
+const createMailboxRequest = (email: string) =>
+  api.call<{ id: string }>(
+    "POST",
+    "/v1/deposit-requests",
+    {
+      amount: "3",
+      issuer_id: refs.issuerId,
+      payout_address_id: refs.payoutAddressId,
+      payer_policy_mode: "mailbox",
+      expected_email: email
+    },
+    { "idempotency-key": randomUUID() }
+  )
+
 const codeFor = (email: string) => {
   const mail = [...inbox].reverse().find((m) => m.to === email)
   const match = mail?.raw.match(/one-time code is (\d{6})/)
@@ -63,18 +77,7 @@ const codeFor = (email: string) => {
 describe("the mailbox proof", () => {
   it("mails a code to the expected mailbox, refuses a wrong one, accepts the right one once, then the wallet", async () => {
     const email = `payer-${randomUUID().slice(0, 8)}@example.com`
-    const made = await api.call<{ id: string }>(
-      "POST",
-      "/v1/deposit-requests",
-      {
-        amount: "3",
-        issuer_id: refs.issuerId,
-        payout_address_id: refs.payoutAddressId,
-        payer_policy_mode: "mailbox",
-        expected_email: email
-      },
-      { "idempotency-key": randomUUID() }
-    )
+    const made = await createMailboxRequest(email)
     const path = `/v1/payer/deposit-requests/${made.body.id}`
     const view = await payer("GET", path)
     expect(view.body).toMatchObject({ proof_required: "mailbox" })
@@ -120,18 +123,7 @@ describe("the mailbox proof", () => {
 
   it("bounds the codes mailed per request", async () => {
     const email = `bounded-${randomUUID().slice(0, 8)}@example.com`
-    const made = await api.call<{ id: string }>(
-      "POST",
-      "/v1/deposit-requests",
-      {
-        amount: "3",
-        issuer_id: refs.issuerId,
-        payout_address_id: refs.payoutAddressId,
-        payer_policy_mode: "mailbox",
-        expected_email: email
-      },
-      { "idempotency-key": randomUUID() }
-    )
+    const made = await createMailboxRequest(email)
     const path = `/v1/payer/deposit-requests/${made.body.id}/mailbox/start`
     for (let i = 0; i < 5; i++) expect((await payer("POST", path)).status).toBe(202)
     const sixth = await payer("POST", path)
