@@ -5,6 +5,7 @@ import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
+import { ChainWatcherLive } from "../services/ChainWatcher"
 import { ChangeFeed } from "../services/ChangeFeed"
 import { DepositRequests } from "../services/DepositRequests"
 import { Inspector } from "../services/Inspector"
@@ -91,7 +92,12 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
 export const ServicesLive = makeServices()
 
 /** Background workers: singletons under leases. */
-export const WorkersLive = Layer.mergeAll(SchedulerLive, OutboxRelayLive, WebhookDispatcherLive)
+export const WorkersLive = Layer.mergeAll(
+  SchedulerLive,
+  OutboxRelayLive,
+  WebhookDispatcherLive,
+  ChainWatcherLive
+)
 
 /** The whole service, given its configuration. */
 export const makeApp = (network?: Layer.Layer<WebhookResolver | WebhookTrust>) =>

@@ -5,6 +5,7 @@ import payer from "./0004_payer"
 import leases from "./0005_leases"
 import webhooks from "./0006_webhooks"
 import mailboxCodes from "./0007_mailbox_codes"
+import chain from "./0008_chain"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -14,5 +15,6 @@ export const migrations = {
   "0004_payer": payer,
   "0005_leases": leases,
   "0006_webhooks": webhooks,
-  "0007_mailbox_codes": mailboxCodes
+  "0007_mailbox_codes": mailboxCodes,
+  "0008_chain": chain
 }

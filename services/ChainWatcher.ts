@@ -1,0 +1,134 @@
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { type Address, createPublicClient, getAddress, http, parseAbiItem } from "viem"
+import { AppConfig } from "../src/Config"
+import { chainIdOf } from "../src/Environment"
+import { ActorHost } from "./ActorHost"
+import { Lease } from "./Lease"
+
+export const WATCH_INTERVAL = Duration.seconds(1)
+/** Blocks read per `eth_getLogs` call. */
+export const BLOCK_RANGE = 2000n
+/** How long an address stays watched after its request last changed: late transfers are found and returned. */
+export const RETENTION_DAYS = 30
+
+const transfer = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
+
+/**
+ * Reads the token's `Transfer` logs block range by block range, up to the node's `finalized` block only, so a
+ * credit that a reorganisation removes before finality is never seen. Matches `to` against the watched deposit
+ * addresses in memory, records each credit by (chain, tx hash, log index) with its block, then applies it to the
+ * request as `deposit.credited` with that key as the event id. The cursor, the credits and their application
+ * are in PostgreSQL: a restart carries on where it was and re-applies nothing twice.
+ */
+export const makeChainWatcher = (rpcUrl: string, token: Address) =>
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    const host = yield* ActorHost
+    const config = yield* AppConfig
+    const chainId = chainIdOf(config.serviceEnv)
+    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 100 })
+
+    const watched = Effect.gen(function* () {
+      const since = new Date((yield* Clock.currentTimeMillis) - RETENTION_DAYS * 86_400_000)
+      const rows = yield* sql<{ id: string; deposit_address: string }>`
+        select id, deposit_address from deposit_requests
+        where deposit_address is not null
+          and (status in ('ready', 'partially_deposited', 'deposited') or updated_at > ${since})`
+      return new Map(rows.map((r) => [r.deposit_address.toLowerCase(), r.id]))
+    })
+
+    /** Applies recorded credits not yet applied (after a crash too), oldest first. */
+    const applyPending = Effect.gen(function* () {
+      const pending = yield* sql<{
+        tx_hash: string
+        log_index: number
+        deposit_request_id: string
+        from_address: string
+        amount_base_units: string
+        seen_at: Date
+      }>`
+        select tx_hash, log_index, deposit_request_id, from_address, amount_base_units::text, seen_at
+        from chain_credits where chain_id = ${chainId} and applied_at is null order by seen_at limit 500`
+      for (const credit of pending) {
+        const key = `${chainId}:${credit.tx_hash}:${credit.log_index}`
+        yield* host.apply(credit.deposit_request_id, `credit:${key}`, {
+          type: "deposit.credited",
+          at: credit.seen_at.toISOString(),
+          credit_id: key,
+          amount_base_units: credit.amount_base_units,
+          from: credit.from_address
+        })
+        yield* sql`
+          update chain_credits set applied_at = ${new Date(yield* Clock.currentTimeMillis)}
+          where chain_id = ${chainId} and tx_hash = ${credit.tx_hash} and log_index = ${credit.log_index}`
+      }
+    })
+
+    /** One step: the next range up to the finalized block; true when it moved. */
+    const step = Effect.gen(function* () {
+      const finalized = yield* Effect.tryPromise(() => client.getBlock({ blockTag: "finalized" }))
+      const head = finalized.number ?? 0n
+      const cursor = yield* sql<{
+        last_block: string
+      }>`select last_block::text from chain_cursors where chain_id = ${chainId}`
+      // A fresh service starts at the current finalized block: history before it holds no request of ours.
+      const from = cursor[0] === undefined ? head : BigInt(cursor[0].last_block) + 1n
+      if (from > head) return false
+      const to = from + BLOCK_RANGE - 1n < head ? from + BLOCK_RANGE - 1n : head
+      const logs = yield* Effect.tryPromise(() =>
+        client.getLogs({ address: token, event: transfer, fromBlock: from, toBlock: to })
+      )
+      const addresses = yield* watched
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* sql.withTransaction(
+        Effect.gen(function* () {
+          for (const log of logs) {
+            const requestId = log.args.to === undefined ? undefined : addresses.get(log.args.to.toLowerCase())
+            if (requestId === undefined || log.transactionHash === null || log.logIndex === null) continue
+            yield* sql`
+              insert into chain_credits (chain_id, tx_hash, log_index, block_number, block_hash, deposit_request_id,
+                from_address, amount_base_units, seen_at)
+              values (${chainId}, ${log.transactionHash}, ${log.logIndex}, ${log.blockNumber?.toString() ?? "0"},
+                ${log.blockHash ?? ""}, ${requestId}, ${getAddress(log.args.from ?? "0x0000000000000000000000000000000000000000")},
+                ${(log.args.value ?? 0n).toString()}, ${now})
+              on conflict do nothing`
+          }
+          yield* sql`
+            insert into chain_cursors (chain_id, last_block) values (${chainId}, ${to.toString()})
+            on conflict (chain_id) do update set last_block = excluded.last_block`
+        })
+      )
+      return true
+    })
+
+    return {
+      run: Effect.gen(function* () {
+        while (true) {
+          const moved = yield* step.pipe(
+            Effect.zipLeft(applyPending),
+            Effect.catchAllCause((cause) =>
+              Effect.as(Effect.logWarning("chain watcher step failed", cause), false)
+            )
+          )
+          if (!moved) yield* Effect.sleep(WATCH_INTERVAL)
+        }
+      }),
+      step,
+      applyPending
+    } as const
+  })
+
+/** The watcher runs when a chain and a token are configured, one instance at a time under a lease. */
+export const ChainWatcherLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isNone(config.chainRpcUrl) || Option.isNone(config.tokenAddress)) {
+      yield* Effect.logInfo("chain watcher off: set CHAIN_RPC_URL and TOKEN_ADDRESS")
+      return
+    }
+    const watcher = yield* makeChainWatcher(config.chainRpcUrl.value, getAddress(config.tokenAddress.value))
+    const lease = yield* Lease
+    yield* Effect.forkScoped(lease.whileHolding("chain-watcher", watcher.run))
+  })
+)

@@ -1,0 +1,162 @@
+import { randomUUID } from "node:crypto"
+import { Option } from "effect"
+import pg from "pg"
+import { type Address, createWalletClient, http, publicActions } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
+import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
+import { abi } from "../../infra/contracts/TestUsdc"
+import { typedData } from "../../services/WalletAttestation"
+import { type MerchantClient, merchantClient } from "../support/Api"
+import { createMerchant } from "../support/Merchant"
+import { type RunningService, startService } from "../support/Service"
+
+let node: AnvilHandle
+let token: Address
+let service: RunningService
+let api: MerchantClient
+let db: pg.Client
+let client: ReturnType<typeof makeClient>
+
+const makeClient = (rpcUrl: string, chainId: number) =>
+  createWalletClient({
+    chain: anvilChain({ chainId, rpcUrl }),
+    transport: http(rpcUrl, { retryCount: 0 }),
+    account: anvilDevAccount(0),
+    pollingInterval: 50
+  }).extend(publicActions)
+
+beforeAll(async () => {
+  // Blocks every 0.2 s and `finalized` two blocks behind `latest`, so the wait for finality is real.
+  node = await startAnvil({ blockTime: 0.2, slotsInAnEpoch: 1 })
+  client = makeClient(node.rpcUrl, node.chainId)
+  token = await deployTestUsdc(client)
+  service = await startService({
+    config: {
+      chainRpcUrl: Option.some(node.rpcUrl),
+      tokenAddress: Option.some(token),
+      rateLimitCapacity: 10_000
+    }
+  })
+  api = merchantClient(service, await createMerchant(service.databaseUrl))
+  db = new pg.Client({ connectionString: service.databaseUrl })
+  await db.connect()
+  // The watcher starts from the finalized block it first sees: wait until it has a cursor.
+  const until = Date.now() + 15_000
+  while (Date.now() < until && (await db.query("select 1 from chain_cursors")).rowCount === 0) {
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}, 60_000)
+afterAll(async () => {
+  await db?.end()
+  await service?.stop()
+  await node?.stop()
+})
+
+/** The payer: a funded dev account, so it can pay gas for its own transfers. */
+const payer = anvilDevAccount(2)
+
+const pay = async (to: Address, amount: bigint) => {
+  const hash = await client.writeContract({
+    address: token,
+    abi,
+    functionName: "transfer",
+    args: [to, amount],
+    account: payer
+  })
+  await client.waitForTransactionReceipt({ hash })
+}
+
+const readyRequest = async (amount: string) => {
+  const refs = await api.setup()
+  const made = await api.call<{ id: string }>(
+    "POST",
+    "/v1/deposit-requests",
+    { amount, issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+    { "idempotency-key": randomUUID() }
+  )
+  const statement = {
+    depositRequest: made.body.id,
+    wallet: payer.address,
+    chainId: 10143,
+    expiresAt: Math.floor(Date.now() / 1000) + 600
+  }
+  const res = await service.request(`/v1/payer/deposit-requests/${made.body.id}/wallet`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      wallet: payer.address,
+      chain_id: 10143,
+      expires_at: statement.expiresAt,
+      signature: await payer.signTypedData(typedData(statement))
+    })
+  })
+  const body = (await res.json()) as { address: Address }
+  return { id: made.body.id, address: body.address }
+}
+
+const waitForStatus = async (id: string, status: string, ms = 20_000) => {
+  const until = Date.now() + ms
+  let last: { status: string; received_base_units: string } | undefined
+  while (Date.now() < until) {
+    last = (
+      await api.call<{ status: string; received_base_units: string }>("GET", `/v1/deposit-requests/${id}`)
+    ).body
+    if (last.status === status) return last
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`status stayed ${last?.status}`)
+}
+
+describe("the chain watcher", () => {
+  it("counts finalized transfers to a deposit address: partial, then funded, once each", async () => {
+    const { id, address } = await readyRequest("5")
+    await mintTestUsdc(client, { token, to: payer.address, amount: 10_000_000n })
+    await pay(address, 2_000_000n)
+    const partial = await waitForStatus(id, "partially_deposited")
+    expect(partial.received_base_units).toBe("2000000")
+    await pay(address, 3_000_000n)
+    const funded = await waitForStatus(id, "deposited")
+    expect(funded.received_base_units).toBe("5000000")
+    const credits = await db.query(
+      "select count(*)::int as n from chain_credits where deposit_request_id = $1",
+      [id.slice(3)]
+    )
+    expect(credits.rows[0]?.n).toBe(2)
+    const settle = await db.query<{ payload: { amount_base_units: string } }>(
+      "select payload from outbox where deposit_request_id = $1 and topic = 'command.settle'",
+      [id.slice(3)]
+    )
+    expect(settle.rows.map((r) => r.payload.amount_base_units)).toEqual(["5000000"])
+    const events = await api.call<{ events: Array<{ type: string }> }>(
+      "GET",
+      `/v1/events?deposit_request_id=${id}`
+    )
+    expect(events.body.events.map((e) => e.type).sort()).toEqual([
+      "deposit_request.deposited",
+      "deposit_request.ready"
+    ])
+  })
+
+  it("marks funds first arriving from a wallet other than the attested one as likely unsolicited", async () => {
+    const { id, address } = await readyRequest("1")
+    await mintTestUsdc(client, { token, to: address, amount: 1_000_000n })
+    await waitForStatus(id, "deposited")
+    const view = await api.call<{ likely_unsolicited_at: string | null }>("GET", `/v1/deposit-requests/${id}`)
+    expect(view.body.likely_unsolicited_at).toMatch(/Z$/)
+    const events = await api.call<{ events: Array<{ type: string }> }>(
+      "GET",
+      `/v1/events?deposit_request_id=${id}`
+    )
+    expect(events.body.events.map((e) => e.type)).toContain("deposit_request.likely_unsolicited")
+  })
+
+  it("ignores transfers to addresses it does not watch", async () => {
+    const stranger = privateKeyToAccount(generatePrivateKey()).address
+    const before = (await db.query("select count(*)::int as n from chain_credits")).rows[0]?.n
+    await mintTestUsdc(client, { token, to: stranger, amount: 1_000_000n })
+    await new Promise((r) => setTimeout(r, 2500))
+    expect((await db.query("select count(*)::int as n from chain_credits")).rows[0]?.n).toBe(before)
+  })
+})
