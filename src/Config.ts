@@ -41,6 +41,8 @@ export interface AppConfigShape {
   /** Where mail goes (smtp:// or smtps://); unset: kept in memory and logged, for local development. */
   readonly smtpUrl: Option.Option<string>
   readonly mailFrom: string
+  /** The account that pays gas for settlements and returns; sandbox default: the local chain's dev account 1. */
+  readonly treasuryKey: Option.Option<Redacted.Redacted>
 }
 
 const origin = (name: string, fallback: string) =>
@@ -100,6 +102,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitRefillPerSecond: positiveInteger("RATE_LIMIT_REFILL_PER_SECOND", 1),
   longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200),
   webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
+  treasuryKey: optionalSetting("TREASURY_PRIVATE_KEY", "must be a 0x-prefixed 32-byte hex key", (k) =>
+    /^0x[0-9a-fA-F]{64}$/.test(k)
+  ).pipe(Config.map(Option.map(Redacted.make))),
   smtpUrl: optionalSetting("SMTP_URL", "must be an smtp:// or smtps:// URL", (u) => /^smtps?:\/\//.test(u)),
   mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("Deposits <no-reply@deposits.localhost>")),
   tokenAddress: optionalSetting("TOKEN_ADDRESS", "must be a 0x-prefixed 20-byte address", (a) =>
@@ -132,6 +137,7 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     webhookFirstRetryMs: 30_000,
     tokenAddress: Option.none(),
     smtpUrl: Option.none(),
+    treasuryKey: Option.none(),
     mailFrom: "Deposits <no-reply@deposits.localhost>",
     ...overrides
   })

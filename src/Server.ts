@@ -19,6 +19,7 @@ import { MerchantRecordsLive } from "../services/MerchantRecords"
 import { RateLimiter } from "../services/RateLimiter"
 import { OutboxRelayLive } from "../services/OutboxRelay"
 import { SchedulerLive } from "../services/Scheduler"
+import { TreasuryLive } from "../services/Treasury"
 import { WebhookDispatcherLive } from "../services/WebhookDispatcher"
 import { Webhooks } from "../services/Webhooks"
 import { WebhookSenderLive, WebhookTrust } from "../services/WebhookTransport"
@@ -96,7 +97,8 @@ export const WorkersLive = Layer.mergeAll(
   SchedulerLive,
   OutboxRelayLive,
   WebhookDispatcherLive,
-  ChainWatcherLive
+  ChainWatcherLive,
+  TreasuryLive
 )
 
 /** The whole service, given its configuration. */

@@ -6,6 +6,7 @@ import leases from "./0005_leases"
 import webhooks from "./0006_webhooks"
 import mailboxCodes from "./0007_mailbox_codes"
 import chain from "./0008_chain"
+import transfers from "./0009_transfers"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -16,5 +17,6 @@ export const migrations = {
   "0005_leases": leases,
   "0006_webhooks": webhooks,
   "0007_mailbox_codes": mailboxCodes,
-  "0008_chain": chain
+  "0008_chain": chain,
+  "0009_transfers": transfers
 }

@@ -152,6 +152,47 @@ describe("the chain watcher", () => {
     expect(events.body.events.map((e) => e.type)).toContain("deposit_request.likely_unsolicited")
   })
 
+  it("settles exactly the amount to the payout address and returns the overpayment to the payer", async () => {
+    const balance = (who: Address) =>
+      client.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
+    const payout = "0x52908400098527886E0F7030069857D2E4169EE7" as Address
+    const { id, address } = await readyRequest("4")
+    await mintTestUsdc(client, { token, to: payer.address, amount: 10_000_000n })
+    const payoutBefore = await balance(payout)
+    const payerBefore = await balance(payer.address)
+    await pay(address, 6_500_000n)
+    await waitForStatus(id, "settled", 30_000)
+    const until = Date.now() + 30_000
+    let recovered: Array<{ reason: string; amount_base_units: string }> = []
+    while (Date.now() < until && recovered.length === 0) {
+      const events = await api.call<{
+        events: Array<{ type: string; data: { recovery?: { reason: string; amount_base_units: string } } }>
+      }>("GET", `/v1/events?deposit_request_id=${id}&type=deposit_request.recovered_funds`)
+      recovered = events.body.events.flatMap((e) => (e.data.recovery ? [e.data.recovery] : []))
+      if (recovered.length === 0) await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(recovered).toEqual([
+      expect.objectContaining({ reason: "overpayment", amount_base_units: "2500000" })
+    ])
+    expect((await balance(payout)) - payoutBefore).toBe(4_000_000n)
+    expect((await balance(payer.address)) - payerBefore).toBe(-6_500_000n + 2_500_000n)
+    expect(await balance(address)).toBe(0n)
+    const view = await api.call<{ status: string; settlement: { transaction_hash: string } }>(
+      "GET",
+      `/v1/deposit-requests/${id}`
+    )
+    expect(view.body.status).toBe("settled")
+    expect(view.body.settlement.transaction_hash).toMatch(/^0x[0-9a-f]{64}$/)
+    const transfers = await db.query(
+      "select kind, state from transfers where deposit_request_id = $1 order by created_at",
+      [id.slice(3)]
+    )
+    expect(transfers.rows).toEqual([
+      { kind: "settle", state: "confirmed" },
+      { kind: "return", state: "confirmed" }
+    ])
+  })
+
   it("ignores transfers to addresses it does not watch", async () => {
     const stranger = privateKeyToAccount(generatePrivateKey()).address
     const before = (await db.query("select count(*)::int as n from chain_credits")).rows[0]?.n

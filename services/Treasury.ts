@@ -1,0 +1,219 @@
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import {
+  type Address,
+  createWalletClient,
+  encodeFunctionData,
+  getAddress,
+  type Hex,
+  http,
+  keccak256,
+  parseSignature,
+  publicActions,
+  toHex
+} from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
+import { abi } from "../infra/contracts/TestUsdc"
+import { AppConfig } from "../src/Config"
+import { chainIdOf } from "../src/Environment"
+import { ActorHost } from "./ActorHost"
+import { KeyVault } from "./KeyVault"
+import { Lease } from "./Lease"
+
+export const TREASURY_INTERVAL = Duration.millis(500)
+
+interface Command {
+  readonly id: string
+  readonly deposit_request_id: string
+  readonly payload: { type: "settle" | "return"; command_id: string; amount_base_units: string; to: string }
+}
+
+/**
+ * Carries out settle and return commands from the outbox. A transfer leaves the deposit address through EIP-3009
+ * `transferWithAuthorization`, signed by the deposit key (the address holds no gas) and submitted by the treasury
+ * account. Each transfer is signed and recorded (nonce, hash, raw transaction) before it is broadcast; the
+ * recorded one is re-sent until it is final, never a new one. Finality (the node's `finalized` block) is fed back
+ * to the request as `settlement.confirmed` or `return.confirmed`.
+ */
+export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =>
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    const host = yield* ActorHost
+    const vault = yield* KeyVault
+    const config = yield* AppConfig
+    const chainId = chainIdOf(config.serviceEnv)
+    const account = privateKeyToAccount(treasuryKey)
+    const chain = {
+      id: chainId,
+      name: "deposits",
+      nativeCurrency: { name: "ETH", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [rpcUrl] } }
+    } as const
+    const wallet = createWalletClient({ account, chain, transport: http(rpcUrl, { retryCount: 0 }) }).extend(
+      publicActions
+    )
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    /** Sign the authorization and the transaction, and record both, before anything is broadcast. */
+    const sign = (command: Command) =>
+      Effect.gen(function* () {
+        const rows = yield* sql<{ deposit_index: number | null }>`
+          select deposit_index from deposit_requests where id = ${command.deposit_request_id}`
+        const index = rows[0]?.deposit_index
+        if (index === null || index === undefined)
+          return yield* Effect.dieMessage(`request ${command.deposit_request_id} has no deposit index`)
+        const deposit = vault.depositAccount(index)
+        const nonce = keccak256(toHex(command.payload.command_id))
+        const message = {
+          from: deposit.address,
+          to: getAddress(command.payload.to),
+          value: BigInt(command.payload.amount_base_units),
+          validAfter: 0n,
+          validBefore: 2n ** 48n,
+          nonce
+        }
+        const authorization = yield* Effect.promise(() =>
+          deposit.signTypedData({
+            domain: { name: "USD Coin", version: "2", chainId, verifyingContract: token },
+            types: {
+              TransferWithAuthorization: [
+                { name: "from", type: "address" },
+                { name: "to", type: "address" },
+                { name: "value", type: "uint256" },
+                { name: "validAfter", type: "uint256" },
+                { name: "validBefore", type: "uint256" },
+                { name: "nonce", type: "bytes32" }
+              ]
+            },
+            primaryType: "TransferWithAuthorization",
+            message
+          })
+        )
+        const { v, r, s } = parseSignature(authorization)
+        const data = encodeFunctionData({
+          abi,
+          functionName: "transferWithAuthorization",
+          args: [
+            message.from,
+            message.to,
+            message.value,
+            message.validAfter,
+            message.validBefore,
+            nonce,
+            Number(v ?? 27n),
+            r,
+            s
+          ]
+        })
+        const request = yield* Effect.promise(() =>
+          wallet.prepareTransactionRequest({ to: token, data, account, chain })
+        )
+        const raw = yield* Effect.promise(() => wallet.signTransaction(request))
+        const at = yield* now
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`
+              insert into transfers (command_id, deposit_request_id, kind, to_address, amount_base_units, tx_nonce, tx_hash,
+                raw_tx, state, created_at)
+              values (${command.payload.command_id}, ${command.deposit_request_id}, ${command.payload.type},
+                ${message.to}, ${command.payload.amount_base_units}, ${request.nonce}, ${keccak256(raw)}, ${raw}, 'signed', ${at})
+              on conflict (command_id) do nothing`
+            yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
+          })
+        )
+      })
+
+    /** Broadcast (again) every recorded transfer that is not final, and feed final ones back to their requests. */
+    const follow = Effect.gen(function* () {
+      const open = yield* sql<{
+        command_id: string
+        deposit_request_id: string
+        kind: "settle" | "return"
+        tx_hash: Hex
+        raw_tx: Hex
+      }>`
+        select command_id, deposit_request_id, kind, tx_hash, raw_tx from transfers where state = 'signed' order by created_at`
+      if (open.length === 0) return
+      const finalized = (yield* Effect.promise(() => wallet.getBlock({ blockTag: "finalized" }))).number ?? 0n
+      for (const t of open) {
+        const receipt = yield* Effect.promise(() =>
+          wallet.getTransactionReceipt({ hash: t.tx_hash }).catch(() => undefined)
+        )
+        if (receipt === undefined) {
+          // Same bytes, same hash: a re-send after a crash or a dropped broadcast can never pay twice.
+          yield* Effect.promise(() =>
+            wallet.sendRawTransaction({ serializedTransaction: t.raw_tx }).catch(() => undefined)
+          )
+          continue
+        }
+        if (receipt.blockNumber > finalized) continue
+        const at = yield* now
+        if (receipt.status !== "success") {
+          yield* sql`update transfers set state = 'reverted', block_number = ${receipt.blockNumber.toString()} where command_id = ${t.command_id}`
+          yield* host.apply(t.deposit_request_id, `reverted:${t.command_id}`, {
+            type: "attention.raised",
+            at: at.toISOString(),
+            code: "transfer_reverted",
+            message: `The ${t.kind} transfer ${t.tx_hash} reverted.`,
+            resolution: "Check the deposit address balance and the treasury's gas, then resume the request."
+          })
+          continue
+        }
+        const confirmed =
+          t.kind === "settle"
+            ? ({
+                type: "settlement.confirmed",
+                at: at.toISOString(),
+                tx_hash: t.tx_hash,
+                block_number: receipt.blockNumber.toString()
+              } as const)
+            : ({
+                type: "return.confirmed",
+                at: at.toISOString(),
+                command_id: t.command_id,
+                tx_hash: t.tx_hash,
+                block_number: receipt.blockNumber.toString()
+              } as const)
+        yield* host.apply(t.deposit_request_id, `confirmed:${t.command_id}`, confirmed)
+        yield* sql`
+          update transfers set state = 'confirmed', block_number = ${receipt.blockNumber.toString()}, confirmed_at = ${at}
+          where command_id = ${t.command_id}`
+      }
+    })
+
+    const step = Effect.gen(function* () {
+      const commands = yield* sql<Command>`
+        select id, deposit_request_id, payload from outbox
+        where published_at is null and topic in ('command.settle', 'command.return') order by id limit 20`
+      for (const command of commands) yield* sign(command)
+      yield* follow
+    })
+
+    return {
+      run: step.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("treasury step failed", cause)),
+        Effect.zipRight(Effect.sleep(TREASURY_INTERVAL)),
+        Effect.forever
+      )
+    } as const
+  })
+
+/** Runs when a chain and token are configured; the sandbox pays gas from the local chain's dev account 1. */
+export const TreasuryLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isNone(config.chainRpcUrl) || Option.isNone(config.tokenAddress)) return
+    const key = Option.match(config.treasuryKey, {
+      onSome: (k) => Redacted.value(k) as Hex,
+      onNone: () =>
+        config.serviceEnv === "sandbox"
+          ? toHex(anvilDevAccount(DEV_ACCOUNT.treasury).getHdKey().privateKey!)
+          : undefined
+    })
+    if (key === undefined) return yield* Effect.dieMessage("TREASURY_PRIVATE_KEY must be set in production")
+    const treasury = yield* makeTreasury(config.chainRpcUrl.value, getAddress(config.tokenAddress.value), key)
+    const lease = yield* Lease
+    yield* Effect.forkScoped(lease.whileHolding("treasury", treasury.run))
+  })
+)
