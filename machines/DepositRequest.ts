@@ -1,9 +1,13 @@
-import { and, assign, emit, enqueueActions, setup } from "xstate"
+import { assign, emit, enqueueActions, setup } from "xstate"
 
 /**
  * The deposit request lifecycle, pure: no I/O, no clock, no randomness. Time arrives in events (`at`, ISO 8601).
- * It decides and emits what must happen — lifecycle events for the merchant and commands for the services — and
- * never does it. Amounts are base-unit strings (BigInt arithmetic only), so the snapshot stays JSON.
+ * It decides and emits what must happen (lifecycle events for the merchant, commands for the services) and never
+ * does it: the actor host persists the snapshot and what was emitted in one transaction, then acts.
+ *
+ * Top-level states are the API's `status` values. Everything else the API shows (received amount, likely
+ * unsolicited, verification, wallet binding, recoveries, the attention object, settlement details) is a fact in
+ * context beside the status. Amounts are base-unit strings with BigInt arithmetic only, so the snapshot stays JSON.
  *
  * Bump MACHINE_VERSION when a change alters the shape of persisted snapshots, and add a snapshot migration.
  */
@@ -14,6 +18,7 @@ export type RecoveryReason = "overpayment" | "expired_balance" | "late_transfer"
 
 export interface DepositRequestInput {
   readonly id: string
+  /** Positive integer, digits only. */
   readonly amount_base_units: string
   readonly payout_address: string
   readonly payer_policy_mode: PayerPolicyMode
@@ -22,6 +27,7 @@ export interface DepositRequestInput {
 }
 
 export interface Recovery {
+  /** The return command's id; the host derives the public `rec_` id from it deterministically. */
   readonly id: string
   readonly amount_base_units: string
   readonly reason: RecoveryReason
@@ -30,7 +36,7 @@ export interface Recovery {
   readonly recovered_at: string
 }
 
-/** Why automatic movement paused and what resumes it. */
+/** Why automatic movement paused and what resumes it. `since` is when the pause began. */
 export interface Attention {
   readonly code: string
   readonly message: string
@@ -38,6 +44,20 @@ export interface Attention {
   readonly resolution: string
 }
 
+export interface Settlement {
+  readonly tx_hash: string
+  readonly block_number: string
+  readonly settled_at: string
+}
+
+/**
+ * What the services must carry out. A command id is stable (derived from the request and what caused it), so a
+ * re-emitted command is recognisable and the treasury never moves the same money twice.
+ * - `settle`: send exactly the requested amount from the deposit address to the payout address (once per request).
+ * - `return`: send an amount from the deposit address back to the payer's attested wallet.
+ * - `retry`: carry out again an outstanding `settle`/`return` (same id, same signed transfer) after an operator
+ *   resumed the request.
+ */
 export type Command =
   | {
       readonly kind: "command"
@@ -54,8 +74,10 @@ export type Command =
       readonly to: string
       readonly reason: RecoveryReason
     }
-  /** Carry out again an outstanding command (same id) after an operator resumed the request. */
   | { readonly kind: "command"; readonly type: "retry"; readonly command_id: string }
+
+/** A transfer commanded and not yet confirmed. */
+export type PendingCommand = Exclude<Command, { type: "retry" }>
 
 export type LifecycleType =
   | "verification.approved"
@@ -71,41 +93,15 @@ export type LifecycleType =
 export interface LifecycleEvent {
   readonly kind: "lifecycle"
   readonly type: LifecycleType
-  /** Unique per request: the type for at-most-once events, the return's id for recovered_funds. */
+  /**
+   * Unique per request (the store holds a unique index on it): the type itself for the at-most-once types, the
+   * return command's id for `deposit_request.recovered_funds`.
+   */
   readonly dedupe: string
   readonly recovery?: Recovery
 }
 
 export type Emitted = LifecycleEvent | Command
-
-type PendingCommand = Exclude<Command, { type: "retry" }>
-
-export interface DepositRequestContext {
-  readonly id: string
-  readonly amount_base_units: string
-  readonly payout_address: string
-  readonly payer_policy_mode: PayerPolicyMode
-  readonly expires_at: string
-  readonly created_at: string
-  readonly received_base_units: string
-  readonly credit_ids: ReadonlyArray<string>
-  readonly verification_completed_at: string | null
-  readonly likely_unsolicited_at: string | null
-  readonly payer_wallet: string | null
-  readonly address: string | null
-  readonly wallet_bound_at: string | null
-  readonly settle_commanded: boolean
-  readonly settlement: { tx_hash: string; block_number: string; settled_at: string } | null
-  /** Commanded and not yet confirmed. */
-  readonly pending: ReadonlyArray<PendingCommand>
-  /** Base units commanded back to the payer so far (pending or confirmed). */
-  readonly returning_base_units: string
-  readonly recoveries: ReadonlyArray<Recovery>
-  readonly attention: Attention | null
-  readonly attention_raised: boolean
-  readonly paused_from: DepositRequestStatus | null
-  readonly deadline_passed: boolean
-}
 
 export type DepositRequestStatus =
   | "awaiting_payer"
@@ -117,15 +113,58 @@ export type DepositRequestStatus =
   | "returned"
   | "needs_attention"
 
+/** The statuses a pause can come from: every one where money may move (not before an address exists). */
+export type PausableStatus = Exclude<DepositRequestStatus, "awaiting_payer" | "needs_attention">
+
+export interface HeldCredit {
+  readonly credit_id: string
+  readonly amount_base_units: string
+}
+
+export interface DepositRequestContext {
+  readonly id: string
+  readonly amount_base_units: string
+  readonly payout_address: string
+  readonly payer_policy_mode: PayerPolicyMode
+  readonly expires_at: string
+  readonly created_at: string
+  /** Sum of every finalized credit ever seen, late ones included. Never decreases. */
+  readonly received_base_units: string
+  readonly credit_ids: ReadonlyArray<string>
+  readonly verification_completed_at: string | null
+  readonly likely_unsolicited_at: string | null
+  readonly payer_wallet: string | null
+  readonly address: string | null
+  readonly wallet_bound_at: string | null
+  readonly settle_commanded: boolean
+  readonly settlement: Settlement | null
+  /** Commanded and not yet confirmed; re-issued as `retry` when an operator resumes. */
+  readonly pending: ReadonlyArray<PendingCommand>
+  /** Base units commanded back to the payer so far (pending or confirmed). */
+  readonly returning_base_units: string
+  readonly recoveries: ReadonlyArray<Recovery>
+  readonly attention: Attention | null
+  /** needs_attention is raised at most once per request, however many pauses follow. */
+  readonly attention_raised: boolean
+  /** Where the current pause began; null when not paused. */
+  readonly paused_from: PausableStatus | null
+  /** The deadline passed during the current pause, before the request was funded. */
+  readonly deadline_passed: boolean
+  /** Credits recorded during the current pause; returned on resume when the request is already over. */
+  readonly held_credits: ReadonlyArray<HeldCredit>
+}
+
 export type DepositRequestEvent =
   | { readonly type: "payer.verified"; readonly at: string; readonly method: "mailbox" | "merchant_session" }
   | {
       readonly type: "payer.wallet_attested"
       readonly at: string
       readonly wallet: string
+      /** The one-time deposit address released for this wallet. */
       readonly address: string
     }
   | {
+      /** A finalized credit to the deposit address; `credit_id` is stable (chain, tx hash, log index). */
       readonly type: "deposit.credited"
       readonly at: string
       readonly credit_id: string
@@ -155,35 +194,54 @@ export type DepositRequestEvent =
     }
   | { readonly type: "operator.resumed"; readonly at: string }
 
+const BASE_UNITS = /^[0-9]+$/
 const add = (a: string, b: string) => (BigInt(a) + BigInt(b)).toString()
 const sub = (a: string, b: string) => (BigInt(a) - BigInt(b)).toString()
 const gte = (a: string, b: string) => BigInt(a) >= BigInt(b)
+const positive = (a: string) => BigInt(a) > 0n
 const sameAddress = (a: string | null, b: string) => a !== null && a.toLowerCase() === b.toLowerCase()
 
-const lifecycle = (type: LifecycleType, extra: Partial<LifecycleEvent> = {}): LifecycleEvent => ({
-  kind: "lifecycle",
-  type,
-  dedupe: type,
-  ...extra
-})
+const lifecycle = (type: LifecycleType): LifecycleEvent => ({ kind: "lifecycle", type, dedupe: type })
 
-/** The balance still held at the deposit address and not yet commanded anywhere. */
+/** What is still at the deposit address and not yet commanded anywhere. */
 const unallocated = (c: DepositRequestContext) =>
   sub(sub(c.received_base_units, c.settle_commanded ? c.amount_base_units : "0"), c.returning_base_units)
 
+// The id names the request, the reason and what caused it, so the same cause always yields the same id.
 const returnCommand = (
   c: DepositRequestContext,
   amount: string,
   reason: RecoveryReason,
-  key: string
+  cause: string
 ): PendingCommand => ({
   kind: "command",
   type: "return",
-  command_id: `return:${c.id}:${reason}:${key}`,
+  command_id: `return:${c.id}:${reason}:${cause}`,
   amount_base_units: amount,
   to: c.payer_wallet ?? "",
   reason
 })
+
+const pausedFromOneOf =
+  (...from: ReadonlyArray<PausableStatus>) =>
+  ({ context }: { context: DepositRequestContext }) =>
+    context.paused_from !== null && from.includes(context.paused_from)
+
+/** Not seen before, a positive integer, and to an address that exists (a wallet is bound). */
+const isNewCredit = (
+  c: DepositRequestContext,
+  e: DepositRequestEvent
+): e is Extract<DepositRequestEvent, { type: "deposit.credited" }> =>
+  e.type === "deposit.credited" &&
+  c.payer_wallet !== null &&
+  BASE_UNITS.test(e.amount_base_units) &&
+  positive(e.amount_base_units) &&
+  !c.credit_ids.includes(e.credit_id)
+
+const pendingReturn = (c: DepositRequestContext, commandId: string) =>
+  c.pending.find(
+    (p): p is Extract<PendingCommand, { type: "return" }> => p.command_id === commandId && p.type === "return"
+  )
 
 export const depositRequestMachine = setup({
   types: {
@@ -193,49 +251,48 @@ export const depositRequestMachine = setup({
     emitted: {} as Emitted
   },
   guards: {
-    needsProof: ({ context }) => context.payer_policy_mode !== "none",
-    verified: ({ context }) =>
+    /** The proof the policy asks for, the first time it arrives. */
+    policyProofSatisfied: ({ context, event }) =>
+      event.type === "payer.verified" &&
+      context.payer_policy_mode === event.method &&
+      context.verification_completed_at === null,
+    /** The address is released only once the policy is satisfied. */
+    payerVerified: ({ context }) =>
       context.payer_policy_mode === "none" || context.verification_completed_at !== null,
-    newCredit: ({ context, event }) =>
-      event.type === "deposit.credited" &&
-      !context.credit_ids.includes(event.credit_id) &&
-      gte(event.amount_base_units, "1"),
-    creditFundsRequest: ({ context, event }) =>
-      event.type === "deposit.credited" &&
-      !context.credit_ids.includes(event.credit_id) &&
+    newCredit: ({ context, event }) => isNewCredit(context, event),
+    newCreditFundsRequest: ({ context, event }) =>
+      isNewCredit(context, event) &&
       gte(add(context.received_base_units, event.amount_base_units), context.amount_base_units),
-    knownPendingReturn: ({ context, event }) =>
-      event.type === "return.confirmed" && context.pending.some((p) => p.command_id === event.command_id),
-    expiredBalanceConfirmed: ({ context, event }) =>
-      event.type === "return.confirmed" &&
-      context.pending.some(
-        (p) => p.command_id === event.command_id && p.type === "return" && p.reason === "expired_balance"
-      ),
-    hasBalance: ({ context }) => gte(unallocated(context), "1"),
+    addressReleased: ({ context }) => context.address !== null,
     settlementPending: ({ context }) => context.pending.some((p) => p.type === "settle"),
-    pausedFromAwaitingPayer: ({ context }) => context.paused_from === "awaiting_payer",
-    pausedFromReady: ({ context }) => context.paused_from === "ready",
-    pausedFromPartial: ({ context }) => context.paused_from === "partially_deposited",
-    pausedFromDeposited: ({ context }) => context.paused_from === "deposited",
-    pausedFromSettled: ({ context }) => context.paused_from === "settled",
-    pausedFromExpired: ({ context }) => context.paused_from === "expired",
-    pausedFromReturned: ({ context }) => context.paused_from === "returned",
-    fundedWhilePaused: ({ context }) =>
+    returnPending: ({ context, event }) =>
+      event.type === "return.confirmed" && pendingReturn(context, event.command_id) !== undefined,
+    expiredBalanceReturnPending: ({ context, event }) =>
+      event.type === "return.confirmed" &&
+      pendingReturn(context, event.command_id)?.reason === "expired_balance",
+    /** While paused, the deadline counts only if the request was not funded first. */
+    deadlineBeforeFunding: ({ context }) =>
       (context.paused_from === "ready" || context.paused_from === "partially_deposited") &&
-      !context.settle_commanded &&
+      !gte(context.received_base_units, context.amount_base_units),
+    // The resume guards pick where a pause ends, given what happened during it (checked in order).
+    expiredWhilePaused: ({ context }) => context.deadline_passed,
+    fundedWhilePaused: ({ context }) =>
+      pausedFromOneOf("ready", "partially_deposited")({ context }) &&
       gte(context.received_base_units, context.amount_base_units),
-    // Without an attested wallet there is no address to pay, and no one to return to.
-    hasWallet: ({ context }) => context.payer_wallet !== null,
-    expiredWhilePaused: ({ context }) =>
-      context.deadline_passed &&
-      !context.settle_commanded &&
-      (context.paused_from === "awaiting_payer" ||
-        context.paused_from === "ready" ||
-        context.paused_from === "partially_deposited")
+    partlyFundedWhilePaused: ({ context }) =>
+      pausedFromOneOf("ready", "partially_deposited")({ context }) && positive(context.received_base_units),
+    pausedFromReady: pausedFromOneOf("ready"),
+    settledWhilePaused: ({ context }) => context.paused_from === "deposited" && context.settlement !== null,
+    pausedFromDeposited: pausedFromOneOf("deposited"),
+    pausedFromSettled: pausedFromOneOf("settled"),
+    returnedWhilePaused: ({ context }) =>
+      context.paused_from === "expired" && context.recoveries.some((r) => r.reason === "expired_balance"),
+    pausedFromExpired: pausedFromOneOf("expired"),
+    pausedFromReturned: pausedFromOneOf("returned")
   },
   actions: {
-    markVerified: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "payer.verified" || context.verification_completed_at !== null) return
+    markVerified: enqueueActions(({ event, enqueue }) => {
+      if (event.type !== "payer.verified") return
       enqueue.assign({ verification_completed_at: event.at })
       enqueue.emit(lifecycle("verification.approved"))
     }),
@@ -244,20 +301,41 @@ export const depositRequestMachine = setup({
       enqueue.assign({ payer_wallet: event.wallet, address: event.address, wallet_bound_at: event.at })
       enqueue.emit(lifecycle("deposit_request.ready"))
     }),
-    /** Records a finalized credit; the first one from a stranger marks the request likely unsolicited. */
+    /**
+     * Counts a credit towards the request. The first credit from a wallet other than the attested one marks the
+     * request likely unsolicited (late transfers after the end do not: they are returned anyway).
+     */
     recordCredit: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "deposit.credited" || context.credit_ids.includes(event.credit_id)) return
-      const first = context.credit_ids.length === 0
+      if (event.type !== "deposit.credited") return
       enqueue.assign({
         received_base_units: add(context.received_base_units, event.amount_base_units),
         credit_ids: [...context.credit_ids, event.credit_id]
       })
-      if (first && !sameAddress(context.payer_wallet, event.from) && context.likely_unsolicited_at === null) {
+      const counts =
+        context.paused_from === null ||
+        context.paused_from === "ready" ||
+        context.paused_from === "partially_deposited" ||
+        context.paused_from === "deposited"
+      if (
+        counts &&
+        context.likely_unsolicited_at === null &&
+        !sameAddress(context.payer_wallet, event.from)
+      ) {
         enqueue.assign({ likely_unsolicited_at: event.at })
         enqueue.emit(lifecycle("deposit_request.likely_unsolicited"))
       }
     }),
-    /** Funded: settle exactly the amount, once. */
+    /** A credit during a pause: recorded now, acted on when an operator resumes. */
+    holdCredit: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "deposit.credited") return
+      enqueue.assign({
+        held_credits: [
+          ...context.held_credits,
+          { credit_id: event.credit_id, amount_base_units: event.amount_base_units }
+        ]
+      })
+    }),
+    /** Funded: settle exactly the amount, once; any excess is returned after the settlement lands. */
     commandSettlement: enqueueActions(({ context, enqueue }) => {
       if (context.settle_commanded) return
       const settle: PendingCommand = {
@@ -271,28 +349,29 @@ export const depositRequestMachine = setup({
       enqueue.emit(lifecycle("deposit_request.deposited"))
       enqueue.emit(settle)
     }),
-    /** After settlement, whatever came in beyond the amount goes back to the payer. */
-    confirmSettlement: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "settlement.confirmed") return
+    recordSettlement: assign(({ context, event }) =>
+      event.type === "settlement.confirmed"
+        ? {
+            settlement: { tx_hash: event.tx_hash, block_number: event.block_number, settled_at: event.at },
+            pending: context.pending.filter((p) => p.type !== "settle")
+          }
+        : {}
+    ),
+    emitSettled: emit(lifecycle("deposit_request.settled")),
+    /** After settlement, whatever came in beyond the amount goes back to the payer, as one return. */
+    returnOverpayment: enqueueActions(({ context, enqueue }) => {
       const remainder = unallocated(context)
-      const pending = context.pending.filter((p) => p.type !== "settle")
+      if (!positive(remainder)) return
+      const back = returnCommand(context, remainder, "overpayment", "remainder")
       enqueue.assign({
-        settlement: { tx_hash: event.tx_hash, block_number: event.block_number, settled_at: event.at },
-        pending
+        pending: [...context.pending, back],
+        returning_base_units: add(context.returning_base_units, remainder)
       })
-      enqueue.emit(lifecycle("deposit_request.settled"))
-      if (gte(remainder, "1")) {
-        const back = returnCommand(context, remainder, "overpayment", "remainder")
-        enqueue.assign({
-          pending: [...pending, back],
-          returning_base_units: add(context.returning_base_units, remainder)
-        })
-        enqueue.emit(back)
-      }
+      enqueue.emit(back)
     }),
-    /** A transfer arriving after the request is over goes straight back. */
+    /** A transfer arriving after the request is over goes straight back, on its own. */
     returnLateCredit: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "deposit.credited" || context.credit_ids.includes(event.credit_id)) return
+      if (event.type !== "deposit.credited") return
       const back = returnCommand(context, event.amount_base_units, "late_transfer", event.credit_id)
       enqueue.assign({
         received_base_units: add(context.received_base_units, event.amount_base_units),
@@ -302,11 +381,23 @@ export const depositRequestMachine = setup({
       })
       enqueue.emit(back)
     }),
+    /** Resumed into a request that is over: each credit held during the pause is a late transfer. */
+    returnHeldCredits: enqueueActions(({ context, enqueue }) => {
+      let pending = context.pending
+      let returning = context.returning_base_units
+      for (const held of context.held_credits) {
+        const back = returnCommand(context, held.amount_base_units, "late_transfer", held.credit_id)
+        pending = [...pending, back]
+        returning = add(returning, held.amount_base_units)
+        enqueue.emit(back)
+      }
+      enqueue.assign({ pending, returning_base_units: returning, held_credits: [] })
+    }),
     emitExpired: emit(lifecycle("deposit_request.expired")),
     /** Expired with funds: the whole balance goes back. */
     returnExpiredBalance: enqueueActions(({ context, enqueue }) => {
       const balance = unallocated(context)
-      if (!gte(balance, "1")) return
+      if (!positive(balance)) return
       const back = returnCommand(context, balance, "expired_balance", "balance")
       enqueue.assign({
         pending: [...context.pending, back],
@@ -314,10 +405,11 @@ export const depositRequestMachine = setup({
       })
       enqueue.emit(back)
     }),
+    /** Every confirmed return is a recovery ledger entry and its own recovered_funds event. */
     confirmReturn: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "return.confirmed") return
-      const done = context.pending.find((p) => p.command_id === event.command_id)
-      if (done === undefined || done.type !== "return") return
+      const done = pendingReturn(context, event.command_id)
+      if (done === undefined) return
       const recovery: Recovery = {
         id: done.command_id,
         amount_base_units: done.amount_base_units,
@@ -327,69 +419,55 @@ export const depositRequestMachine = setup({
         recovered_at: event.at
       }
       enqueue.assign({
-        pending: context.pending.filter((p) => p.command_id !== event.command_id),
+        pending: context.pending.filter((p) => p.command_id !== done.command_id),
         recoveries: [...context.recoveries, recovery]
       })
-      enqueue.emit(
-        lifecycle("deposit_request.recovered_funds", {
-          dedupe: `recovered_funds:${done.command_id}`,
-          recovery
-        })
-      )
+      enqueue.emit({
+        kind: "lifecycle",
+        type: "deposit_request.recovered_funds",
+        dedupe: done.command_id,
+        recovery
+      })
     }),
     emitReturned: emit(lifecycle("deposit_request.returned")),
-    /** While paused: the settlement landed; the remainder (if any) waits for the resume. */
-    recordSettlement: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "settlement.confirmed") return
-      enqueue.assign({
-        settlement: { tx_hash: event.tx_hash, block_number: event.block_number, settled_at: event.at },
-        pending: context.pending.filter((p) => p.type !== "settle")
-      })
-      enqueue.emit(lifecycle("deposit_request.settled"))
-    }),
-    resumeAsSettled: assign({ paused_from: "settled" as const }),
-    resumeAsReturned: assign({ paused_from: "returned" as const }),
-    markDeadlinePassed: assign({ deadline_passed: true }),
-    /** Pauses automatic movement; the merchant hears of it once per request. */
-    pause: enqueueActions(({ context, event, enqueue }, params: { from: DepositRequestStatus | "same" }) => {
+    /** Pauses automatic movement; the merchant hears of it once per request, however many pauses follow. */
+    pause: enqueueActions(({ context, event, enqueue }, params: { from: PausableStatus }) => {
       if (event.type !== "attention.raised") return
-      const attention = {
-        code: event.code,
-        message: event.message,
-        since: event.at,
-        resolution: event.resolution
-      }
       enqueue.assign({
-        attention,
-        paused_from: params.from === "same" ? context.paused_from : params.from,
-        attention_raised: true
+        attention: {
+          code: event.code,
+          message: event.message,
+          since: event.at,
+          resolution: event.resolution
+        },
+        attention_raised: true,
+        paused_from: params.from,
+        deadline_passed: false,
+        held_credits: []
       })
       if (!context.attention_raised) enqueue.emit(lifecycle("deposit_request.needs_attention"))
     }),
-    /** Resumes: outstanding commands are carried out again under their own ids (never a second transfer). */
-    resume: enqueueActions(({ context, enqueue }) => {
-      enqueue.assign({ attention: null, paused_from: null })
+    /** A further problem during a pause replaces the description; the pause keeps its start. */
+    updateAttention: assign(({ context, event }) =>
+      event.type === "attention.raised"
+        ? {
+            attention: {
+              code: event.code,
+              message: event.message,
+              since: context.attention?.since ?? event.at,
+              resolution: event.resolution
+            }
+          }
+        : {}
+    ),
+    markDeadlinePassed: assign({ deadline_passed: true }),
+    /** Outstanding transfers are carried out again under their own ids: never a second transfer. */
+    retryOutstanding: enqueueActions(({ context, enqueue }) => {
       for (const p of context.pending)
         enqueue.emit({ kind: "command", type: "retry", command_id: p.command_id })
     }),
-    /** Credits recorded while paused that arrived after the end are returned on resume. */
-    returnCreditsHeldWhilePaused: enqueueActions(({ context, enqueue }) => {
-      const balance = unallocated(context)
-      if (!gte(balance, "1")) return
-      // A settlement confirmed while paused leaves its remainder here: that part is an overpayment.
-      const reason =
-        context.settlement !== null &&
-        context.recoveries.every((r) => r.reason !== "overpayment") &&
-        !context.pending.some((p) => p.type === "return" && p.reason === "overpayment")
-          ? "overpayment"
-          : "late_transfer"
-      const back = returnCommand(context, balance, reason, `paused:${context.credit_ids.length}`)
-      enqueue.assign({
-        pending: [...context.pending, back],
-        returning_base_units: add(context.returning_base_units, balance)
-      })
-      enqueue.emit(back)
-    })
+    /** Runs last on resume, after the actions that read what the pause recorded. */
+    endPause: assign({ attention: null, paused_from: null, deadline_passed: false, held_credits: [] })
   }
 }).createMachine({
   id: "depositRequest",
@@ -410,26 +488,24 @@ export const depositRequestMachine = setup({
     attention: null,
     attention_raised: false,
     paused_from: null,
-    deadline_passed: false
+    deadline_passed: false,
+    held_credits: []
   }),
   initial: "awaiting_payer",
   states: {
+    // No address exists yet, so no money can arrive; attention has nothing to pause here.
     awaiting_payer: {
       on: {
-        "payer.verified": { guard: "needsProof", actions: "markVerified" },
-        "payer.wallet_attested": { guard: "verified", target: "ready", actions: "bindWallet" },
-        "deadline.reached": { target: "expired", actions: "emitExpired" },
-        "attention.raised": {
-          target: "needs_attention",
-          actions: { type: "pause", params: { from: "awaiting_payer" } }
-        }
+        "payer.verified": { guard: "policyProofSatisfied", actions: "markVerified" },
+        "payer.wallet_attested": { guard: "payerVerified", target: "ready", actions: "bindWallet" },
+        "deadline.reached": { target: "expired", actions: "emitExpired" }
       }
     },
     ready: {
       on: {
         "deposit.credited": [
           {
-            guard: "creditFundsRequest",
+            guard: "newCreditFundsRequest",
             target: "deposited",
             actions: ["recordCredit", "commandSettlement"]
           },
@@ -446,7 +522,7 @@ export const depositRequestMachine = setup({
       on: {
         "deposit.credited": [
           {
-            guard: "creditFundsRequest",
+            guard: "newCreditFundsRequest",
             target: "deposited",
             actions: ["recordCredit", "commandSettlement"]
           },
@@ -459,21 +535,26 @@ export const depositRequestMachine = setup({
         }
       }
     },
+    // Funded: the deadline no longer applies. Credits before the settlement lands join the overpayment remainder.
     deposited: {
       on: {
-        // Credits before the settlement lands are part of the overpayment remainder.
         "deposit.credited": { guard: "newCredit", actions: "recordCredit" },
-        "settlement.confirmed": { target: "settled", actions: "confirmSettlement" },
+        "settlement.confirmed": {
+          guard: "settlementPending",
+          target: "settled",
+          actions: ["recordSettlement", "emitSettled", "returnOverpayment"]
+        },
         "attention.raised": {
           target: "needs_attention",
           actions: { type: "pause", params: { from: "deposited" } }
         }
       }
     },
+    // Stays settled while remainders and late transfers go back.
     settled: {
       on: {
         "deposit.credited": { guard: "newCredit", actions: "returnLateCredit" },
-        "return.confirmed": { guard: "knownPendingReturn", actions: "confirmReturn" },
+        "return.confirmed": { guard: "returnPending", actions: "confirmReturn" },
         "attention.raised": {
           target: "needs_attention",
           actions: { type: "pause", params: { from: "settled" } }
@@ -482,16 +563,18 @@ export const depositRequestMachine = setup({
     },
     expired: {
       on: {
-        "deposit.credited": { guard: and(["newCredit", "hasWallet"]), actions: "returnLateCredit" },
+        "deposit.credited": { guard: "newCredit", actions: "returnLateCredit" },
         "return.confirmed": [
           {
-            guard: "expiredBalanceConfirmed",
+            guard: "expiredBalanceReturnPending",
             target: "returned",
             actions: ["confirmReturn", "emitReturned"]
           },
-          { guard: "knownPendingReturn", actions: "confirmReturn" }
+          { guard: "returnPending", actions: "confirmReturn" }
         ],
+        // Expired before any address existed: no money can move, so there is nothing to pause.
         "attention.raised": {
+          guard: "addressReleased",
           target: "needs_attention",
           actions: { type: "pause", params: { from: "expired" } }
         }
@@ -500,56 +583,67 @@ export const depositRequestMachine = setup({
     returned: {
       on: {
         "deposit.credited": { guard: "newCredit", actions: "returnLateCredit" },
-        "return.confirmed": { guard: "knownPendingReturn", actions: "confirmReturn" },
+        "return.confirmed": { guard: "returnPending", actions: "confirmReturn" },
         "attention.raised": {
           target: "needs_attention",
           actions: { type: "pause", params: { from: "returned" } }
         }
       }
     },
+    /**
+     * Automatic movement paused. Facts still arrive and are recorded (credits, confirmations of transfers already
+     * under way, the deadline); what they would trigger (a settlement, a return, a status change and its event)
+     * waits for `operator.resumed`, which picks the status the request has earned in the meantime.
+     */
     needs_attention: {
       on: {
-        // Recorded, not acted on: nothing moves until an operator resumes.
-        "deposit.credited": { guard: "newCredit", actions: "recordCredit" },
-        "deadline.reached": { actions: "markDeadlinePassed" },
-        "attention.raised": { actions: { type: "pause", params: { from: "same" } } },
-        // Confirmations of transfers already under way are still recorded; what they would trigger waits.
-        "settlement.confirmed": {
-          guard: "settlementPending",
-          actions: ["recordSettlement", "resumeAsSettled"]
-        },
-        "return.confirmed": [
-          {
-            guard: "expiredBalanceConfirmed",
-            actions: ["confirmReturn", "emitReturned", "resumeAsReturned"]
-          },
-          { guard: "knownPendingReturn", actions: "confirmReturn" }
-        ],
+        "deposit.credited": { guard: "newCredit", actions: ["recordCredit", "holdCredit"] },
+        "deadline.reached": { guard: "deadlineBeforeFunding", actions: "markDeadlinePassed" },
+        "attention.raised": { actions: "updateAttention" },
+        "settlement.confirmed": { guard: "settlementPending", actions: "recordSettlement" },
+        "return.confirmed": { guard: "returnPending", actions: "confirmReturn" },
         "operator.resumed": [
           {
             guard: "expiredWhilePaused",
             target: "expired",
-            actions: ["resume", "emitExpired", "returnExpiredBalance"]
+            actions: ["retryOutstanding", "emitExpired", "returnExpiredBalance", "endPause"]
           },
-          { guard: "pausedFromAwaitingPayer", target: "awaiting_payer", actions: "resume" },
-          { guard: "fundedWhilePaused", target: "deposited", actions: ["resume", "commandSettlement"] },
-          { guard: "pausedFromReady", target: "ready", actions: "resume" },
-          { guard: "pausedFromPartial", target: "partially_deposited", actions: "resume" },
-          { guard: "pausedFromDeposited", target: "deposited", actions: "resume" },
+          {
+            guard: "fundedWhilePaused",
+            target: "deposited",
+            actions: ["retryOutstanding", "commandSettlement", "endPause"]
+          },
+          {
+            guard: "partlyFundedWhilePaused",
+            target: "partially_deposited",
+            actions: ["retryOutstanding", "endPause"]
+          },
+          { guard: "pausedFromReady", target: "ready", actions: ["retryOutstanding", "endPause"] },
+          {
+            guard: "settledWhilePaused",
+            target: "settled",
+            actions: ["retryOutstanding", "emitSettled", "returnOverpayment", "endPause"]
+          },
+          { guard: "pausedFromDeposited", target: "deposited", actions: ["retryOutstanding", "endPause"] },
           {
             guard: "pausedFromSettled",
             target: "settled",
-            actions: ["resume", "returnCreditsHeldWhilePaused"]
+            actions: ["retryOutstanding", "returnHeldCredits", "endPause"]
+          },
+          {
+            guard: "returnedWhilePaused",
+            target: "returned",
+            actions: ["retryOutstanding", "emitReturned", "returnHeldCredits", "endPause"]
           },
           {
             guard: "pausedFromExpired",
             target: "expired",
-            actions: ["resume", "returnCreditsHeldWhilePaused"]
+            actions: ["retryOutstanding", "returnHeldCredits", "endPause"]
           },
           {
             guard: "pausedFromReturned",
             target: "returned",
-            actions: ["resume", "returnCreditsHeldWhilePaused"]
+            actions: ["retryOutstanding", "returnHeldCredits", "endPause"]
           }
         ]
       }

@@ -9,14 +9,16 @@ import {
 } from "./DepositRequest"
 
 export type {
+  Command,
   DepositRequestContext,
   DepositRequestEvent,
   DepositRequestInput,
   DepositRequestStatus,
-  Emitted
+  Emitted,
+  LifecycleEvent
 } from "./DepositRequest"
 
-/** One step of an actor: the JSON snapshot to persist, where it is, and what it emitted (not yet done). */
+/** One step of an actor: the JSON snapshot to persist, where it is, and what it emitted (not yet carried out). */
 export interface Step {
   readonly snapshot: unknown
   readonly status: DepositRequestStatus
@@ -25,21 +27,20 @@ export interface Step {
 }
 
 type Snapshot = ReturnType<typeof depositRequestMachine.resolveState>
+type Actions = ReadonlyArray<ExecutableActionsFrom<typeof depositRequestMachine>>
 
-// The pure `transition()` returns the actions without running them; emitted events are `xstate.emit` actions.
-const emittedOf = (
-  actions: ReadonlyArray<ExecutableActionsFrom<typeof depositRequestMachine>>
-): Array<Emitted> =>
-  actions.flatMap((action) => {
+// The pure `transition()` returns the actions without running them; what the machine emits are `xstate.emit`
+// actions carrying the resolved event. Nothing else the machine does has an effect outside its snapshot.
+const emittedOf = (actions: Actions): Array<Emitted> => {
+  const out: Array<Emitted> = []
+  for (const action of actions) {
     const { type, params } = action as unknown as { type: string; params?: { event?: AnyEventObject } }
-    if (type !== "xstate.emit") return []
-    return params?.event ? [params.event as unknown as Emitted] : []
-  })
+    if (type === "xstate.emit" && params?.event !== undefined) out.push(params.event as unknown as Emitted)
+  }
+  return out
+}
 
-const toStep = (
-  snapshot: Snapshot,
-  actions: ReadonlyArray<ExecutableActionsFrom<typeof depositRequestMachine>>
-) => ({
+const toStep = (snapshot: Snapshot, actions: Actions): Step => ({
   snapshot: depositRequestMachine.getPersistedSnapshot(snapshot),
   status: snapshot.value as DepositRequestStatus,
   context: snapshot.context,
@@ -52,7 +53,10 @@ export const start = (input: DepositRequestInput): Step => {
   return toStep(snapshot, actions)
 }
 
-/** Restores a persisted snapshot and applies one event. An event the state does not take changes nothing. */
+/**
+ * Restores a persisted snapshot (as stored: plain JSON) and applies one event. An event the current state does
+ * not take, or whose guard fails, changes nothing and emits nothing.
+ */
 export const step = (persisted: unknown, event: DepositRequestEvent): Step => {
   const restored = depositRequestMachine.resolveState(
     persisted as Parameters<typeof depositRequestMachine.resolveState>[0]
@@ -61,45 +65,75 @@ export const step = (persisted: unknown, event: DepositRequestEvent): Step => {
   return toStep(snapshot, actions)
 }
 
-/** The status values: the machine's top-level states. */
-export const statusValues = Object.keys(
+/** The status values: the machine's top-level states, in definition order. */
+export const statusValues: ReadonlyArray<DepositRequestStatus> = Object.keys(
   depositRequestMachine.config.states ?? {}
-) as ReadonlyArray<DepositRequestStatus>
+) as Array<DepositRequestStatus>
 
-/** Every transition of the machine, read from its definition (never written twice). */
-export const transitionTable = () => {
-  const rows: Array<{ from: string; event: string; to: string; guard?: string }> = []
+interface Row {
+  readonly from: string
+  readonly event: string
+  readonly to: string
+  readonly guard?: string
+  readonly actions: ReadonlyArray<string>
+}
+
+// Guards and actions are named in `setup()`, so the definition holds their names; combinators render as text.
+const nameOf = (g: unknown): string | undefined => {
+  if (g === undefined || g === null) return undefined
+  if (typeof g === "string") return g
+  const o = g as { type?: string; guards?: ReadonlyArray<unknown> }
+  if (o.type === "xstate.and" && o.guards) return o.guards.map(nameOf).join(" and ")
+  if (o.type === "xstate.or" && o.guards) return o.guards.map(nameOf).join(" or ")
+  if (o.type === "xstate.not" && o.guards) return `not ${nameOf(o.guards[0])}`
+  return o.type
+}
+
+const rows = (): ReadonlyArray<Row> => {
+  const out: Array<Row> = []
   for (const [from, node] of Object.entries(depositRequestMachine.root.states)) {
     for (const [event, transitions] of node.transitions) {
       for (const t of transitions) {
+        const guard = nameOf(t.guard)
+        const actions = t.actions.map(nameOf).filter((a): a is string => a !== undefined)
         const to = t.target?.[0]?.key ?? from
-        const guard = typeof t.guard === "string" ? t.guard : (t.guard as { type?: string } | undefined)?.type
-        rows.push(guard === undefined ? { from, event, to } : { from, event, to, guard })
+        out.push(guard === undefined ? { from, event, to, actions } : { from, event, to, guard, actions })
       }
     }
   }
-  return rows
+  return out
 }
 
-export const transitionTableMarkdown = () =>
+/** Every transition of the machine, read from its definition (never written twice). Guards are tried in order. */
+export const transitionTable = (): ReadonlyArray<{
+  from: string
+  event: string
+  to: string
+  guard?: string
+}> => rows().map(({ actions: _, ...r }) => r)
+
+const code = (s: string) => `\`${s}\``
+
+/** The transition table as Markdown, with the named actions each transition runs. */
+export const transitionTableMarkdown = (): string =>
   [
-    "| From | Event | Guard | To |",
-    "|---|---|---|---|",
-    ...transitionTable().map(
-      (r) => `| \`${r.from}\` | \`${r.event}\` | ${r.guard ? `\`${r.guard}\`` : ""} | \`${r.to}\` |`
+    "| From | Event | Guard | To | Actions |",
+    "|---|---|---|---|---|",
+    ...rows().map(
+      (r) =>
+        `| ${code(r.from)} | ${code(r.event)} | ${r.guard ? code(r.guard) : ""} | ${code(r.to)} | ${r.actions.map(code).join(", ")} |`
     )
   ].join("\n")
 
-/** The statechart as Mermaid, generated from the machine, for the README and /docs (no internet needed). */
-export const statechartMermaid = () => {
-  const lines = ["stateDiagram-v2", `  [*] --> ${depositRequestMachine.config.initial as string}`]
-  const seen = new Set<string>()
-  for (const r of transitionTable()) {
+/**
+ * The statechart as Mermaid `stateDiagram-v2`, generated from the machine, for the README and /docs (no network
+ * needed). Transitions that stay in their status are left to the table.
+ */
+export const statechartMermaid = (): string => {
+  const lines = ["stateDiagram-v2", `  [*] --> ${String(depositRequestMachine.config.initial)}`]
+  for (const r of rows()) {
     if (r.from === r.to) continue
-    const key = `${r.from}|${r.to}|${r.event}`
-    if (seen.has(key)) continue
-    seen.add(key)
-    lines.push(`  ${r.from} --> ${r.to}: ${r.event}`)
+    lines.push(`  ${r.from} --> ${r.to}: ${r.event}${r.guard ? ` [${r.guard}]` : ""}`)
   }
   return lines.join("\n")
 }

@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Data, Effect, Layer, Schedule } from "effect"
-import { MACHINE_VERSION } from "../machines/DepositRequest"
+import { MACHINE_VERSION, type Recovery } from "../machines/DepositRequest"
+import { v5 as uuidv5 } from "uuid"
 import {
   type DepositRequestContext,
   type DepositRequestEvent,
@@ -10,7 +11,7 @@ import {
   start,
   step
 } from "../machines/step"
-import { formatTimestamp, toId } from "../src/api/Schemas"
+import { formatAmount, formatTimestamp, toId } from "../src/api/Schemas"
 import { AppConfig } from "../src/Config"
 import { chainIdOf } from "../src/Environment"
 import { type DepositRequestRow, type LifecycleFacts, toWire, webhookSubset } from "./DepositRequestView"
@@ -64,6 +65,20 @@ export const factsOf = (s: Step): LifecycleFacts => {
   }
 }
 
+// Recovery ids are derived from the return's command id, so the same return always has the same `rec_` id.
+const RECOVERY_NAMESPACE = "6f1d2c3a-9b8e-4f7a-8c5d-2e1f0a9b8c7d"
+
+/** A recovery ledger entry on the wire: a `rec_` id, decimal and base-unit amounts, second-precision time. */
+export const recoveryWire = (r: Recovery) => ({
+  id: toId("rec", uuidv5(r.id, RECOVERY_NAMESPACE)) as string,
+  amount: formatAmount(BigInt(r.amount_base_units)),
+  amount_base_units: r.amount_base_units,
+  reason: r.reason,
+  transaction_hash: r.transaction_hash,
+  block_number: r.block_number,
+  recovered_at: formatTimestamp(new Date(r.recovered_at))
+})
+
 /** What the caller of `apply` learns. */
 export type Applied =
   | { readonly _tag: "Applied"; readonly row: DepositRequestRow; readonly step: Step }
@@ -86,7 +101,7 @@ const make = Effect.gen(function* () {
         if (item.kind === "lifecycle") {
           const eventId = ids.next()
           const data: Record<string, unknown> = { deposit_request: webhookSubset(wire) }
-          if (item.recovery !== undefined) data.recovery = item.recovery
+          if (item.recovery !== undefined) data.recovery = recoveryWire(item.recovery as Recovery)
           // The exact bytes every delivery of this event sends, fixed now.
           const body = JSON.stringify({
             id: toId("evt", eventId),

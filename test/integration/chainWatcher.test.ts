@@ -68,12 +68,16 @@ const pay = async (to: Address, amount: bigint) => {
   await client.waitForTransactionReceipt({ hash })
 }
 
-const readyRequest = async (amount: string) => {
+const readyRequest = async (amount: string, payoutTo?: Address) => {
   const refs = await api.setup()
+  const payoutAddressId =
+    payoutTo === undefined
+      ? refs.payoutAddressId
+      : (await api.call<{ id: string }>("POST", "/v1/payout-addresses", { address: payoutTo })).body.id
   const made = await api.call<{ id: string }>(
     "POST",
     "/v1/deposit-requests",
-    { amount, issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+    { amount, issuer_id: refs.issuerId, payout_address_id: payoutAddressId },
     { "idempotency-key": randomUUID() }
   )
   const statement = {
@@ -155,8 +159,9 @@ describe("the chain watcher", () => {
   it("settles exactly the amount to the payout address and returns the overpayment to the payer", async () => {
     const balance = (who: Address) =>
       client.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
-    const payout = "0x52908400098527886E0F7030069857D2E4169EE7" as Address
-    const { id, address } = await readyRequest("4")
+    // A payout address of its own, so settlements of the other tests' requests do not land in the balance.
+    const payout = privateKeyToAccount(generatePrivateKey()).address
+    const { id, address } = await readyRequest("4", payout)
     await mintTestUsdc(client, { token, to: payer.address, amount: 10_000_000n })
     const payoutBefore = await balance(payout)
     const payerBefore = await balance(payer.address)
