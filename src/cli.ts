@@ -6,12 +6,14 @@ import { DatabaseForCliLive } from "../services/Database"
 import { Ids } from "../services/Ids"
 import { formatTimestamp, toId, uuidFromId } from "./api/Schemas"
 import { AppConfig, loadConfig } from "./Config"
+import { fund } from "./devnet"
 
 const usage = `Usage: npm run cli -- <command> [options]
 
   sandbox [--name NAME] [--json]              create an account with a dashboard session and an API key
   accounts create [--name NAME] [--json]      create an account and a dashboard session token
   sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
+  devnet fund --address 0x… --amount 12.5     sandbox faucet: mint test USDC on the local chain
 
 With DATABASE_URL set it uses that database; otherwise the embedded one under DATA_DIR (through the socket of a
 running \`npm start\`, or directly when none runs).`
@@ -81,6 +83,22 @@ const run = (argv: ReadonlyArray<string>) =>
 
 const main = Effect.gen(function* () {
   const config = yield* loadConfig()
+  const argv = process.argv.slice(2)
+  if (argv[0] === "devnet" && argv[1] === "fund") {
+    const { values } = parseArgs({
+      args: argv.slice(2),
+      options: {
+        address: { type: "string" },
+        amount: { type: "string" },
+        json: { type: "boolean", default: false }
+      }
+    })
+    const funded = yield* Effect.tryPromise({
+      try: () => fund(config, values.address, values.amount),
+      catch: (e) => new CliError(e instanceof Error ? e.message : String(e))
+    })
+    return print(values.json === true, funded)
+  }
   const services = Accounts.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseForCliLive),

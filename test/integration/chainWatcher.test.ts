@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import { promisify } from "node:util"
 import { Option } from "effect"
 import pg from "pg"
 import { type Address, createWalletClient, http, publicActions } from "viem"
@@ -196,6 +198,37 @@ describe("the chain watcher", () => {
       { kind: "settle", state: "confirmed" },
       { kind: "return", state: "confirmed" }
     ])
+  })
+
+  it("funds a sandbox address from the CLI faucet, and refuses in production", async () => {
+    const to = privateKeyToAccount(generatePrivateKey()).address
+    const env = { ...process.env, CHAIN_RPC_URL: node.rpcUrl, TOKEN_ADDRESS: token, DATABASE_URL: "" }
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "src/cli.ts",
+        "devnet",
+        "fund",
+        "--address",
+        to.toLowerCase(),
+        "--amount",
+        "1.5",
+        "--json"
+      ],
+      { env }
+    )
+    expect(JSON.parse(stdout)).toMatchObject({ address: to, amount_base_units: "1500000" })
+    expect(await client.readContract({ address: token, abi, functionName: "balanceOf", args: [to] })).toBe(
+      1_500_000n
+    )
+    const refused = promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", "devnet", "fund", "--address", to, "--amount", "1"],
+      { env: { ...env, SERVICE_ENV: "production" } }
+    )
+    await expect(refused).rejects.toMatchObject({ stderr: expect.stringContaining("sandbox only") })
   })
 
   it("ignores transfers to addresses it does not watch", async () => {
