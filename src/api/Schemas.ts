@@ -204,9 +204,14 @@ export const Metadata = Schema.Record({
   key: Text.pipe(Schema.minLength(1), Schema.maxLength(40)),
   value: Text.pipe(Schema.maxLength(500))
 }).pipe(
-  Schema.filter((m) => Object.keys(m).length <= 50 || "must have at most 50 keys"),
+  // The JSON Schema annotation is what carries the limit and the description into OpenAPI: a filter without one
+  // is rendered as its source schema alone.
+  Schema.filter((m) => Object.keys(m).length <= 50 || "must have at most 50 keys", {
+    jsonSchema: { maxProperties: 50 }
+  }),
   Schema.annotations({
     identifier: "Metadata",
-    description: "String keys (1–40 characters) to string values (up to 500), at most 50 pairs."
+    description:
+      "Merchant key/value data: an object of at most 50 pairs, string keys of 1–40 characters to string values of up to 500 characters. Keys and values are text: C0 control characters other than tab, CR and LF are refused. On update the object replaces the stored one whole; null clears it to {}."
   })
 )

@@ -79,6 +79,30 @@ describe("tenant isolation", () => {
     }
   })
 
+  it("keeps merchant resource lists within the account, even when paged from another account's id", async () => {
+    const lists: Array<[path: string, plural: string, id: string]> = [
+      ["/v1/customers", "customers", owned.customer!],
+      ["/v1/issuers", "issuers", owned.issuer!],
+      ["/v1/payout-addresses", "payout_addresses", owned.payout!]
+    ]
+    const bobsOwn = (await bob.call<{ id: string }>("POST", "/v1/customers", { name: "Bob's" })).body.id
+    for (const [path, plural, aliceId] of lists) {
+      for (const query of ["?limit=100", `?limit=100&starting_after=${aliceId}`]) {
+        const res = await bob.call<Record<string, Array<{ id: string }>>>("GET", `${path}${query}`)
+        expect(res.status).toBe(200)
+        const ids = (res.body[plural] ?? []).map((r) => r.id)
+        expect(ids).not.toContain(aliceId)
+        // another account's id is only a position: whatever comes back is Bob's own
+        for (const id of ids) expect((await bob.call("GET", `${path}/${id}`)).status).toBe(200)
+      }
+    }
+    expect(
+      (await alice.call<{ customers: Array<{ id: string }> }>("GET", "/v1/customers")).body.customers.map(
+        (c) => c.id
+      )
+    ).not.toContain(bobsOwn)
+  })
+
   it("keeps lists and body references within the account", async () => {
     const list = await bob.call<{ deposit_requests: Array<unknown> }>("GET", "/v1/deposit-requests")
     expect(list.body.deposit_requests).toEqual([])
