@@ -165,9 +165,16 @@ const make = Effect.gen(function* () {
   /**
    * Applies one event to one request: dedupe by event id, lock the row (one writer per request), restore, step,
    * and commit the snapshot, its queryable columns, the lifecycle events and the outbox rows in ONE transaction.
-   * Only after the commit does anything act on it.
+   * Only after the commit does anything act on it. `within`, when given, runs in the same transaction after the
+   * step is written (to write the caller's own rows with it, or fail to roll it all back); a caller must not wrap
+   * `apply` in its own transaction instead, since long polls are woken at this commit.
    */
-  const apply = (depositRequestId: string, eventId: string, event: DepositRequestEvent) =>
+  const apply = <E extends { readonly _tag: string } = never, R = never>(
+    depositRequestId: string,
+    eventId: string,
+    event: DepositRequestEvent,
+    within?: (applied: { readonly row: DepositRequestRow; readonly step: Step }) => Effect.Effect<void, E, R>
+  ) =>
     sql
       .withTransaction(
         Effect.gen(function* () {
@@ -210,13 +217,16 @@ const make = Effect.gen(function* () {
               updated_at = ${now}
             where id = ${depositRequestId}`
           yield* persistEmitted(row, s, now)
+          if (within !== undefined) yield* within({ row, step: s })
           return { _tag: "Applied", row, step: s } as Applied
         })
       )
       .pipe(
         // Two writers of one row serialize on the row lock; a serialization failure or deadlock is retried.
         Effect.retry({
-          while: (e) => e._tag === "SqlError" && /deadlock|could not serialize/i.test(String(e.cause)),
+          while: (e) =>
+            e._tag === "SqlError" &&
+            /deadlock|could not serialize/i.test(String((e as { readonly cause?: unknown }).cause)),
           schedule: Schedule.exponential("10 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
         }),
         // Only after the commit: wake long polls everywhere and show the step to the inspector.

@@ -2,11 +2,11 @@ import { PgClient } from "@effect/sql-pg"
 import { randomInt } from "node:crypto"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { getAddress, type Hex, keccak256 } from "viem"
-import { InvalidRequest, InvalidState, NotFound, RateLimited } from "../src/api/Errors"
+import { InvalidRequest, InvalidState, NotFound, RateLimited, ServiceUnavailable } from "../src/api/Errors"
 import { formatAmount, formatTimestamp, toId } from "../src/api/Schemas"
 import { AppConfig } from "../src/Config"
 import { chainIdOf } from "../src/Environment"
-import { ActorHost, factsOf } from "./ActorHost"
+import { ActorHost, type DepositRequestMissing, factsOf, type SnapshotVersionError } from "./ActorHost"
 import { ChangeFeed } from "./ChangeFeed"
 import type { DepositRequestRow } from "./DepositRequestView"
 import { Ids } from "./Ids"
@@ -14,7 +14,14 @@ import { KeyVault } from "./KeyVault"
 import { Mailer } from "./Mailer"
 import { digestOf, sameDigest } from "./Secrets"
 import { orDieOnSql } from "./SqlFailure"
-import { refusalOf, type Statement, typedData } from "./WalletAttestation"
+import {
+  attestationDomain,
+  attestationTypes,
+  refusalOf,
+  type Statement,
+  signatureCheckFor,
+  typedData
+} from "./WalletAttestation"
 
 /** Refused proofs a request tolerates before answering 429. */
 export const MAX_REFUSED_ATTEMPTS = 5
@@ -48,15 +55,19 @@ const make = Effect.gen(function* () {
   const mailer = yield* Mailer
   const config = yield* AppConfig
   const chainId = chainIdOf(config.serviceEnv)
+  const signatureCheck = signatureCheckFor(Option.getOrUndefined(config.chainRpcUrl))
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   // A missing row or an unrestorable snapshot here is a defect: the row was read a moment ago.
-  const apply = (...args: Parameters<typeof host.apply>) =>
+  const apply = <E extends { readonly _tag: string } = never, R = never>(
+    ...args: Parameters<typeof host.apply<E, R>>
+  ) =>
     host
-      .apply(...args)
+      .apply<E, R>(...args)
       .pipe(
         Effect.catchIf(
-          (e) => e._tag === "DepositRequestMissing" || e._tag === "SnapshotVersionError",
+          (e): e is DepositRequestMissing | SnapshotVersionError =>
+            e._tag === "DepositRequestMissing" || e._tag === "SnapshotVersionError",
           Effect.die
         )
       )
@@ -115,7 +126,8 @@ const make = Effect.gen(function* () {
           : null,
       attestation: walletOwed
         ? {
-            domain: { name: "Deposit Request Service", version: "1", chainId },
+            domain: attestationDomain(chainId),
+            types: attestationTypes,
             primary_type: "WalletAttestation",
             message: { depositRequest: id, chainId }
           }
@@ -171,19 +183,19 @@ const make = Effect.gen(function* () {
           param: "secret"
         })
       }
-      yield* record(uuid, "merchant_session", "accepted", null, null)
-      yield* apply(uuid, "verified:merchant_session", {
-        type: "payer.verified",
-        at: (yield* now).toISOString(),
-        method: "merchant_session"
-      })
+      yield* apply(
+        uuid,
+        "verified:merchant_session",
+        { type: "payer.verified", at: (yield* now).toISOString(), method: "merchant_session" },
+        () => record(uuid, "merchant_session", "accepted", null, null)
+      )
       return view(yield* require(uuid))
     })
 
   /**
    * The wallet statement. When it holds and the policy is satisfied, the request gets its one-time address: a
-   * fresh index from the sequence, written with the wallet in one transaction, so a second attestation racing
-   * this one finds the address taken.
+   * fresh index from the sequence, written with the wallet, the address and the lifecycle events in the actor
+   * host's one transaction, so a second attestation racing this one finds the address taken and writes nothing.
    */
   const attestWallet = (
     uuid: string,
@@ -206,13 +218,20 @@ const make = Effect.gen(function* () {
         chainId: body.chain_id,
         expiresAt: body.expires_at
       }
-      const refusal = yield* Effect.promise(() =>
-        refusalOf(statement, body.signature as Hex, {
-          depositRequest: toId("dr", uuid),
-          chainId,
-          nowSeconds: Math.floor(at.getTime() / 1000)
-        })
-      )
+      const refusal = yield* Effect.tryPromise({
+        try: () =>
+          refusalOf(
+            statement,
+            body.signature as Hex,
+            { depositRequest: toId("dr", uuid), chainId, nowSeconds: Math.floor(at.getTime() / 1000) },
+            signatureCheck
+          ),
+        // The node did not answer: not the payer's fault, so no refused attempt is recorded.
+        catch: () =>
+          new ServiceUnavailable({
+            message: "The wallet's signature could not be checked on chain; try again."
+          })
+      })
       const proof = Buffer.from(keccak256(body.signature as Hex).slice(2), "hex")
       if (refusal !== undefined) {
         yield* record(uuid, "wallet", "refused", refusal.message, null)
@@ -227,26 +246,36 @@ const make = Effect.gen(function* () {
           param: "signature"
         })
       }
-      yield* sql.withTransaction(
-        Effect.gen(function* () {
-          const [{ index }] = (yield* sql<{
-            index: string
-          }>`select nextval('deposit_index_seq')::text as index`) as [{ index: string }]
-          const claimed = yield* sql`
-            update deposit_requests set deposit_index = ${Number(index)} where id = ${uuid} and deposit_index is null
-            returning id`
-          if (claimed.length === 0) {
-            return yield* new InvalidState({ message: "This deposit request already has a wallet." })
-          }
-          yield* record(uuid, "wallet", "accepted", null, proof)
-          yield* apply(uuid, `wallet:${proof.toString("hex")}`, {
-            type: "payer.wallet_attested",
-            at: at.toISOString(),
-            wallet: statement.wallet,
-            address: vault.depositAddress(Number(index))
+      // A fresh index per accepted statement: a statement that then loses a race leaves a gap, never a reuse.
+      const [{ index }] = (yield* sql<{
+        index: string
+      }>`select nextval('deposit_index_seq')::text as index`) as [{ index: string }]
+      const address = vault.depositAddress(Number(index))
+      const applied = yield* apply(
+        uuid,
+        `wallet:${proof.toString("hex")}`,
+        { type: "payer.wallet_attested", at: at.toISOString(), wallet: statement.wallet, address },
+        // In the step's own transaction: the index is written with the address it derives, or nothing is.
+        ({ step }) =>
+          Effect.gen(function* () {
+            if (factsOf(step).address?.toLowerCase() !== address.toLowerCase()) {
+              return yield* new InvalidState({ message: "This deposit request is not waiting for a wallet." })
+            }
+            const claimed = yield* sql`
+              update deposit_requests set deposit_index = ${Number(index)}
+              where id = ${uuid} and deposit_index is null returning id`
+            if (claimed.length === 0) {
+              return yield* new InvalidState({ message: "This deposit request already has a wallet." })
+            }
+            yield* record(uuid, "wallet", "accepted", null, proof)
           })
-        })
       )
+      if (applied._tag === "Duplicate") {
+        return yield* new InvalidRequest({
+          message: "This signed statement was already used.",
+          param: "signature"
+        })
+      }
       return view(yield* require(uuid))
     })
 
@@ -275,7 +304,12 @@ const make = Effect.gen(function* () {
           subject: `Your code for ${row.issuer_name ?? "your payment"}: ${code}`,
           text: `Your one-time code is ${code}. It expires in 10 minutes. If you did not ask for it, ignore this message.`
         })
-        .pipe(Effect.orDie)
+        .pipe(
+          // Counted against the sends all the same: a failing relay must not be hammered through this route.
+          Effect.mapError(
+            () => new ServiceUnavailable({ message: "The code could not be mailed; try again later." })
+          )
+        )
       return { sent_to: maskEmail(row.expected_email), expires_at: formatTimestamp(expiresAt) }
     })
 
@@ -299,12 +333,12 @@ const make = Effect.gen(function* () {
           param: "code"
         })
       }
-      yield* record(uuid, "mailbox_code", "accepted", null, null)
-      yield* apply(uuid, "verified:mailbox", {
-        type: "payer.verified",
-        at: at.toISOString(),
-        method: "mailbox"
-      })
+      yield* apply(
+        uuid,
+        "verified:mailbox",
+        { type: "payer.verified", at: at.toISOString(), method: "mailbox" },
+        () => record(uuid, "mailbox_code", "accepted", null, null)
+      )
       return view(yield* require(uuid))
     })
 

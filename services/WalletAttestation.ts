@@ -1,4 +1,4 @@
-import { type Address, type Hex, verifyTypedData } from "viem"
+import { type Address, createPublicClient, type Hex, http, type PublicClient, verifyTypedData } from "viem"
 
 /** The EIP-712 statement a payer signs to bind a wallet to one deposit request, on one chain, until a deadline. */
 export const attestationDomain = (chainId: number) =>
@@ -12,6 +12,9 @@ export const attestationTypes = {
     { name: "expiresAt", type: "uint256" }
   ]
 } as const
+
+/** A statement may be valid for at most this long after it is submitted. */
+export const MAX_STATEMENT_SECONDS = 24 * 3600
 
 export interface Statement {
   readonly depositRequest: string
@@ -35,14 +38,46 @@ export const typedData = (s: Statement) => ({
 })
 
 /**
+ * Whether the wallet named in the statement signed it. Resolves false for a signature that does not hold; rejects
+ * only when the answer could not be obtained (the chain node is unreachable), which is not the payer's fault.
+ */
+export type SignatureCheck = (s: Statement, signature: Hex) => Promise<boolean>
+
+/** Externally owned accounts only: recovers the signer offline. */
+export const eoaSignatureCheck: SignatureCheck = (s, signature) =>
+  verifyTypedData({ address: s.wallet, signature, ...typedData(s) }).catch(() => false)
+
+/**
+ * EOAs offline first; a wallet with code (a smart-contract wallet) is then asked on chain through ERC-1271
+ * `isValidSignature`, by viem's public-client `verifyTypedData`. The code is read first so that an unreachable
+ * node rejects instead of reading as a bad signature (viem folds a failed call into "invalid").
+ */
+export const chainSignatureCheck =
+  (client: Pick<PublicClient, "getCode" | "verifyTypedData">): SignatureCheck =>
+  async (s, signature) => {
+    if (await eoaSignatureCheck(s, signature)) return true
+    const code = await client.getCode({ address: s.wallet })
+    if (code === undefined || code === "0x") return false
+    return client.verifyTypedData({ address: s.wallet, signature, ...typedData(s) })
+  }
+
+/** The check the service uses: on chain when a node is configured, EOAs only otherwise. */
+export const signatureCheckFor = (chainRpcUrl: string | undefined): SignatureCheck =>
+  chainRpcUrl === undefined
+    ? eoaSignatureCheck
+    : chainSignatureCheck(
+        createPublicClient({ transport: http(chainRpcUrl, { retryCount: 1, timeout: 10_000 }) })
+      )
+
+/**
  * Checks a statement: it names this request and this chain, has not expired, and is signed by the wallet it
- * names (an EOA signature here; smart-contract wallets need the chain client, see the README). Returns the
- * refusal, or undefined when it holds.
+ * names. Returns the refusal, or undefined when it holds; rejects when the signature could not be checked.
  */
 export const refusalOf = async (
   s: Statement,
   signature: Hex,
-  expected: { readonly depositRequest: string; readonly chainId: number; readonly nowSeconds: number }
+  expected: { readonly depositRequest: string; readonly chainId: number; readonly nowSeconds: number },
+  check: SignatureCheck = eoaSignatureCheck
 ): Promise<{ param: string; message: string } | undefined> => {
   if (s.depositRequest !== expected.depositRequest) {
     return { param: "signature", message: "The statement names another deposit request." }
@@ -51,11 +86,10 @@ export const refusalOf = async (
     return { param: "chain_id", message: `The statement must name chain ${expected.chainId}.` }
   if (s.expiresAt <= expected.nowSeconds)
     return { param: "expires_at", message: "The statement has expired." }
-  if (s.expiresAt > expected.nowSeconds + 24 * 3600) {
+  if (s.expiresAt > expected.nowSeconds + MAX_STATEMENT_SECONDS) {
     return { param: "expires_at", message: "The statement may be valid for at most 24 hours." }
   }
-  const valid = await verifyTypedData({ address: s.wallet, signature, ...typedData(s) }).catch(() => false)
-  return valid
+  return (await check(s, signature))
     ? undefined
     : { param: "signature", message: "The signature is not the wallet's signature of this statement." }
 }

@@ -1,7 +1,14 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { LongPollParams } from "../DepositRequests/Api"
-import { InvalidRequest, InvalidState, NotFound, PayloadTooLarge, RateLimited } from "../Errors"
+import {
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  ServiceUnavailable
+} from "../Errors"
 import { IdParam, StrictStruct, Text } from "../Schemas"
 
 export const PayerDepositRequest = Schema.Struct({
@@ -29,12 +36,16 @@ export const PayerDepositRequest = Schema.Struct({
   attestation: Schema.NullOr(
     Schema.Struct({
       domain: Schema.Struct({ name: Schema.String, version: Schema.String, chainId: Schema.Number }),
+      types: Schema.Record({
+        key: Schema.String,
+        value: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String }))
+      }),
       primary_type: Schema.String,
       message: Schema.Struct({ depositRequest: Schema.String, chainId: Schema.Number })
     })
   ).annotations({
     description:
-      "While the wallet is owed: the EIP-712 domain and the fixed part of the `WalletAttestation { string depositRequest; address wallet; uint256 chainId; uint256 expiresAt }` statement to sign."
+      "While the wallet is owed: the EIP-712 domain, types and the fixed part of the `WalletAttestation { string depositRequest; address wallet; uint256 chainId; uint256 expiresAt }` statement; the payer adds `wallet` and `expiresAt` (Unix seconds, at most 24 hours ahead) and signs it."
   }),
   expires_at: Schema.String,
   version: Schema.String
@@ -61,6 +72,7 @@ export class PayerApi extends HttpApiGroup.make("payer")
       .setPath(path)
       .addSuccess(Schema.Struct({ sent_to: Schema.String, expires_at: Schema.String }), { status: 202 })
       .addError(InvalidState)
+      .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Summary,
         "Mail a one-time code to the expected mailbox (at most 5 per request, 10 minutes each)"
@@ -100,9 +112,10 @@ export class PayerApi extends HttpApiGroup.make("payer")
       )
       .addSuccess(PayerDepositRequest)
       .addError(InvalidState)
+      .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Summary,
-        "Attest the paying wallet with a signed EIP-712 statement; releases the address"
+        "Attest the paying wallet (EOA or ERC-1271 contract wallet) with a signed EIP-712 statement; releases the address"
       )
   )
   .addError(NotFound)
