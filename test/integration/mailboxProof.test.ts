@@ -1,46 +1,31 @@
 import { randomUUID } from "node:crypto"
 import { Option } from "effect"
-import { SMTPServer } from "smtp-server"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ReceivedMail, startSmtpInbox } from "../support/SmtpInbox"
 import { typedData } from "../../services/WalletAttestation"
 import { type MerchantClient, merchantClient } from "../support/Api"
 import { createMerchant } from "../support/Merchant"
 import { type RunningService, startService } from "../support/Service"
 
-const inbox: Array<{ to: string; raw: string }> = []
-let smtp: SMTPServer
+let smtp: Awaited<ReturnType<typeof startSmtpInbox>>
+let inbox: ReadonlyArray<ReceivedMail> = []
 let service: RunningService
 let api: MerchantClient
 let refs: { issuerId: string; payoutAddressId: string }
 
 beforeAll(async () => {
-  // A real SMTP server on loopback: the service talks SMTP to it exactly as to a relay.
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    onData(stream, session, callback) {
-      let raw = ""
-      stream.on("data", (d: Buffer) => {
-        raw += d.toString()
-      })
-      stream.on("end", () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address).join(","), raw })
-        callback()
-      })
-    }
-  })
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
-  const port = (smtp.server.address() as { port: number }).port
+  smtp = await startSmtpInbox()
+  inbox = smtp.inbox
   service = await startService({
-    config: { smtpUrl: Option.some(`smtp://127.0.0.1:${port}`), rateLimitCapacity: 10_000 }
+    config: { smtpUrl: Option.some(smtp.url), rateLimitCapacity: 10_000 }
   })
   api = merchantClient(service, await createMerchant(service.databaseUrl))
   refs = await api.setup()
 })
 afterAll(async () => {
   await service?.stop()
-  await new Promise<void>((resolve) => smtp.close(() => resolve()))
+  await smtp?.close()
 })
 
 const payer = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => {

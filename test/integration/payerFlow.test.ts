@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { Option } from "effect"
 import pg from "pg"
-import { SMTPServer } from "smtp-server"
 import { hashTypedData } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -10,6 +9,7 @@ import { typedData } from "../../services/WalletAttestation"
 import { type MerchantClient, merchantClient } from "../support/Api"
 import { deployContractWallet } from "../support/ContractWallet"
 import { ControlledClock } from "../support/ControlledClock"
+import { type ReceivedMail, startSmtpInbox } from "../support/SmtpInbox"
 import { createMerchant } from "../support/Merchant"
 import { type RunningService, startService } from "../support/Service"
 
@@ -360,44 +360,27 @@ const attemptsOf = async (on: RunningService, id: string) => {
 }
 
 describe("the mailbox policy, end to end over SMTP", () => {
-  const inbox: Array<{ to: string; raw: string }> = []
+  let inbox: ReadonlyArray<ReceivedMail> = []
   const clock = new ControlledClock()
-  let smtp: SMTPServer
+  let smtp: Awaited<ReturnType<typeof startSmtpInbox>> | undefined
   let mailService: RunningService
   let mailApi: MerchantClient
   let mailRefs: { issuerId: string; payoutAddressId: string }
 
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS"],
-      // A relay that refuses a recipient: the service must answer 503, not crash.
-      onRcptTo(address, _session, callback) {
-        callback(address.address.startsWith("refused-") ? new Error("550 mailbox unavailable") : undefined)
-      },
-      onData(stream, session, callback) {
-        let raw = ""
-        stream.on("data", (d: Buffer) => {
-          raw += d.toString()
-        })
-        stream.on("end", () => {
-          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address).join(","), raw })
-          callback()
-        })
-      }
-    })
-    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
-    const port = (smtp.server.address() as { port: number }).port
+    // A relay that refuses a recipient: the service must answer 503, not crash.
+    smtp = await startSmtpInbox((address) => address.startsWith("refused-"))
+    inbox = smtp.inbox
     mailService = await startService({
       clock,
-      config: { smtpUrl: Option.some(`smtp://127.0.0.1:${port}`), rateLimitCapacity: 10_000 }
+      config: { smtpUrl: Option.some(smtp.url), rateLimitCapacity: 10_000 }
     })
     mailApi = merchantClient(mailService, await createMerchant(mailService.databaseUrl))
     mailRefs = await mailApi.setup()
   })
   afterAll(async () => {
     await mailService?.stop()
-    await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()))
+    await smtp?.close()
   })
 
   const createMailbox = async (email: string) => {
