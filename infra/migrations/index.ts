@@ -7,6 +7,7 @@ import webhooks from "./0006_webhooks"
 import mailboxCodes from "./0007_mailbox_codes"
 import chain from "./0008_chain"
 import transfers from "./0009_transfers"
+import rateBatches from "./0010_rate_batches"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -18,5 +19,6 @@ export const migrations = {
   "0006_webhooks": webhooks,
   "0007_mailbox_codes": mailboxCodes,
   "0008_chain": chain,
-  "0009_transfers": transfers
+  "0009_transfers": transfers,
+  "0010_rate_batches": rateBatches
 }

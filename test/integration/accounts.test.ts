@@ -165,6 +165,32 @@ describe("rate limit", () => {
       await other.stop()
     }
   })
+
+  it("stays exact when 100 requests race on two instances: 60 allowed, each remaining value once", async () => {
+    const own = await createMerchant(db.url)
+    const other = await startService({ database: db, clock })
+    clock.freeze()
+    try {
+      // Concurrent requests on one instance share round trips; the shared bucket must still count every one.
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          (i % 2 === 0 ? service : other).request("/v1/account", { headers: own.headers() })
+        )
+      )
+      const allowed = answers.filter((res) => res.status === 200)
+      const limited = answers.filter((res) => res.status === 429)
+      expect(allowed).toHaveLength(60)
+      expect(limited).toHaveLength(40)
+      const remaining = allowed.map((res) => Number(res.headers.get("x-ratelimit-remaining")))
+      expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i))
+      for (const res of limited) {
+        expect(res.headers.get("x-ratelimit-remaining")).toBe("0")
+        expect(res.headers.get("retry-after")).toBe("1")
+      }
+    } finally {
+      await other.stop()
+    }
+  })
 })
 
 describe("CORS", () => {
