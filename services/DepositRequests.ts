@@ -1,3 +1,4 @@
+import type { SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Effect, Layer, Option, Runtime } from "effect"
 import { IdempotencyConflict, InvalidRequest, NotFound } from "../src/api/Errors"
@@ -71,7 +72,8 @@ const make = Effect.gen(function* () {
       if (rows.length === 0) return yield* NotFound.of("customer")
     })
 
-  const validateCreate = (accountId: string, input: CreateInput, now: Date) =>
+  /** The rules a create's own fields must meet, before anything is read. */
+  const validateFields = (input: CreateInput, now: Date) =>
     Effect.gen(function* () {
       if (input.amount <= 0n)
         return yield* new InvalidRequest({ message: "'amount' must be above zero.", param: "amount" })
@@ -107,97 +109,194 @@ const make = Effect.gen(function* () {
           param: "expires_at"
         })
       }
-      const issuer = yield* sql`
-        select 1 from issuers where id = ${uuidOfId(input.issuer_id)} and account_id = ${accountId} and deleted_at is null`
-      if (issuer.length === 0) return yield* NotFound.of("issuer")
-      const payout = yield* sql<{ address: string; disabled_at: Date | null }>`
-        select address, disabled_at from payout_addresses
-        where id = ${uuidOfId(input.payout_address_id)} and account_id = ${accountId}`
-      if (payout[0] === undefined) return yield* NotFound.of("payout_address")
-      if (payout[0].disabled_at !== null) {
-        return yield* new InvalidRequest({
-          message: "The payout address is disabled.",
-          param: "payout_address_id"
-        })
-      }
-      if (input.customer_id !== undefined) yield* requireCustomer(accountId, input.customer_id)
-      return { expiresAt, payoutAddress: payout[0].address }
+      return expiresAt
     })
+
+  /** The references a create names must be the account's own, live ones (the same rule the write re-checks). */
+  const referencesLive = (accountId: string, input: CreateInput) => sql`
+    exists (select 1 from issuers i where i.id = ${uuidOfId(input.issuer_id)}::uuid
+      and i.account_id = ${accountId}::uuid and i.deleted_at is null)
+    and exists (select 1 from payout_addresses p where p.id = ${uuidOfId(input.payout_address_id)}::uuid
+      and p.account_id = ${accountId}::uuid and p.disabled_at is null)
+    and (${input.customer_id === undefined ? null : uuidOfId(input.customer_id)}::uuid is null
+      or exists (select 1 from customers c where c.id = ${input.customer_id === undefined ? null : uuidOfId(input.customer_id)}::uuid
+        and c.account_id = ${accountId}::uuid and c.deleted_at is null))`
+
+  /** Which reference is missing or unusable, as the error a merchant can act on. */
+  const referenceError = (
+    refs: {
+      issuer: boolean
+      payout_address: string | null
+      payout_disabled: boolean | null
+      customer: boolean
+    },
+    input: CreateInput
+  ) => {
+    if (!refs.issuer) return NotFound.of("issuer")
+    if (refs.payout_address === null) return NotFound.of("payout_address")
+    if (refs.payout_disabled === true) {
+      return new InvalidRequest({ message: "The payout address is disabled.", param: "payout_address_id" })
+    }
+    if (input.customer_id !== undefined && !refs.customer) return NotFound.of("customer")
+    return undefined
+  }
 
   const load = (accountId: string, uuid: string) =>
     sql<DepositRequestRow>`select * from deposit_requests where id = ${uuid} and account_id = ${accountId}`.pipe(
       Effect.map((rows) => Option.fromNullable(rows[0]))
     )
 
+  type Created = { replayed: boolean; wire: DepositRequestWire; secret: string | undefined }
+
   /**
-   * Creates a request once per Idempotency-Key. The key row and the request commit together, so concurrent
-   * requests with one key wait on the key's unique index and then find the first one's result.
+   * The payout address of each payout-address id seen: an address never changes (only its disabled flag does,
+   * and the claim re-checks that), so a create that names a known one needs no read first.
    */
-  const create = (accountId: string, idempotencyKey: string, input: CreateInput) =>
-    sql.withTransaction(
-      Effect.gen(function* () {
+  const payoutAddresses = new Map<string, string>()
+  const rememberPayout = (accountId: string, payoutId: string, address: string) => {
+    if (payoutAddresses.size >= 10_000) payoutAddresses.clear()
+    payoutAddresses.set(`${accountId}:${payoutId}`, address)
+  }
+
+  /**
+   * One statement: claim the key (a key past its window is taken over, as if forgotten) only if every reference
+   * is still the account's own and live, and insert the request with it. `None` when nothing was claimed.
+   */
+  const claimAndInsert = (
+    accountId: string,
+    idempotencyKey: string,
+    input: CreateInput,
+    now: Date,
+    expiresAt: Date,
+    payoutAddress: string
+  ) =>
+    Effect.gen(function* () {
+      const uuid = ids.next()
+      const secret = input.payer_policy_mode === "merchant_session" ? newSecret("mss_") : undefined
+      const claim = sql`
+        insert into idempotency_keys (account_id, key, fingerprint, resource_id, created_at)
+        select ${accountId}::uuid, ${idempotencyKey}, ${fingerprintOf(input)}::bytea, ${uuid}::uuid, ${now}::timestamptz
+        where ${referencesLive(accountId, input)}
+        on conflict (account_id, key) do update
+          set fingerprint = excluded.fingerprint, resource_id = excluded.resource_id, created_at = excluded.created_at
+          where idempotency_keys.created_at < ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)}::timestamptz
+        returning resource_id`
+      const created = yield* host.create(
+        {
+          id: uuid,
+          account_id: accountId,
+          amount_base_units: input.amount.toString(),
+          heading: input.heading ?? "",
+          reference: input.reference ?? "",
+          metadata: { ...(input.metadata ?? {}) },
+          customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
+          issuer_id: uuidOfId(input.issuer_id),
+          payout_address_id: uuidOfId(input.payout_address_id),
+          payer_policy_mode: input.payer_policy_mode,
+          expected_email: input.expected_email ?? null,
+          payer_reference: input.payer_reference ?? null,
+          deposit_index: null,
+          deposit_address: null,
+          expires_at: expiresAt,
+          created_at: now,
+          merchant_session_secret_digest: secret === undefined ? null : digestOf(secret)
+        },
+        {
+          id: toId("dr", uuid),
+          amount_base_units: input.amount.toString(),
+          payout_address: payoutAddress,
+          payer_policy_mode: input.payer_policy_mode,
+          expires_at: expiresAt.toISOString(),
+          created_at: now.toISOString()
+        },
+        claim
+      )
+      return Option.map(created, ({ row }): Created => ({ replayed: false, wire: host.view(row), secret }))
+    })
+
+  /**
+   * The full path: one read (the key, if it is remembered, and the references), then the claiming insert. Used
+   * when the fast path could not decide: a replay, a conflict, a refused reference or field, an unknown payout.
+   */
+  const createAfterRead = (accountId: string, idempotencyKey: string, input: CreateInput) =>
+    Effect.gen(function* () {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const customerUuid = input.customer_id === undefined ? null : uuidOfId(input.customer_id)
+      const [read] = yield* sql<{
+        fingerprint: Uint8Array | null
+        resource_id: string | null
+        issuer: boolean
+        payout_address: string | null
+        payout_disabled: boolean | null
+        customer: boolean
+      }>`
+        select k.fingerprint, k.resource_id,
+          exists (select 1 from issuers where id = ${uuidOfId(input.issuer_id)}::uuid
+            and account_id = ${accountId}::uuid and deleted_at is null) as issuer,
+          p.address as payout_address, p.disabled_at is not null as payout_disabled,
+          exists (select 1 from customers where id = ${customerUuid}::uuid
+            and account_id = ${accountId}::uuid and deleted_at is null) as customer
+        from (select 1) as one
+        left join idempotency_keys k on k.account_id = ${accountId}::uuid and k.key = ${idempotencyKey}
+          and k.created_at >= ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)}
+        left join payout_addresses p on p.id = ${uuidOfId(input.payout_address_id)}::uuid
+          and p.account_id = ${accountId}::uuid`
+      if (read!.resource_id !== null) {
+        if (!Buffer.from(read!.fingerprint!).equals(fingerprintOf(input))) {
+          return yield* new IdempotencyConflict({
+            message:
+              "This Idempotency-Key was already used with different immutable fields (amount, issuer, payout address, payer policy or deadline). Use a new key for a new request."
+          })
+        }
+        const row = yield* load(accountId, read!.resource_id)
+        return Option.some<Created>({
+          replayed: true,
+          wire: host.view(Option.getOrThrow(row)),
+          secret: undefined
+        })
+      }
+      const expiresAt = yield* validateFields(input, now)
+      const refused = referenceError(read!, input)
+      if (refused !== undefined) return yield* refused
+      rememberPayout(accountId, input.payout_address_id, read!.payout_address!)
+      return yield* claimAndInsert(accountId, idempotencyKey, input, now, expiresAt, read!.payout_address!)
+    })
+
+  /**
+   * Creates a request once per Idempotency-Key. The usual create (valid fields, a payout address seen before) is
+   * ONE statement and one commit; anything else reads first. Concurrent creates with one key wait on the key's
+   * unique index; the losers find nothing claimed, read, and answer from the winner's row.
+   */
+  const create = (
+    accountId: string,
+    idempotencyKey: string,
+    input: CreateInput
+  ): Effect.Effect<Created, IdempotencyConflict | InvalidRequest | NotFound | SqlError.SqlError> =>
+    Effect.gen(function* () {
+      const knownPayout = payoutAddresses.get(`${accountId}:${input.payout_address_id}`)
+      if (knownPayout !== undefined) {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const fingerprint = fingerprintOf(input)
-        const uuid = ids.next()
-        // Expired keys are forgotten first, so a key can be reused after its window.
-        yield* sql`
-          delete from idempotency_keys
-          where account_id = ${accountId} and key = ${idempotencyKey}
-            and created_at < ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)}`
-        const claimed = yield* sql`
-          insert into idempotency_keys (account_id, key, fingerprint, resource_id, created_at)
-          values (${accountId}, ${idempotencyKey}, ${fingerprint}, ${uuid}, ${now})
-          on conflict (account_id, key) do nothing
-          returning resource_id`
-        if (claimed.length === 0) {
-          const stored = yield* sql<{ fingerprint: Uint8Array; resource_id: string }>`
-            select fingerprint, resource_id from idempotency_keys where account_id = ${accountId} and key = ${idempotencyKey}`
-          const first = stored[0]!
-          if (!Buffer.from(first.fingerprint).equals(fingerprint)) {
-            return yield* new IdempotencyConflict({
-              message:
-                "This Idempotency-Key was already used with different immutable fields (amount, issuer, payout address, payer policy or deadline). Use a new key for a new request."
-            })
-          }
-          const row = yield* load(accountId, first.resource_id)
-          return { replayed: true, wire: host.view(Option.getOrThrow(row)), secret: undefined }
+        // A field error may still be a replay of a request that was valid then: let the full path decide.
+        const expiresAt = yield* Effect.option(validateFields(input, now))
+        if (Option.isSome(expiresAt)) {
+          const created = yield* claimAndInsert(
+            accountId,
+            idempotencyKey,
+            input,
+            now,
+            expiresAt.value,
+            knownPayout
+          )
+          if (Option.isSome(created)) return created.value
         }
-        const { expiresAt, payoutAddress } = yield* validateCreate(accountId, input, now)
-        const secret = input.payer_policy_mode === "merchant_session" ? newSecret("mss_") : undefined
-        const { row } = yield* host.create(
-          {
-            id: uuid,
-            account_id: accountId,
-            amount_base_units: input.amount.toString(),
-            heading: input.heading ?? "",
-            reference: input.reference ?? "",
-            metadata: { ...(input.metadata ?? {}) },
-            customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
-            issuer_id: uuidOfId(input.issuer_id),
-            payout_address_id: uuidOfId(input.payout_address_id),
-            payer_policy_mode: input.payer_policy_mode,
-            expected_email: input.expected_email ?? null,
-            payer_reference: input.payer_reference ?? null,
-            deposit_index: null,
-            deposit_address: null,
-            expires_at: expiresAt,
-            created_at: now
-          },
-          {
-            id: toId("dr", uuid),
-            amount_base_units: input.amount.toString(),
-            payout_address: payoutAddress,
-            payer_policy_mode: input.payer_policy_mode,
-            expires_at: expiresAt.toISOString(),
-            created_at: now.toISOString()
-          }
-        )
-        if (secret !== undefined) {
-          yield* sql`update deposit_requests set merchant_session_secret_digest = ${digestOf(secret)} where id = ${uuid}`
-        }
-        return { replayed: false, wire: host.view(row), secret }
-      })
-    )
+      }
+      // Nothing claimed means another create took the key meanwhile, or a reference changed: read, and decide.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const created = yield* createAfterRead(accountId, idempotencyKey, input)
+        if (Option.isSome(created)) return created.value
+      }
+      return yield* Effect.dieMessage(`create with Idempotency-Key ${idempotencyKey} kept losing its claim`)
+    })
 
   const get = (accountId: string, uuid: string) => Effect.map(load(accountId, uuid), Option.map(host.view))
 

@@ -119,6 +119,29 @@ describe("POST /v1/deposit-requests", () => {
     expect(await countRows(db.url)).toEqual(before)
   })
 
+  it("refuses a payout address disabled after it was used, and a deleted issuer, writing nothing", async () => {
+    const payout = await api.call<{ id: string }>("POST", "/v1/payout-addresses", {
+      address: "0x8ba1f109551bd432803012645ac136ddd64dba72"
+    })
+    const issuer = await api.call<{ id: string }>("POST", "/v1/issuers", { display_name: "Short-lived" })
+    const own = { issuer_id: issuer.body.id, payout_address_id: payout.body.id }
+    // The first create makes the payout address known to this instance, so the next ones take the fast path.
+    expect((await create({ amount: "1", ...own })).status).toBe(201)
+    expect((await api.call("POST", `/v1/payout-addresses/${payout.body.id}/disable`)).status).toBe(200)
+    const before = (await countRows(db.url)).deposit_requests!
+    const disabled = await create({ amount: "1", ...own })
+    expect(disabled.status).toBe(400)
+    expect(disabled.body.error.code).toBe("invalid_request")
+    expect(disabled.body.error.param).toBe("payout_address_id")
+    const deleted = await create({ amount: "1", ...own, payout_address_id: refs.payoutAddressId })
+    expect(deleted.status).toBe(201)
+    expect((await api.call("DELETE", `/v1/issuers/${issuer.body.id}`)).status).toBe(204)
+    const gone = await create({ amount: "1", ...own, payout_address_id: refs.payoutAddressId })
+    expect(gone.status).toBe(404)
+    expect(gone.body.error.code).toBe("issuer_not_found")
+    expect((await countRows(db.url)).deposit_requests).toBe(before + 1)
+  })
+
   it("returns a merchant-session secret once, and never on a replay", async () => {
     const k = key()
     const res = await create(
