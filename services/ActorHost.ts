@@ -1,6 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import type { Statement } from "@effect/sql"
-import { Clock, Context, Data, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Context, Data, Effect, Layer, Schedule } from "effect"
 import { MACHINE_VERSION, type Recovery } from "../machines/DepositRequest"
 import { v5 as uuidv5 } from "uuid"
 import {
@@ -128,24 +127,17 @@ const make = Effect.gen(function* () {
       }
     })
 
-  /**
-   * Creates the actor: its first snapshot. With `claim` (a statement yielding one row when the create may go
-   * ahead, e.g. an Idempotency-Key insert), the claim and the insert are ONE statement, so a create is one
-   * round trip and one commit; `None` when the claim yielded nothing. The first step emits nothing today; if it
-   * ever does, its rows are written in the same transaction.
-   */
-  const create = (
+  /** The actor's first step and the row that stores it, not yet written. */
+  const firstStep = (
     params: Omit<
       DepositRequestRow,
       "status" | "version" | "machine_version" | "snapshot" | "received_base_units" | "updated_at"
-    > & { readonly merchant_session_secret_digest?: Uint8Array | null },
-    input: DepositRequestInput,
-    claim?: Statement.Fragment
+    >,
+    input: DepositRequestInput
   ) => {
     const s = start(input)
-    const { merchant_session_secret_digest: secretDigest = null, ...columns } = params
     const row: DepositRequestRow = {
-      ...columns,
+      ...params,
       status: s.status,
       version: "1",
       machine_version: MACHINE_VERSION,
@@ -153,32 +145,31 @@ const make = Effect.gen(function* () {
       received_base_units: factsOf(s).receivedBaseUnits,
       updated_at: params.created_at
     }
-    const values = sql`
-      ${row.id}::uuid, ${row.account_id}::uuid, ${row.status}, 1, ${MACHINE_VERSION}::integer, ${sql.json(s.snapshot)}::jsonb,
-      ${row.amount_base_units}::numeric, ${row.received_base_units}::numeric, ${row.heading}, ${row.reference},
-      ${sql.json(row.metadata)}::jsonb, ${row.customer_id}::uuid, ${row.issuer_id}::uuid, ${row.payout_address_id}::uuid,
-      ${row.payer_policy_mode}, ${row.expected_email}, ${row.payer_reference}, ${row.deposit_index}::integer,
-      ${row.deposit_address}, ${row.expires_at}::timestamptz, ${row.created_at}::timestamptz,
-      ${row.created_at}::timestamptz, ${secretDigest}::bytea`
-    const columnList = sql`
-      id, account_id, status, version, machine_version, snapshot, amount_base_units, received_base_units,
-      heading, reference, metadata, customer_id, issuer_id, payout_address_id, payer_policy_mode,
-      expected_email, payer_reference, deposit_index, deposit_address, expires_at, created_at, updated_at,
-      merchant_session_secret_digest`
-    const insert =
-      claim === undefined
-        ? sql`insert into deposit_requests (${columnList}) values (${values}) returning id`
-        : sql`with claimed as (${claim}) insert into deposit_requests (${columnList})
-              select ${values} from claimed returning id`
-    const write = Effect.gen(function* () {
-      const inserted = yield* insert
-      if (inserted.length === 0) return Option.none()
-      yield* persistEmitted(row, s, params.created_at)
-      inspector.created(toId("dr", params.id), s.snapshot)
-      return Option.some({ row, step: s })
-    })
-    return s.emitted.length === 0 ? write : sql.withTransaction(write)
+    return { row, step: s }
   }
+
+  /** To call once a first step's row is committed: shows the new actor to the inspector. */
+  const created = (row: DepositRequestRow) => inspector.created(toId("dr", row.id), row.snapshot)
+
+  /** Creates the actor: its first snapshot and whatever the first step emitted, in the caller's transaction. */
+  const create = (...args: Parameters<typeof firstStep>) =>
+    Effect.gen(function* () {
+      const { row, step: s } = firstStep(...args)
+      yield* sql`
+        insert into deposit_requests (
+          id, account_id, status, version, machine_version, snapshot, amount_base_units, received_base_units,
+          heading, reference, metadata, customer_id, issuer_id, payout_address_id, payer_policy_mode,
+          expected_email, payer_reference, deposit_index, deposit_address, expires_at, created_at, updated_at)
+        values (
+          ${row.id}, ${row.account_id}, ${row.status}, 1, ${MACHINE_VERSION}, ${sql.json(s.snapshot)},
+          ${row.amount_base_units}, ${row.received_base_units}, ${row.heading}, ${row.reference},
+          ${sql.json(row.metadata)}, ${row.customer_id}, ${row.issuer_id}, ${row.payout_address_id},
+          ${row.payer_policy_mode}, ${row.expected_email}, ${row.payer_reference}, ${row.deposit_index},
+          ${row.deposit_address}, ${row.expires_at}, ${row.created_at}, ${row.created_at})`
+      yield* persistEmitted(row, s, row.created_at)
+      created(row)
+      return { row, step: s }
+    })
 
   /**
    * Applies one event to one request: dedupe by event id, lock the row (one writer per request), restore, step,
@@ -268,7 +259,7 @@ const make = Effect.gen(function* () {
       chainId
     )
 
-  return { create, apply, view } as const
+  return { firstStep, created, create, apply, view } as const
 })
 
 const contextOf = (row: DepositRequestRow): DepositRequestContext =>

@@ -7,6 +7,7 @@ import { ActorHost } from "./ActorHost"
 import { ChangeFeed } from "./ChangeFeed"
 import type { DepositRequestRow, DepositRequestWire } from "./DepositRequestView"
 import { Ids } from "./Ids"
+import { makeCreateGroupCommit } from "./CreateGroupCommit"
 import { dieOnSqlErrors } from "./SqlFailure"
 import { digestOf, newSecret } from "./Secrets"
 
@@ -112,16 +113,6 @@ const make = Effect.gen(function* () {
       return expiresAt
     })
 
-  /** The references a create names must be the account's own, live ones (the same rule the write re-checks). */
-  const referencesLive = (accountId: string, input: CreateInput) => sql`
-    exists (select 1 from issuers i where i.id = ${uuidOfId(input.issuer_id)}::uuid
-      and i.account_id = ${accountId}::uuid and i.deleted_at is null)
-    and exists (select 1 from payout_addresses p where p.id = ${uuidOfId(input.payout_address_id)}::uuid
-      and p.account_id = ${accountId}::uuid and p.disabled_at is null)
-    and (${input.customer_id === undefined ? null : uuidOfId(input.customer_id)}::uuid is null
-      or exists (select 1 from customers c where c.id = ${input.customer_id === undefined ? null : uuidOfId(input.customer_id)}::uuid
-        and c.account_id = ${accountId}::uuid and c.deleted_at is null))`
-
   /** Which reference is missing or unusable, as the error a merchant can act on. */
   const referenceError = (
     refs: {
@@ -158,9 +149,12 @@ const make = Effect.gen(function* () {
     payoutAddresses.set(`${accountId}:${payoutId}`, address)
   }
 
+  const groupCommit = makeCreateGroupCommit(sql, IDEMPOTENCY_WINDOW_MS)
+
   /**
-   * One statement: claim the key (a key past its window is taken over, as if forgotten) only if every reference
-   * is still the account's own and live, and insert the request with it. `None` when nothing was claimed.
+   * Claims the key (a key past its window is taken over, as if forgotten) only if every reference is still the
+   * account's own and live, and inserts the request with it, in the next group commit. `None` when nothing was
+   * claimed.
    */
   const claimAndInsert = (
     accountId: string,
@@ -173,15 +167,7 @@ const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const uuid = ids.next()
       const secret = input.payer_policy_mode === "merchant_session" ? newSecret("mss_") : undefined
-      const claim = sql`
-        insert into idempotency_keys (account_id, key, fingerprint, resource_id, created_at)
-        select ${accountId}::uuid, ${idempotencyKey}, ${fingerprintOf(input)}::bytea, ${uuid}::uuid, ${now}::timestamptz
-        where ${referencesLive(accountId, input)}
-        on conflict (account_id, key) do update
-          set fingerprint = excluded.fingerprint, resource_id = excluded.resource_id, created_at = excluded.created_at
-          where idempotency_keys.created_at < ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)}::timestamptz
-        returning resource_id`
-      const created = yield* host.create(
+      const { row, step } = host.firstStep(
         {
           id: uuid,
           account_id: accountId,
@@ -198,8 +184,7 @@ const make = Effect.gen(function* () {
           deposit_index: null,
           deposit_address: null,
           expires_at: expiresAt,
-          created_at: now,
-          merchant_session_secret_digest: secret === undefined ? null : digestOf(secret)
+          created_at: now
         },
         {
           id: toId("dr", uuid),
@@ -208,10 +193,20 @@ const make = Effect.gen(function* () {
           payer_policy_mode: input.payer_policy_mode,
           expires_at: expiresAt.toISOString(),
           created_at: now.toISOString()
-        },
-        claim
+        }
       )
-      return Option.map(created, ({ row }): Created => ({ replayed: false, wire: host.view(row), secret }))
+      // The group commit writes rows only; a first step that emitted events would need them in its transaction.
+      if (step.emitted.length > 0)
+        return yield* Effect.dieMessage("the first step emitted; creates cannot batch it")
+      const claimed = yield* groupCommit.claim({
+        row,
+        idempotencyKey,
+        fingerprint: fingerprintOf(input),
+        secretDigest: secret === undefined ? null : digestOf(secret)
+      })
+      if (!claimed) return Option.none()
+      host.created(row)
+      return Option.some<Created>({ replayed: false, wire: host.view(row), secret })
     })
 
   /**

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, Layer, Option, Redacted } from "effect"
+import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../src/Config"
+import { makeBatcher } from "./Batcher"
 
 export interface RateDecision {
   readonly allowed: boolean
@@ -35,12 +36,6 @@ export class EphemeralSql extends Context.Tag("deposits/EphemeralSql")<Ephemeral
 /** At most this many waiting requests share one round trip. */
 const MAX_BATCH = 256
 
-interface AccountQueue {
-  /** Requests waiting for the next round trip. */
-  waiting: Array<Deferred.Deferred<RateDecision>>
-  draining: boolean
-}
-
 const make = Effect.gen(function* () {
   const sql = yield* EphemeralSql
   const config = yield* AppConfig
@@ -60,65 +55,35 @@ const make = Effect.gen(function* () {
 
   /**
    * One statement against the row that is the bucket, shared by every instance: the refill since the last call is
-   * credited first (capped at the capacity), then up to `batch.length` tokens are taken, in arrival order. Each
-   * request gets the decision it would have had alone, as if the batch had gone through one by one.
+   * credited first (capped at the capacity), then up to `count` tokens are taken, in arrival order. Each request
+   * gets the decision it would have had alone, as if the batch had gone through one by one.
    */
-  const takeBatch = (accountId: string, batch: ReadonlyArray<Deferred.Deferred<RateDecision>>) =>
+  const takeTokens = (accountId: string, count: number) =>
     Effect.gen(function* () {
       const nowMs = BigInt(yield* Clock.currentTimeMillis)
       const rows = yield* sql<{ refilled_milli: string; granted: number }>`
         select refilled_milli, granted from take_rate_tokens(
-          ${accountId}, ${nowMs.toString()}, ${capacityMilli.toString()}, ${refillPerMs.toString()},
-          ${batch.length})`
+          ${accountId}, ${nowMs.toString()}, ${capacityMilli.toString()}, ${refillPerMs.toString()}, ${count})`
       const refilled = BigInt(rows[0]!.refilled_milli)
       const granted = rows[0]!.granted
       const left = refilled - BigInt(granted) * 1000n
-      for (const [i, waiter] of batch.entries()) {
-        const allowed = i < granted
-        const milli = allowed ? refilled - BigInt(i + 1) * 1000n : left
-        Deferred.unsafeDone(waiter, Exit.succeed(decide(allowed, milli, nowMs)))
-      }
-    }).pipe(
-      Effect.catchAllCause((cause) =>
-        Effect.sync(() => {
-          // A failed round trip is a defect for every request that shared it, as it would be alone.
-          const failed = Exit.die(Cause.squash(cause))
-          for (const waiter of batch) Deferred.unsafeDone(waiter, failed)
-        })
+      return Array.from({ length: count }, (_, i) =>
+        i < granted ? decide(true, refilled - BigInt(i + 1) * 1000n, nowMs) : decide(false, left, nowMs)
       )
-    )
-
-  /**
-   * Requests for one account that arrive while a round trip for it is under way wait for the next one and share
-   * it: under load an instance makes one call per round trip instead of one per request, and every token is
-   * still taken in PostgreSQL before its request is answered (no local allowance, so the limit is exact across
-   * instances).
-   */
-  const queues = new Map<string, AccountQueue>()
-  const drain = (accountId: string, queue: AccountQueue): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (queue.waiting.length === 0) {
-        queue.draining = false
-        queues.delete(accountId)
-        return Effect.void
-      }
-      const batch = queue.waiting.splice(0, MAX_BATCH)
-      return Effect.zipRight(takeBatch(accountId, batch), drain(accountId, queue))
     })
 
-  const take = (accountId: string) =>
-    Effect.suspend(() => {
-      const waiter = Deferred.unsafeMake<RateDecision>(FiberId.none)
-      let queue = queues.get(accountId)
-      if (queue === undefined) {
-        queue = { waiting: [], draining: false }
-        queues.set(accountId, queue)
-      }
-      queue.waiting.push(waiter)
-      if (queue.draining) return Deferred.await(waiter)
-      queue.draining = true
-      return Effect.zipRight(Effect.forkDaemon(drain(accountId, queue)), Deferred.await(waiter))
-    }).pipe(Effect.orDie)
+  /**
+   * Requests for one account that arrive while a round trip for it is under way share the next one: under load
+   * an instance makes one call per round trip instead of one per request, and every token is still taken in
+   * PostgreSQL before its request is answered (no local allowance, so the limit stays exact across instances).
+   */
+  const batcher = makeBatcher({
+    maxBatch: MAX_BATCH,
+    maxInFlight: 1,
+    run: (accountId: string, batch: ReadonlyArray<null>) => takeTokens(accountId, batch.length)
+  })
+
+  const take = (accountId: string) => batcher.submit(accountId, null).pipe(Effect.orDie)
 
   return { take } as const
 })
