@@ -1,0 +1,62 @@
+import { Deferred, Effect, Exit } from "effect"
+import { describe, expect, it } from "vitest"
+import { makeBatcher } from "../../services/Batcher"
+
+describe("Batcher", () => {
+  it("runs an idle key's call at once, then lets callers that waited share one round trip, in order", async () => {
+    const batches: Array<ReadonlyArray<number>> = []
+    const gate = Effect.runSync(Deferred.make<void>())
+    const batcher = makeBatcher({
+      maxBatch: 100,
+      maxInFlight: 1,
+      run: (_key, batch: ReadonlyArray<number>) =>
+        Effect.gen(function* () {
+          batches.push(batch)
+          if (batches.length === 1) yield* Deferred.await(gate)
+          return batch.map((n) => n * 10)
+        })
+    })
+    const results = await Effect.runPromise(
+      Effect.gen(function* () {
+        const first = yield* Effect.fork(batcher.submit("a", 1))
+        yield* Effect.yieldNow()
+        const rest = yield* Effect.fork(
+          Effect.all(
+            [2, 3, 4].map((n) => batcher.submit("a", n)),
+            { concurrency: "unbounded" }
+          )
+        )
+        yield* Effect.yieldNow()
+        yield* Deferred.succeed(gate, undefined)
+        return [yield* first.await, yield* rest.await]
+      })
+    )
+    expect(batches).toEqual([[1], [2, 3, 4]])
+    expect(results[0]).toEqual(Exit.succeed(10))
+    expect(results[1]).toEqual(Exit.succeed([20, 30, 40]))
+  })
+
+  it("keeps keys apart and fails every caller of a failed round trip", async () => {
+    const batcher = makeBatcher({
+      maxBatch: 10,
+      maxInFlight: 1,
+      run: (key, batch: ReadonlyArray<string>) =>
+        key === "bad"
+          ? Effect.fail(`refused ${batch.length}`)
+          : Effect.succeed(batch.map((s) => `${key}:${s}`))
+    })
+    const [bad, good] = await Effect.runPromise(
+      Effect.all(
+        [
+          Effect.exit(
+            Effect.all([batcher.submit("bad", "x"), batcher.submit("bad", "y")], { concurrency: 2 })
+          ),
+          Effect.all([batcher.submit("ok", "x"), batcher.submit("ok", "y")], { concurrency: 2 })
+        ],
+        { concurrency: 2 }
+      )
+    )
+    expect(Exit.isFailure(bad)).toBe(true)
+    expect(good).toEqual(["ok:x", "ok:y"])
+  })
+})
