@@ -251,6 +251,180 @@ const make = Effect.gen(function* () {
         )
       )
 
+  /**
+   * The batch form of `apply`, for the chain watcher (a block carries hundreds of credits): every event in ONE
+   * transaction with a fixed number of statements, whatever the batch size. The same guarantees per event as
+   * `apply`: the rows are locked (in id order, so two batches cannot deadlock), each event is deduped by its id,
+   * and the snapshots, lifecycle events and outbox rows commit together; the events of one request are stepped
+   * in the order given. `within` runs in the same transaction after the writes.
+   */
+  const applyMany = <E = never, R = never>(
+    items: ReadonlyArray<{
+      readonly depositRequestId: string
+      readonly eventId: string
+      readonly event: DepositRequestEvent
+    }>,
+    within?: Effect.Effect<void, E, R>
+  ) =>
+    sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const stepped: Array<{
+            readonly id: string
+            readonly event: DepositRequestEvent
+            readonly step: Step
+          }> = []
+          const finals = new Map<string, DepositRequestRow>()
+          if (items.length > 0) {
+            const requestIds = [...new Set(items.map((i) => i.depositRequestId))].sort()
+            const rows = yield* sql<DepositRequestRow>`
+              select * from deposit_requests where id in ${sql.in(requestIds)} order by id for update`
+            const current = new Map(rows.map((r) => [r.id, r]))
+            const missing = requestIds.find((id) => !current.has(id))
+            if (missing !== undefined) return yield* new DepositRequestMissing({ id: missing })
+            const fresh = yield* sql<{ deposit_request_id: string; event_id: string }>`
+              insert into applied_events ${sql.insert(
+                items.map((i) => ({
+                  deposit_request_id: i.depositRequestId,
+                  event_id: i.eventId,
+                  applied_at: now
+                }))
+              )}
+              on conflict do nothing
+              returning deposit_request_id, event_id`
+            const unseen = new Set(fresh.map((f) => `${f.deposit_request_id} ${f.event_id}`))
+            const lifecycle: Array<Record<string, unknown>> = []
+            // In emission order; a lifecycle event's row is kept only if the event itself is written.
+            const outbox: Array<{
+              readonly lifecycleId: string | null
+              readonly row: Record<string, unknown>
+            }> = []
+            for (const item of items) {
+              if (!unseen.delete(`${item.depositRequestId} ${item.eventId}`)) continue
+              const before = current.get(item.depositRequestId)!
+              if (before.machine_version !== MACHINE_VERSION) {
+                return yield* new SnapshotVersionError({
+                  depositRequestId: before.id,
+                  found: before.machine_version,
+                  expected: MACHINE_VERSION
+                })
+              }
+              const s = step(before.snapshot, item.event)
+              const facts = factsOf(s)
+              const row: DepositRequestRow = {
+                ...before,
+                status: s.status,
+                version: (BigInt(before.version) + 1n).toString(),
+                snapshot: s.snapshot,
+                received_base_units: facts.receivedBaseUnits,
+                deposit_address: facts.address ?? before.deposit_address,
+                updated_at: now
+              }
+              current.set(row.id, row)
+              finals.set(row.id, row)
+              stepped.push({ id: row.id, event: item.event, step: s })
+              if (s.emitted.length === 0) continue
+              const wire = toWire(row, facts, chainId)
+              for (const emitted of s.emitted as ReadonlyArray<Emitted & Record<string, unknown>>) {
+                if (emitted.kind === "lifecycle") {
+                  const eventId = ids.next()
+                  const data: Record<string, unknown> = { deposit_request: webhookSubset(wire) }
+                  if (emitted.recovery !== undefined)
+                    data.recovery = recoveryWire(emitted.recovery as Recovery)
+                  lifecycle.push({
+                    id: eventId,
+                    account_id: row.account_id,
+                    deposit_request_id: row.id,
+                    type: emitted.type as string,
+                    dedupe: emitted.dedupe as string,
+                    body: JSON.stringify({
+                      id: toId("evt", eventId),
+                      type: emitted.type,
+                      occurred_at: formatTimestamp(now),
+                      data
+                    }),
+                    occurred_at: now
+                  })
+                  outbox.push({
+                    lifecycleId: eventId,
+                    row: {
+                      topic: "lifecycle",
+                      deposit_request_id: row.id,
+                      payload: JSON.stringify({ event_id: eventId }),
+                      created_at: now
+                    }
+                  })
+                } else {
+                  outbox.push({
+                    lifecycleId: null,
+                    row: {
+                      topic: `command.${emitted.type as string}`,
+                      deposit_request_id: row.id,
+                      payload: JSON.stringify(emitted),
+                      created_at: now
+                    }
+                  })
+                }
+              }
+            }
+            if (finals.size > 0) {
+              yield* sql`
+                update deposit_requests d set
+                  status = u.status, version = u.version::bigint, snapshot = u.snapshot::jsonb,
+                  received_base_units = u.received_base_units::numeric, deposit_address = u.deposit_address,
+                  updated_at = u.updated_at::timestamptz
+                from ${sql.updateValues(
+                  [...finals.values()].map((r) => ({
+                    id: r.id,
+                    status: r.status,
+                    version: r.version,
+                    snapshot: JSON.stringify(r.snapshot),
+                    received_base_units: r.received_base_units,
+                    deposit_address: r.deposit_address,
+                    updated_at: now
+                  })),
+                  "u"
+                )}
+                where d.id = u.id::uuid`
+            }
+            const written =
+              lifecycle.length === 0
+                ? new Set<string>()
+                : new Set(
+                    (yield* sql<{ id: string }>`
+                      insert into lifecycle_events ${sql.insert(lifecycle)}
+                      on conflict (deposit_request_id, dedupe) do nothing
+                      returning id`).map((r) => r.id)
+                  )
+            const rowsOut = outbox
+              .filter((o) => o.lifecycleId === null || written.has(o.lifecycleId))
+              .map((o) => o.row)
+            if (rowsOut.length > 0) yield* sql`insert into outbox ${sql.insert(rowsOut)}`
+          }
+          if (within !== undefined) yield* within
+          return { stepped, finals }
+        })
+      )
+      .pipe(
+        Effect.retry({
+          while: (e) =>
+            (e as { readonly _tag?: string })._tag === "SqlError" &&
+            /deadlock|could not serialize/i.test(String((e as { readonly cause?: unknown }).cause)),
+          schedule: Schedule.exponential("10 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
+        }),
+        // Only after the commit: wake long polls and show the steps to the inspector.
+        Effect.tap(({ stepped, finals }) =>
+          Effect.zipRight(
+            Effect.sync(() => {
+              for (const s of stepped) inspector.stepped(toId("dr", s.id), s.event, s.step.snapshot)
+            }),
+            Effect.forEach(finals.values(), (row) => feed.changed(row.id, row.version), { discard: true })
+          )
+        ),
+        Effect.map(({ stepped }) => stepped.length)
+      )
+
   /** The current step of a stored row (restore without an event), for reads. */
   const view = (row: DepositRequestRow) =>
     toWire(
@@ -259,7 +433,7 @@ const make = Effect.gen(function* () {
       chainId
     )
 
-  return { firstStep, created, create, apply, view } as const
+  return { firstStep, created, create, apply, applyMany, view } as const
 })
 
 const contextOf = (row: DepositRequestRow): DepositRequestContext =>

@@ -11,6 +11,8 @@ export const WATCH_INTERVAL = Duration.seconds(1)
 export const BLOCK_RANGE = 2000n
 /** How long an address stays watched after its request last changed: late transfers are found and returned. */
 export const RETENTION_DAYS = 30
+/** How often the in-memory map of watched addresses is read whole; in between, only unknown `to`s are looked up. */
+export const FULL_REFRESH_MS = 5 * 60_000
 
 const transfer = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
 
@@ -29,14 +31,34 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     const chainId = chainIdOf(config.serviceEnv)
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 100 })
 
-    const watched = Effect.gen(function* () {
-      const since = new Date((yield* Clock.currentTimeMillis) - RETENTION_DAYS * 86_400_000)
-      const rows = yield* sql<{ id: string; deposit_address: string }>`
-        select id, deposit_address from deposit_requests
-        where deposit_address is not null
-          and (status in ('ready', 'partially_deposited', 'deposited') or updated_at > ${since})`
-      return new Map(rows.map((r) => [r.deposit_address.toLowerCase(), r.id]))
-    })
+    // The watched addresses, held in memory between full reads (a full read also drops addresses past retention).
+    // A `to` the map does not know is looked up in the database in the same step, after the logs were read: an
+    // address is shown to a payer only once committed, so a transfer to it cannot be missed.
+    let addresses = new Map<string, string>()
+    let fullReadAt = Number.NEGATIVE_INFINITY
+    const watched = (to: ReadonlyArray<Address>) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const since = new Date(now - RETENTION_DAYS * 86_400_000)
+        if (now - fullReadAt > FULL_REFRESH_MS) {
+          const rows = yield* sql<{ id: string; deposit_address: string }>`
+            select id, deposit_address from deposit_requests
+            where deposit_address is not null
+              and (status in ('ready', 'partially_deposited', 'deposited') or updated_at > ${since})`
+          addresses = new Map(rows.map((r) => [r.deposit_address.toLowerCase(), r.id]))
+          fullReadAt = now
+        }
+        // Deposit addresses are stored as derived (EIP-55), which is how viem decodes `to`: the unique index serves.
+        const unknown = [...new Set(to.filter((a) => !addresses.has(a.toLowerCase())))]
+        for (let i = 0; i < unknown.length; i += 5000) {
+          const rows = yield* sql<{ id: string; deposit_address: string }>`
+            select id, deposit_address from deposit_requests
+            where deposit_address in ${sql.in(unknown.slice(i, i + 5000))}
+              and (status in ('ready', 'partially_deposited', 'deposited') or updated_at > ${since})`
+          for (const r of rows) addresses.set(r.deposit_address.toLowerCase(), r.id)
+        }
+        return addresses
+      })
 
     /** Applies recorded credits not yet applied (after a crash too), oldest first. */
     const applyPending = Effect.gen(function* () {
@@ -50,19 +72,34 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
       }>`
         select tx_hash, log_index, deposit_request_id, from_address, amount_base_units::text, seen_at
         from chain_credits where chain_id = ${chainId} and applied_at is null order by seen_at limit 500`
-      for (const credit of pending) {
-        const key = `${chainId}:${credit.tx_hash}:${credit.log_index}`
-        yield* host.apply(credit.deposit_request_id, `credit:${key}`, {
-          type: "deposit.credited",
-          at: credit.seen_at.toISOString(),
-          credit_id: key,
-          amount_base_units: credit.amount_base_units,
-          from: credit.from_address
-        })
-        yield* sql`
-          update chain_credits set applied_at = ${new Date(yield* Clock.currentTimeMillis)}
-          where chain_id = ${chainId} and tx_hash = ${credit.tx_hash} and log_index = ${credit.log_index}`
-      }
+      if (pending.length === 0) return
+      // One transaction for the whole batch: the credits' events and their applied_at commit together.
+      const appliedAt = new Date(yield* Clock.currentTimeMillis)
+      yield* host.applyMany(
+        pending.map((credit) => {
+          const key = `${chainId}:${credit.tx_hash}:${credit.log_index}`
+          return {
+            depositRequestId: credit.deposit_request_id,
+            eventId: `credit:${key}`,
+            event: {
+              type: "deposit.credited",
+              at: credit.seen_at.toISOString(),
+              credit_id: key,
+              amount_base_units: credit.amount_base_units,
+              from: credit.from_address
+            }
+          } as const
+        }),
+        sql`
+          update chain_credits c set applied_at = ${appliedAt}
+          from ${sql.updateValues(
+            pending.map((c) => ({ tx_hash: c.tx_hash, log_index: c.log_index })),
+            "p"
+          )}
+          where c.chain_id = ${chainId} and c.tx_hash = p.tx_hash and c.log_index = p.log_index::integer`.pipe(
+          Effect.asVoid
+        )
+      )
     })
 
     /** One step: the next range up to the finalized block; true when it moved. */
@@ -79,21 +116,30 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
       const logs = yield* Effect.tryPromise(() =>
         client.getLogs({ address: token, event: transfer, fromBlock: from, toBlock: to })
       )
-      const addresses = yield* watched
+      const addresses = yield* watched(
+        logs.flatMap((log) => (log.args.to === undefined ? [] : [log.args.to]))
+      )
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* sql.withTransaction(
         Effect.gen(function* () {
+          const credits: Array<Record<string, unknown>> = []
           for (const log of logs) {
             const requestId = log.args.to === undefined ? undefined : addresses.get(log.args.to.toLowerCase())
             if (requestId === undefined || log.transactionHash === null || log.logIndex === null) continue
-            yield* sql`
-              insert into chain_credits (chain_id, tx_hash, log_index, block_number, block_hash, deposit_request_id,
-                from_address, amount_base_units, seen_at)
-              values (${chainId}, ${log.transactionHash}, ${log.logIndex}, ${log.blockNumber?.toString() ?? "0"},
-                ${log.blockHash ?? ""}, ${requestId}, ${getAddress(log.args.from ?? "0x0000000000000000000000000000000000000000")},
-                ${(log.args.value ?? 0n).toString()}, ${now})
-              on conflict do nothing`
+            credits.push({
+              chain_id: chainId,
+              tx_hash: log.transactionHash,
+              log_index: log.logIndex,
+              block_number: log.blockNumber?.toString() ?? "0",
+              block_hash: log.blockHash ?? "",
+              deposit_request_id: requestId,
+              from_address: getAddress(log.args.from ?? "0x0000000000000000000000000000000000000000"),
+              amount_base_units: (log.args.value ?? 0n).toString(),
+              seen_at: now
+            })
           }
+          if (credits.length > 0)
+            yield* sql`insert into chain_credits ${sql.insert(credits)} on conflict do nothing`
           yield* sql`
             insert into chain_cursors (chain_id, last_block) values (${chainId}, ${to.toString()})
             on conflict (chain_id) do update set last_block = excluded.last_block`
