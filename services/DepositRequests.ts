@@ -295,11 +295,7 @@ const make = Effect.gen(function* () {
 
   const get = (accountId: string, uuid: string) => Effect.map(load(accountId, uuid), Option.map(host.view))
 
-  /**
-   * `wait_for=change`: answers at once when the stored version differs from the caller's, otherwise on the next
-   * committed change (from any instance) or at the timeout, with the resource as it then is.
-   */
-  // Waiters woken by one change share one read of the row instead of each reading it.
+  // Long polls woken by one change share one read of the row instead of each reading it.
   const inFlight = new Map<string, Promise<Option.Option<DepositRequestRow>>>()
   const sharedLoad = (accountId: string, uuid: string) =>
     Effect.flatMap(Effect.runtime<never>(), (runtime) =>
@@ -315,15 +311,9 @@ const make = Effect.gen(function* () {
       })
     )
 
-  /**
-   * `wait_for=change`: answers at once when the stored version differs from the caller's, otherwise on the next
-   * committed change (from any instance) or at the timeout, with the resource as it then is.
-   */
-  const waitForChange = (accountId: string, uuid: string, known: string, timeoutMs: number) =>
-    Effect.map(
-      feed.nextVersion(uuid, known, timeoutMs, load(accountId, uuid), sharedLoad(accountId, uuid)),
-      Option.map(host.view)
-    )
+  /** The resource after a change notice: one read shared by every long poll the notice woke. */
+  const getShared = (accountId: string, uuid: string) =>
+    Effect.map(sharedLoad(accountId, uuid), Option.map(host.view))
 
   const list = (
     accountId: string,
@@ -388,7 +378,7 @@ const make = Effect.gen(function* () {
   return {
     create: dieOnSqlErrors(create),
     get: dieOnSqlErrors(get),
-    waitForChange: dieOnSqlErrors(waitForChange),
+    getShared: dieOnSqlErrors(getShared),
     list: dieOnSqlErrors(list),
     update: dieOnSqlErrors(update)
   } as const

@@ -7,7 +7,6 @@ import { formatAmount, formatTimestamp, toId } from "../src/api/Schemas"
 import { AppConfig } from "../src/Config"
 import { chainIdOf } from "../src/Environment"
 import { ActorHost, type DepositRequestMissing, factsOf, type SnapshotVersionError } from "./ActorHost"
-import { ChangeFeed } from "./ChangeFeed"
 import type { DepositRequestRow } from "./DepositRequestView"
 import { Ids } from "./Ids"
 import { KeyVault } from "./KeyVault"
@@ -49,7 +48,6 @@ type PayerRow = DepositRequestRow & {
 const make = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
   const host = yield* ActorHost
-  const feed = yield* ChangeFeed
   const ids = yield* Ids
   const vault = yield* KeyVault
   const mailer = yield* Mailer
@@ -138,10 +136,6 @@ const make = Effect.gen(function* () {
   }
 
   const read = (uuid: string) => Effect.map(require(uuid), view)
-
-  /** Long poll on the payer read: the same policy as the merchant read. */
-  const waitForChange = (uuid: string, known: string, timeoutMs: number) =>
-    Effect.map(feed.nextVersion(uuid, known, timeoutMs, load(uuid)), Option.map(view))
 
   const record = (
     uuid: string,
@@ -346,7 +340,6 @@ const make = Effect.gen(function* () {
     startMailbox: (u: string) => orDieOnSql(startMailbox(u)),
     verifyMailbox: (u: string, c: string) => orDieOnSql(verifyMailbox(u, c)),
     read: (u: string) => orDieOnSql(read(u)),
-    waitForChange: (u: string, k: string, t: number) => orDieOnSql(waitForChange(u, k, t)),
     exchangeSession: (u: string, s: string) => orDieOnSql(exchangeSession(u, s)),
     attestWallet: (u: string, b: Parameters<typeof attestWallet>[1]) => orDieOnSql(attestWallet(u, b)),
     typedData

@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effe
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { answerParkedOnClose } from "./middleware/LongPoll"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
@@ -59,10 +60,19 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))
 )
 
-/** A Node HTTP server on the configured host and port (port 0 picks a free one, for tests). */
+/**
+ * A Node HTTP server on the configured host and port (port 0 picks a free one, for tests). The accept backlog is
+ * raised from Node's 511: thousands of long polls reconnecting together would otherwise overflow it, and each
+ * dropped connect waits out a SYN retry (1 s, then 3 s, …) before the service even sees it.
+ */
+export const LISTEN_BACKLOG = 4096
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
-    NodeHttpServer.layer(createServer, { port: config.port, host: config.host })
+    NodeHttpServer.layer(() => answerParkedOnClose(createServer()), {
+      port: config.port,
+      host: config.host,
+      backlog: LISTEN_BACKLOG
+    })
   )
 )
 

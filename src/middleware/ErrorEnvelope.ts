@@ -12,17 +12,20 @@ import {
 } from "../api/Errors"
 
 /** The wire form of every error: `{ "error": { "code", "message", "param"? }, "request_id" }`. */
-export const renderError = (error: ApiError, requestId: string): HttpServerResponse.HttpServerResponse => {
-  const body = {
-    error: {
-      code: error.code,
-      message: error.message,
-      ...(error._tag === "InvalidRequest" && error.param !== undefined ? { param: error.param } : {})
-    },
-    request_id: requestId
-  }
-  return HttpServerResponse.unsafeJson(body, { status: statusOf[error._tag], headers: headersOf(error) })
-}
+export const errorBody = (error: ApiError, requestId: string) => ({
+  error: {
+    code: error.code,
+    message: error.message,
+    ...(error._tag === "InvalidRequest" && error.param !== undefined ? { param: error.param } : {})
+  },
+  request_id: requestId
+})
+
+export const renderError = (error: ApiError, requestId: string): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(errorBody(error, requestId), {
+    status: statusOf[error._tag],
+    headers: headersOf(error)
+  })
 
 type IssuePath = ReadonlyArray<PropertyKey>
 

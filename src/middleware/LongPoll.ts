@@ -1,9 +1,12 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
-import { InvalidRequest } from "../api/Errors"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Option, Schema } from "effect"
+import type { OutgoingHttpHeaders, Server, ServerResponse } from "node:http"
+import { ChangeFeed } from "../../services/ChangeFeed"
+import { InternalError, InvalidRequest, NotFound } from "../api/Errors"
+import type { ResourceName } from "../api/Schemas"
 import { AppConfig } from "../Config"
-
-const held = new Map<string, number>()
+import { errorBody, logUnexpected } from "./ErrorEnvelope"
 
 export interface LongPollRequest {
   readonly wait_for?: "change" | undefined
@@ -11,23 +14,205 @@ export interface LongPollRequest {
   readonly timeout: number
 }
 
+/** What a versioned read offers for `wait_for=change`. */
+export interface Poll<A extends { readonly version: string }, I, E> {
+  /** The request whose change notices wake the poll. */
+  readonly uuid: string
+  /** The resource now, as the route returns it. */
+  readonly read: Effect.Effect<Option.Option<A>, E>
+  /** The resource after a wake; may be one read shared by every poll woken by the same change. */
+  readonly readAfter: Effect.Effect<Option.Option<A>, E>
+  /** The route's success schema: a parked answer is encoded exactly as the route would encode it. */
+  readonly schema: Schema.Schema<A, I>
+  readonly resource: ResourceName
+}
+
+const held = new Map<string, number>()
+const release = (address: string) => {
+  const n = (held.get(address) ?? 1) - 1
+  if (n <= 0) held.delete(address)
+  else held.set(address, n)
+}
+
 const noStore = <A>(wire: A): A | HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(wire, { headers: { "cache-control": "no-store" } })
+
+interface Rendered {
+  readonly status: number
+  readonly body: string
+}
+
+/** Every parked poll, so a closing server can answer them instead of waiting out their timeouts. */
+const parked = new Set<ParkedPoll>()
+
+/**
+ * A long poll parked outside the HTTP fiber. The fiber answers an empty placeholder that is captured here, not
+ * sent (its headers — request id, CORS, rate limit — are kept for the real answer), and ends; what is left while
+ * the poll waits is this object, its change-feed callback and its timer. Ten thousand held polls then cost about
+ * what a bare `node:http` server holding them costs, not ten thousand suspended fibers.
+ */
+class ParkedPoll {
+  headers: OutgoingHttpHeaders | undefined
+  pending: Rendered | undefined
+  placeholderSent = false
+  finished = false
+  woken = false
+  parkedNow = false
+  timer: ReturnType<typeof setTimeout> | undefined
+  unsubscribe: () => void = () => {}
+
+  render: () => Promise<Rendered> = () => Promise.resolve({ status: 204, body: "" })
+
+  constructor(
+    readonly res: ServerResponse,
+    readonly address: string
+  ) {}
+
+  /** The change-feed callback: registered before the first read, so a change in between is not missed. */
+  readonly wake = () => {
+    this.woken = true
+    if (this.parkedNow) this.finish()
+  }
+
+  park(timeoutMs: number) {
+    const res = this.res
+    const self = this
+    // The framework writes its placeholder answer with these two calls; keep its headers, send nothing yet.
+    res.writeHead = function (this: ServerResponse, _status: number, headers?: unknown) {
+      self.headers = (headers ?? {}) as OutgoingHttpHeaders
+      return this
+    } as ServerResponse["writeHead"]
+    res.end = function (this: ServerResponse, ...args: Array<unknown>) {
+      delete (res as Partial<ServerResponse>).writeHead
+      delete (res as Partial<ServerResponse>).end
+      self.placeholderSent = true
+      const callback = args.find((a) => typeof a === "function") as (() => void) | undefined
+      callback?.()
+      if (self.pending !== undefined) self.send(self.pending)
+      return this
+    } as ServerResponse["end"]
+    this.parkedNow = true
+    parked.add(this)
+    // The framework's own close listener only interrupts the request fiber, which ends now; dropping it lets
+    // that fiber be collected while the poll waits.
+    res.removeAllListeners("close")
+    res.once("close", this.abandon)
+    this.timer = setTimeout(() => this.finish(), timeoutMs)
+    if (this.woken) this.finish()
+  }
+
+  /** The client went away: nothing to answer, only to forget. */
+  readonly abandon = () => {
+    if (this.finished) return
+    this.finished = true
+    this.forget()
+  }
+
+  forget() {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.unsubscribe()
+    release(this.address)
+    parked.delete(this)
+  }
+
+  /** A change, the timeout or a closing server: answer with the resource as it now is. */
+  finish() {
+    if (this.finished) return
+    this.finished = true
+    this.forget()
+    this.render().then((rendered) => {
+      if (this.placeholderSent) this.send(rendered)
+      else this.pending = rendered
+    })
+  }
+
+  send(rendered: Rendered) {
+    const res = this.res
+    this.res.off("close", this.abandon)
+    if (res.destroyed || res.writableEnded) return
+    const {
+      "content-length": _length,
+      "content-type": _type,
+      "cache-control": _cache,
+      ...kept
+    } = this.headers ?? {}
+    res.writeHead(rendered.status, {
+      ...kept,
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(rendered.body),
+      "cache-control": "no-store"
+    })
+    res.end(rendered.body)
+  }
+}
+
+const requestIdOf = (poll: ParkedPoll) => String(poll.headers?.["x-request-id"] ?? "")
+
+/**
+ * The answer of a woken poll: the resource as the route encodes it, or the error envelope. A top-level function,
+ * so the closure it returns keeps only these arguments, not the request fiber's scope.
+ */
+const renderAfterWake =
+  <A, I, E>(
+    readAfter: Effect.Effect<Option.Option<A>, E>,
+    schema: Schema.Schema<A, I>,
+    resource: ResourceName,
+    poll: ParkedPoll
+  ) =>
+  (): Promise<Rendered> =>
+    Effect.runPromise(
+      readAfter.pipe(
+        Effect.flatMap(
+          Option.match({
+            onNone: () =>
+              Effect.succeed({
+                status: 404,
+                body: JSON.stringify(errorBody(NotFound.of(resource), requestIdOf(poll)))
+              }),
+            onSome: (wire) =>
+              Effect.map(Schema.encode(schema)(wire), (encoded) => ({
+                status: 200,
+                body: JSON.stringify(encoded)
+              }))
+          })
+        ),
+        Effect.catchAllCause((cause) =>
+          Effect.as(logUnexpected(cause, requestIdOf(poll)), {
+            status: 500,
+            body: JSON.stringify(
+              errorBody(
+                new InternalError({ message: "Something went wrong on our side; it was logged." }),
+                requestIdOf(poll)
+              )
+            )
+          })
+        )
+      )
+    )
+
+/** Makes a closing server answer every parked poll at once (with the resource as it is) instead of waiting. */
+export const answerParkedOnClose = (server: Server): Server => {
+  const close = server.close.bind(server)
+  server.close = ((callback?: (error?: Error) => void) => {
+    for (const poll of [...parked]) poll.finish()
+    return close(callback)
+  }) as Server["close"]
+  return server
+}
 
 /**
  * The shared long-poll policy of every read that offers `wait_for=change`: the known version is required, the
  * hold is the client's timeout less up to 10% jitter (so a crowd of pollers does not reconnect in lockstep), a
  * client address holds a bounded number of polls (past it a poll is a plain read: the client polls again, nobody
- * is refused), and the answer is never cached.
+ * is refused), and the answer is never cached. A poll that has to wait is parked outside its fiber.
  */
-export const longPoll = <A, E, R, E2, R2>(
+export const longPoll = <A extends { readonly version: string }, I, E>(
   params: LongPollRequest,
-  readNow: Effect.Effect<Option.Option<A>, E, R>,
-  waitFor: (known: string, timeoutMs: number) => Effect.Effect<Option.Option<A>, E2, R2>
+  poll: Poll<A, I, E>
 ) =>
   Effect.gen(function* () {
     if (params.wait_for !== "change") {
-      return Option.map(yield* readNow, (wire): A | HttpServerResponse.HttpServerResponse => wire)
+      return Option.map(yield* poll.read, (wire): A | HttpServerResponse.HttpServerResponse => wire)
     }
     if (params.version === undefined) {
       return yield* new InvalidRequest({
@@ -38,17 +223,20 @@ export const longPoll = <A, E, R, E2, R2>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const address = request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "unknown"
     const holding = held.get(address) ?? 0
-    if (holding >= (yield* AppConfig).longPollMaxPerAddress) return Option.map(yield* readNow, noStore)
-    const timeoutMs = Math.round(params.timeout * 1000 * (1 - Math.random() * 0.1))
+    if (holding >= (yield* AppConfig).longPollMaxPerAddress) return Option.map(yield* poll.read, noStore)
+
+    const feed = yield* ChangeFeed
+    const waiter = new ParkedPoll(NodeHttpServerRequest.toServerResponse(request), address)
+    waiter.render = renderAfterWake(poll.readAfter, poll.schema, poll.resource, waiter)
+    // Subscribed before the read, so a change committed in between wakes the poll.
+    waiter.unsubscribe = feed.subscribe(poll.uuid, waiter.wake)
+    const first = yield* poll.read.pipe(Effect.onError(() => Effect.sync(() => waiter.unsubscribe())))
+    if (Option.isNone(first) || first.value.version !== params.version) {
+      waiter.unsubscribe()
+      return Option.map(first, noStore)
+    }
     held.set(address, holding + 1)
-    const result = yield* waitFor(params.version, timeoutMs).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          const n = (held.get(address) ?? 1) - 1
-          if (n <= 0) held.delete(address)
-          else held.set(address, n)
-        })
-      )
-    )
-    return Option.map(result, noStore)
+    waiter.park(Math.round(params.timeout * 1000 * (1 - Math.random() * 0.1)))
+    // The placeholder the framework "sends"; the parked poll keeps its headers and answers later.
+    return Option.some<A | HttpServerResponse.HttpServerResponse>(HttpServerResponse.empty({ status: 200 }))
   })

@@ -60,6 +60,55 @@ describe("wait_for=change", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(300)
   })
 
+  it("answers a parked poll exactly as the route answers: same body, request id, rate-limit and CORS headers", async () => {
+    const id = await seed()
+    const current = (await (await read(a, id)).json()) as { version: string }
+    const requestId = "req-parked-poll-1"
+    const merchantPoll = b.request(`/v1/deposit-requests/${id}?wait_for=change&version=${current.version}`, {
+      headers: merchant.headers("api_key", { "x-request-id": requestId })
+    })
+    const payerPoll = b.request(
+      `/v1/payer/deposit-requests/${id}?wait_for=change&version=${current.version}`,
+      {
+        headers: { origin: "https://wallet.example" }
+      }
+    )
+    await new Promise((r) => setTimeout(r, 300))
+    const patch = await a.request(`/v1/deposit-requests/${id}`, {
+      method: "PATCH",
+      headers: merchant.headers("api_key", { "content-type": "application/json" }),
+      body: JSON.stringify({ reference: "parked" })
+    })
+    expect(patch.status).toBe(200)
+    const [merchantRes, payerRes] = await Promise.all([merchantPoll, payerPoll])
+    expect(merchantRes.status).toBe(200)
+    expect(merchantRes.headers.get("x-request-id")).toBe(requestId)
+    expect(merchantRes.headers.get("x-ratelimit-limit")).toBe("10000")
+    expect(merchantRes.headers.get("content-type")).toMatch(/^application\/json/)
+    expect(await merchantRes.json()).toEqual(await (await read(b, id)).json())
+    expect(payerRes.status).toBe(200)
+    expect(payerRes.headers.get("access-control-allow-origin")).toBe("*")
+    expect(payerRes.headers.get("cache-control")).toBe("no-store")
+    const payerNow = await b.request(`/v1/payer/deposit-requests/${id}`)
+    expect(await payerRes.json()).toEqual(await payerNow.json())
+  })
+
+  it("answers its parked polls at once when an instance shuts down, instead of holding the shutdown", async () => {
+    const id = await seed()
+    const c = await startService({ database: db, config: { rateLimitCapacity: 10_000 } })
+    const current = (await (await read(c, id)).json()) as { version: string }
+    const held = read(c, id, `?wait_for=change&version=${current.version}&timeout=25`)
+    const parkedUntil = Date.now() + 3000
+    const waiting = () => c.runtime.runPromise(Effect.map(ChangeFeed, (feed) => feed.waiting()))
+    while (Date.now() < parkedUntil && (await waiting()) === 0) await new Promise((r) => setTimeout(r, 20))
+    const stopping = Date.now()
+    await c.stop()
+    const res = await held
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { version: string }).version).toBe(current.version)
+    expect(Date.now() - stopping).toBeLessThan(5000)
+  })
+
   it("answers the unchanged resource at the timeout", async () => {
     const id = await seed()
     const current = (await (await read(a, id)).json()) as { version: string }

@@ -5,6 +5,7 @@ import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
+import { DepositRequest } from "./Api"
 import { uuidFromId } from "../Schemas"
 
 const requireId = (id: string) => {
@@ -50,9 +51,13 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
         Effect.gen(function* () {
           const { accountId } = yield* CurrentIdentity
           const uuid = yield* requireId(path.id)
-          const found = yield* longPoll(urlParams, requests.get(accountId, uuid), (known, timeoutMs) =>
-            requests.waitForChange(accountId, uuid, known, timeoutMs)
-          )
+          const found = yield* longPoll(urlParams, {
+            uuid,
+            read: requests.get(accountId, uuid),
+            readAfter: requests.getShared(accountId, uuid),
+            schema: DepositRequest,
+            resource: "deposit_request"
+          })
           if (Option.isNone(found)) return yield* NotFound.of("deposit_request")
           return found.value
         })

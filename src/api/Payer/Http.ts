@@ -4,6 +4,7 @@ import { PayerFlow } from "../../../services/PayerFlow"
 import { Api } from "../../Api"
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
+import { PayerDepositRequest } from "./Api"
 import { uuidFromId } from "../Schemas"
 
 const requireId = (id: string) => {
@@ -18,11 +19,15 @@ export const PayerLive = HttpApiBuilder.group(Api, "payer", (handlers) =>
       .handle("read", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const uuid = yield* requireId(path.id)
-          const found = yield* longPoll(
-            urlParams,
-            Effect.map(Effect.option(payer.read(uuid)), (o) => o),
-            (known, timeoutMs) => payer.waitForChange(uuid, known, timeoutMs)
-          )
+          const read = Effect.option(payer.read(uuid))
+          const found = yield* longPoll(urlParams, {
+            uuid,
+            read,
+            // Built when woken, so a parked poll does not keep a prepared statement.
+            readAfter: Effect.suspend(() => Effect.option(payer.read(uuid))),
+            schema: PayerDepositRequest,
+            resource: "deposit_request"
+          })
           if (Option.isNone(found)) return yield* NotFound.of("deposit_request")
           return found.value
         })

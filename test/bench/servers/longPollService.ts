@@ -1,10 +1,11 @@
 /**
  * Long-poll bench target: the real service against a fresh database, with an account, an API key and N seeded
  * deposit requests. Prints `READY <port> <apiKey> <comma-separated ids>`; answers `mem` on stdin with
- * `MEM <heapUsed> <rss>` after a GC (run with --expose-gc).
+ * `MEM <heapUsed> <rss> <polls waiting>` after a GC (run with --expose-gc), and `waiting` with `WAITING <n>`.
  */
-import { Option } from "effect"
+import { Effect, Option } from "effect"
 import { createInterface } from "node:readline"
+import { ChangeFeed } from "../../../services/ChangeFeed"
 import { createMerchant } from "../../support/Merchant"
 import { seedDepositRequest } from "../../support/seedDepositRequest"
 import { startService } from "../../support/Service"
@@ -27,10 +28,15 @@ process.stdout.write(`READY ${new URL(service.baseUrl).port} ${merchant.apiKey} 
 
 const gc = (globalThis as { gc?: () => void }).gc
 createInterface({ input: process.stdin }).on("line", (line) => {
+  const waiting = service.runtime.runPromise(Effect.map(ChangeFeed, (feed) => feed.waiting()))
+  if (line.trim() === "waiting") {
+    waiting.then((n) => process.stdout.write(`WAITING ${n}\n`))
+    return
+  }
   if (line.trim() !== "mem") return
   gc?.()
   const m = process.memoryUsage()
-  process.stdout.write(`MEM ${m.heapUsed} ${m.rss}\n`)
+  waiting.then((n) => process.stdout.write(`MEM ${m.heapUsed} ${m.rss} ${n}\n`))
 })
 process.once("SIGTERM", () => {
   service.stop().then(() => process.exit(0))
