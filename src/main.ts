@@ -1,6 +1,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { describeDatabase } from "../services/Database"
+import { embeddedChain } from "../services/EmbeddedChain"
 import { AppConfig, loadConfig } from "./Config"
 import { AppLive } from "./Server"
 
@@ -13,10 +14,19 @@ const program = Effect.gen(function* () {
       })
     )
   )
+  // The sandbox with no CHAIN_RPC_URL gets the embedded local chain, stopped with the service.
+  const effective =
+    Option.isNone(config.chainRpcUrl) && config.serviceEnv === "sandbox"
+      ? yield* Effect.map(embeddedChain(config), (chain) => ({
+          ...config,
+          chainRpcUrl: Option.some(chain.rpc_url),
+          tokenAddress: Option.some(chain.token_address as string)
+        }))
+      : config
   yield* Effect.logInfo(
-    `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}`
+    `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}; chain: ${Option.getOrElse(effective.chainRpcUrl, () => "none")}${Option.isNone(config.chainRpcUrl) && Option.isSome(effective.chainRpcUrl) ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
   )
-  return yield* Layer.launch(AppLive.pipe(Layer.provide(AppConfig.layerWith(config))))
-})
+  return yield* Layer.launch(AppLive.pipe(Layer.provide(AppConfig.layerWith(effective))))
+}).pipe(Effect.scoped)
 
 NodeRuntime.runMain(program)

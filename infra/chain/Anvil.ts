@@ -47,6 +47,12 @@ export interface AnvilOptions {
   readonly extraArgs?: ReadonlyArray<string>
   /** Give up waiting for readiness after this long (default 15 s; loading a large state file takes a while). */
   readonly readyTimeoutMs?: number
+  /**
+   * Default true: SIGINT/SIGTERM/SIGHUP stop the node and, when nothing else listens, end this process. False when
+   * the caller stops the node itself on shutdown (an Effect scope under `NodeRuntime.runMain`, whose own signal
+   * handler removes itself and would otherwise look absent); the stop-on-exit hook stays either way.
+   */
+  readonly handleSignals?: boolean
   /** Receives anvil's stdout and stderr; by default they are kept only for error messages. */
   readonly onOutput?: (chunk: string) => void
 }
@@ -160,7 +166,7 @@ const launch = (port: number, options: AnvilOptions): Promise<AnvilHandle> => {
   const chainId = options.chainId ?? DEFAULT_CHAIN_ID
   const rpcUrl = `http://127.0.0.1:${port}`
   const child = spawn(anvilBinaryPath(), anvilArgs(port, options), { stdio: ["ignore", "pipe", "pipe"] })
-  track(child)
+  track(child, options.handleSignals ?? true)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => {
       running.delete(child)
@@ -246,17 +252,22 @@ const rpcChainId = async (rpcUrl: string): Promise<number | undefined> => {
 // Every live child, so that the parent's exit or a signal takes them down too. A SIGKILLed parent cannot do this;
 // its orphan keeps the port until killed.
 const running = new Set<ChildProcess>()
-let hooksInstalled = false
+let exitHookInstalled = false
+let signalHooksInstalled = false
 
-const track = (child: ChildProcess) => {
+// SIGTERM rather than SIGKILL so that a node with a state file still writes it.
+const terminateAll = () => {
+  for (const c of running) c.kill("SIGTERM")
+}
+
+const track = (child: ChildProcess, handleSignals: boolean) => {
   running.add(child)
-  if (hooksInstalled) return
-  hooksInstalled = true
-  // SIGTERM rather than SIGKILL so that a node with a state file still writes it.
-  const terminateAll = () => {
-    for (const c of running) c.kill("SIGTERM")
+  if (!exitHookInstalled) {
+    exitHookInstalled = true
+    process.on("exit", terminateAll)
   }
-  process.on("exit", terminateAll)
+  if (!handleSignals || signalHooksInstalled) return
+  signalHooksInstalled = true
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     const handler = () => {
       terminateAll()

@@ -1,9 +1,11 @@
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { type Address, createPublicClient, http } from "viem"
 import { afterAll, describe, expect, it } from "vitest"
+import { abi } from "../../infra/contracts/TestUsdc"
 import { spawnService } from "../support/Process"
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-embedded-"))
@@ -14,6 +16,20 @@ const bare = Object.fromEntries(
 ) as Record<string, string>
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+const PAYER = "0x52908400098527886E0F7030069857D2E4169EE7"
+const readChain = () =>
+  JSON.parse(readFileSync(join(dataDir, "chain", "node.json"), "utf8")) as {
+    rpc_url: string
+    token_address: Address
+  }
+const balanceOf = (chain: { rpc_url: string; token_address: Address }) =>
+  createPublicClient({ transport: http(chain.rpc_url, { retryCount: 0 }) }).readContract({
+    address: chain.token_address,
+    abi,
+    functionName: "balanceOf",
+    args: [PAYER]
+  })
 
 const cli = (args: Array<string>) =>
   promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
@@ -39,9 +55,17 @@ describe("npm start on embedded defaults", () => {
         headers: { authorization: `Bearer ${apiKey}` }
       })
       expect(res.status).toBe(200)
+
+      // The embedded chain: the faucet mints test USDC on it through the CLI.
+      expect(first.output()).toMatch(/chain: http:\/\/127\.0\.0\.1:\d+ \(embedded\)/)
+      const funded = await cli(["devnet", "fund", "--address", PAYER, "--amount", "12.5", "--json"])
+      expect(JSON.parse(funded.stdout)).toMatchObject({ amount_base_units: "12500000" })
+      expect(await balanceOf(readChain())).toBe(12_500_000n)
     } finally {
       await first.stop()
     }
+    // Stopped with the service: nothing advertises a chain that is gone.
+    expect(existsSync(join(dataDir, "chain", "node.json"))).toBe(false)
 
     const second = await spawnService({ ...bare, ...env })
     try {
@@ -49,6 +73,8 @@ describe("npm start on embedded defaults", () => {
         headers: { authorization: `Bearer ${apiKey}` }
       })
       expect(res.status).toBe(200)
+      // The chain kept its state (and the token its address) across the restart.
+      expect(await balanceOf(readChain())).toBe(12_500_000n)
     } finally {
       await second.stop()
     }

@@ -1,0 +1,74 @@
+import { Effect, Option } from "effect"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { type Address, createWalletClient, getAddress, http, publicActions } from "viem"
+import { anvilChain, startAnvil } from "../infra/chain/Anvil"
+import { deployTestUsdc } from "../infra/chain/deployTestUsdc"
+import type { AppConfigShape } from "../src/Config"
+import { chainIdOf } from "../src/Environment"
+
+/** Seconds between blocks of the embedded chain, and its finality lag (finalized = latest − 2 × slots). */
+export const EMBEDDED_BLOCK_SECONDS = 1
+export const EMBEDDED_SLOTS_IN_AN_EPOCH = 2
+
+/** What a running embedded chain tells other processes (the CLI's faucet): written on start, removed on stop. */
+export interface EmbeddedChainInfo {
+  readonly rpc_url: string
+  readonly token_address: Address
+}
+
+export const chainDir = (dataDir: string) => join(dataDir, "chain")
+const infoFile = (dataDir: string) => join(chainDir(dataDir), "node.json")
+const tokenFile = (dataDir: string) => join(chainDir(dataDir), "token.json")
+
+/** The embedded chain a running `npm start` serves under this DATA_DIR, if any. */
+export const readEmbeddedChain = (dataDir: string): Option.Option<EmbeddedChainInfo> => {
+  const file = infoFile(dataDir)
+  if (!existsSync(file)) return Option.none()
+  return Option.some(JSON.parse(readFileSync(file, "utf8")) as EmbeddedChainInfo)
+}
+
+/**
+ * The embedded local chain of `npm start` in the sandbox: anvil on loopback with the sandbox chain id, a block
+ * every second and `finalized` lagging `latest` (so waiting for finality is real), its state kept under
+ * DATA_DIR/chain across restarts. The test USDC is deployed once; its address is kept beside the state and
+ * deployed again only if the chain no longer has it (the state file was removed).
+ */
+export const embeddedChain = (config: AppConfigShape) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      mkdirSync(chainDir(config.dataDir), { recursive: true })
+      const node = await startAnvil({
+        chainId: chainIdOf(config.serviceEnv),
+        blockTime: EMBEDDED_BLOCK_SECONDS,
+        mixedMining: true,
+        slotsInAnEpoch: EMBEDDED_SLOTS_IN_AN_EPOCH,
+        stateFile: join(chainDir(config.dataDir), "state.json"),
+        stateIntervalSeconds: 5,
+        readyTimeoutMs: 60_000,
+        // The scope stops it on shutdown; under NodeRuntime.runMain its signal hooks would end the process first.
+        handleSignals: false
+      })
+      const client = createWalletClient({
+        chain: anvilChain(node),
+        transport: http(node.rpcUrl, { retryCount: 0 })
+      }).extend(publicActions)
+      const kept = existsSync(tokenFile(config.dataDir))
+        ? getAddress(
+            (JSON.parse(readFileSync(tokenFile(config.dataDir), "utf8")) as { address: string }).address
+          )
+        : undefined
+      const code = kept === undefined ? undefined : await client.getCode({ address: kept })
+      const token =
+        kept !== undefined && code !== undefined && code !== "0x" ? kept : await deployTestUsdc(client)
+      writeFileSync(tokenFile(config.dataDir), JSON.stringify({ address: token }))
+      const info: EmbeddedChainInfo = { rpc_url: node.rpcUrl, token_address: token }
+      writeFileSync(infoFile(config.dataDir), JSON.stringify(info))
+      return { node, info }
+    }),
+    ({ node }) =>
+      Effect.promise(async () => {
+        rmSync(infoFile(config.dataDir), { force: true })
+        await node.stop()
+      })
+  ).pipe(Effect.map(({ info }) => info))
