@@ -17,6 +17,7 @@ import { Lease } from "../services/Lease"
 import { Mailer } from "../services/Mailer"
 import { PayerFlow } from "../services/PayerFlow"
 import { MerchantRecordsLive } from "../services/MerchantRecords"
+import { DepositRequestLedger } from "../services/DepositRequestLedger"
 import { RateLimiter } from "../services/RateLimiter"
 import { OutboxRelayLive } from "../services/OutboxRelay"
 import { SchedulerLive } from "../services/Scheduler"
@@ -85,6 +86,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Accounts.layer,
     RateLimiter.layer,
     DepositRequests.layer,
+    DepositRequestLedger.layer,
     Lease.layer,
     MerchantRecordsLive,
     Webhooks.layer,

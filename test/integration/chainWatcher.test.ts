@@ -198,6 +198,44 @@ describe("the chain watcher", () => {
       { kind: "settle", state: "confirmed" },
       { kind: "return", state: "confirmed" }
     ])
+
+    // The merchant reads the same story: one payment in, the settlement and the return out, to the base unit.
+    const read = await api.call<{
+      transfers: Array<{
+        direction: string
+        kind: string
+        amount_base_units: string
+        from: string
+        to: string
+        finality: string
+        transaction_hash: string
+      }>
+      next_cursor: null
+    }>("GET", `/v1/deposit-requests/${id}/transfers`)
+    expect(read.status).toBe(200)
+    expect(read.body.next_cursor).toBeNull()
+    expect(
+      read.body.transfers.map((t) => [t.direction, t.kind, t.amount_base_units, t.from, t.to, t.finality])
+    ).toEqual([
+      ["in", "payment", "6500000", payer.address, address, "finalized"],
+      ["out", "settlement", "4000000", address, payout, "finalized"],
+      ["out", "return", "2500000", address, payer.address, "finalized"]
+    ])
+    const sum = (direction: string) =>
+      read.body.transfers
+        .filter((t) => t.direction === direction)
+        .reduce((total, t) => total + BigInt(t.amount_base_units), 0n)
+    expect(sum("in") - sum("out")).toBe(0n)
+    const ledger = await api.call<{
+      recoveries: Array<{ id: string; reason: string; amount_base_units: string; transaction_hash: string }>
+    }>("GET", `/v1/deposit-requests/${id}/recoveries`)
+    expect(ledger.body.recoveries).toEqual([
+      expect.objectContaining({ reason: "overpayment", amount_base_units: "2500000" })
+    ])
+    expect(ledger.body.recoveries[0]?.id).toMatch(/^rec_/)
+    expect(ledger.body.recoveries[0]?.transaction_hash).toBe(
+      read.body.transfers.find((t) => t.kind === "return")?.transaction_hash
+    )
   })
 
   it("funds a sandbox address from the CLI faucet, and refuses in production", async () => {

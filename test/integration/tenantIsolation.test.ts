@@ -35,6 +35,8 @@ afterAll(async () => {
 const routes = (): Array<[method: string, path: string, body: unknown, code: string]> => [
   ["GET", `/v1/deposit-requests/${owned.request}`, undefined, "deposit_request_not_found"],
   ["PATCH", `/v1/deposit-requests/${owned.request}`, { heading: "mine now" }, "deposit_request_not_found"],
+  ["GET", `/v1/deposit-requests/${owned.request}/transfers`, undefined, "deposit_request_not_found"],
+  ["GET", `/v1/deposit-requests/${owned.request}/recoveries`, undefined, "deposit_request_not_found"],
   ["GET", `/v1/customers/${owned.customer}`, undefined, "customer_not_found"],
   ["PATCH", `/v1/customers/${owned.customer}`, { name: "Eve" }, "customer_not_found"],
   ["DELETE", `/v1/customers/${owned.customer}`, undefined, "customer_not_found"],

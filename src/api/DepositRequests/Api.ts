@@ -53,6 +53,38 @@ export const Settlement = Schema.Struct({
   settled_at: Schema.NullOr(WireTimestamp)
 }).annotations({ identifier: "Settlement" })
 
+export const Transfer = Schema.Struct({
+  direction: Schema.Literal("in", "out"),
+  kind: Schema.Literal("payment", "settlement", "return").annotations({
+    description:
+      "`payment`: a token transfer into the deposit address; `settlement`: the amount to the payout address; `return`: funds back to the payer's wallet."
+  }),
+  amount: WireAmount,
+  amount_base_units: WireBaseUnits,
+  from: WireAddress,
+  to: WireAddress,
+  transaction_hash: Schema.String,
+  log_index: Schema.NullOr(Schema.Number).annotations({ description: "For `in`: the log of the transfer." }),
+  block_number: Schema.NullOr(Schema.String),
+  finality: Schema.Literal("pending", "finalized", "reverted").annotations({
+    description:
+      "Payments are listed once their block is final. Outgoing transfers are `pending` from signing until their block is final."
+  }),
+  at: WireTimestamp.annotations({ description: "When it was seen (in) or signed (out)." })
+}).annotations({ identifier: "Transfer" })
+
+export const Recovery = Schema.Struct({
+  id: Schema.String,
+  amount: WireAmount,
+  amount_base_units: WireBaseUnits,
+  reason: Schema.String.annotations({
+    description: "`overpayment`, `expired_balance` or `late_transfer` (see the README)."
+  }),
+  transaction_hash: Schema.String,
+  block_number: Schema.String,
+  recovered_at: WireTimestamp
+}).annotations({ identifier: "Recovery" })
+
 /** The merchant's view: the webhook subset of the spec plus the private fields only the merchant sees. */
 export const DepositRequest = Schema.Struct({
   id: Schema.String,
@@ -199,6 +231,23 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
       .addError(InvalidState)
       .addError(PayloadTooLarge)
       .annotate(OpenApi.Summary, "Update the mutable fields of a deposit request")
+  )
+  .add(
+    HttpApiEndpoint.get("transfers", "/deposit-requests/:id/transfers")
+      .setPath(idPath)
+      .addSuccess(ListOf("transfers", Transfer))
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "List the on-chain transfers of a deposit request, oldest first (one page)")
+  )
+  .add(
+    HttpApiEndpoint.get("recoveries", "/deposit-requests/:id/recoveries")
+      .setPath(idPath)
+      .addSuccess(ListOf("recoveries", Recovery))
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Summary,
+        "List the recovery ledger entries of a deposit request, oldest first (one page)"
+      )
   )
   .addError(Unauthenticated)
   .addError(RateLimited)

@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
+import { DepositRequestLedger } from "../../../services/DepositRequestLedger"
 import { DepositRequests } from "../../../services/DepositRequests"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
@@ -16,6 +17,14 @@ const requireId = (id: string) => {
 export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", (handlers) =>
   Effect.gen(function* () {
     const requests = yield* DepositRequests
+    const ledger = yield* DepositRequestLedger
+    // Every transfer and recovery of one request fits one page; the cursor is always null.
+    const onePage = <K extends string, A>(name: K, found: Option.Option<ReadonlyArray<A>>) =>
+      Option.isNone(found)
+        ? Effect.fail(NotFound.of("deposit_request"))
+        : Effect.succeed({ [name]: found.value, next_cursor: null } as { [P in K]: ReadonlyArray<A> } & {
+            next_cursor: null
+          })
     return handlers
       .handle("create", ({ headers, payload }) =>
         Effect.gen(function* () {
@@ -60,6 +69,18 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
           })
           if (Option.isNone(found)) return yield* NotFound.of("deposit_request")
           return found.value
+        })
+      )
+      .handle("transfers", ({ path }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          return yield* onePage("transfers", yield* ledger.transfers(accountId, yield* requireId(path.id)))
+        })
+      )
+      .handle("recoveries", ({ path }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          return yield* onePage("recoveries", yield* ledger.recoveries(accountId, yield* requireId(path.id)))
         })
       )
       .handle("update", ({ path, payload }) =>
