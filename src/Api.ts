@@ -5,6 +5,7 @@ import { CustomersApi, IssuersApi, PayoutAddressesApi } from "./api/Records/Api"
 import { EventsApi } from "./api/Events/Api"
 import { HealthApi } from "./api/Health/Api"
 import { PayerApi } from "./api/Payer/Api"
+import { ReconciliationApi } from "./api/Reconciliation/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
@@ -18,6 +19,7 @@ export class Api extends HttpApi.make("deposits")
   .add(PayoutAddressesApi)
   .add(WebhooksApi)
   .add(EventsApi)
+  .add(ReconciliationApi)
   .add(PayerApi)
   .prefix("/v1")
   .annotateContext(

@@ -19,6 +19,7 @@ import { PayerFlow } from "../services/PayerFlow"
 import { MerchantRecordsLive } from "../services/MerchantRecords"
 import { DepositRequestLedger } from "../services/DepositRequestLedger"
 import { RateLimiter } from "../services/RateLimiter"
+import { Reconciliation } from "../services/Reconciliation"
 import { OutboxRelayLive } from "../services/OutboxRelay"
 import { SchedulerLive } from "../services/Scheduler"
 import { TreasuryLive } from "../services/Treasury"
@@ -33,6 +34,7 @@ import { CustomersLive, IssuersLive, PayoutAddressesLive } from "./api/Records/H
 import { EventsLive, WebhooksLive } from "./api/Webhooks/Http"
 import { HealthLive } from "./api/Health/Http"
 import { PayerLive } from "./api/Payer/Http"
+import { ReconciliationLive } from "./api/Reconciliation/Http"
 import { AppConfig } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { EdgeLive } from "./middleware/Edge"
@@ -48,6 +50,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     PayoutAddressesLive,
     WebhooksLive,
     EventsLive,
+    ReconciliationLive,
     PayerLive
   ).pipe(Layer.provide(AuthenticationLive))
 
@@ -87,6 +90,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     RateLimiter.layer,
     DepositRequests.layer,
     DepositRequestLedger.layer,
+    Reconciliation.layer,
     Lease.layer,
     MerchantRecordsLive,
     Webhooks.layer,

@@ -3,7 +3,9 @@ import { parseArgs } from "node:util"
 import { Bus } from "../services/Bus"
 import { Accounts } from "../services/Accounts"
 import { DatabaseForCliLive } from "../services/Database"
+import { readEmbeddedChain } from "../services/EmbeddedChain"
 import { Ids } from "../services/Ids"
+import { Reconciliation } from "../services/Reconciliation"
 import { formatTimestamp, toId, uuidFromId } from "./api/Schemas"
 import { AppConfig, loadConfig } from "./Config"
 import { fund } from "./devnet"
@@ -14,6 +16,9 @@ const usage = `Usage: npm run cli -- <command> [options]
   accounts create [--name NAME] [--json]      create an account and a dashboard session token
   sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
   devnet fund --address 0x… --amount 12.5     sandbox faucet: mint test USDC on the local chain
+  reconcile --account ACCT_ID [--from T] [--to T] [--json]
+                                              per request: payments, settlements, returns, recoveries and the
+                                              deposit address's finalized balance, with every difference named
 
 With DATABASE_URL set it uses that database; otherwise the embedded one under DATA_DIR (through the socket of a
 running \`npm start\`, or directly when none runs).`
@@ -33,6 +38,8 @@ const run = (argv: ReadonlyArray<string>) =>
       options: {
         name: { type: "string" },
         account: { type: "string" },
+        from: { type: "string" },
+        to: { type: "string" },
         json: { type: "boolean", default: false },
         help: { type: "boolean", default: false }
       }
@@ -74,6 +81,39 @@ const run = (argv: ReadonlyArray<string>) =>
           session_expires_at: formatTimestamp(session.expiresAt)
         })
       }
+      case "reconcile": {
+        const uuid = uuidFromId("acct", values.account ?? "")
+        if (uuid === undefined) return yield* Effect.fail(new CliError("--account must be an acct_ id"))
+        const at = (name: string, value: string | undefined) => {
+          if (value === undefined) return undefined
+          const date = new Date(value)
+          if (Number.isNaN(date.getTime())) throw new CliError(`--${name} must be an RFC 3339 time`)
+          return date
+        }
+        const from = at("from", values.from)
+        const to = at("to", values.to)
+        const report = yield* (yield* Reconciliation).report(uuid, {
+          ...(from === undefined ? {} : { from }),
+          ...(to === undefined ? {} : { to })
+        })
+        if (json) {
+          process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+        } else {
+          for (const r of report.requests) {
+            const off = r.differences.map((d) => `${d.rule} ${d.difference_base_units}`).join(", ")
+            process.stdout.write(
+              `${r.deposit_request_id} ${r.status.padEnd(19)} in ${r.credited_base_units} settled ${r.settled_base_units} returned ${r.returned_base_units} held ${r.held_base_units} chain ${r.chain_balance_base_units ?? "-"} ${off === "" ? "ok" : `DIFF ${off}`}\n`
+            )
+          }
+          process.stdout.write(
+            `${report.requests.length} requests, ${report.totals.requests_with_differences} with differences\n`
+          )
+        }
+        if (report.totals.requests_with_differences > 0) {
+          return yield* Effect.fail(new CliError("the books do not balance (see the differences above)"))
+        }
+        return
+      }
       default:
         process.stdout.write(`${usage}\n`)
         if (values.help !== true)
@@ -99,10 +139,20 @@ const main = Effect.gen(function* () {
     })
     return print(values.json === true, funded)
   }
-  const services = Accounts.layer.pipe(
+  // Without CHAIN_RPC_URL, the embedded chain of a running `npm start` on this DATA_DIR (for reconcile's balances).
+  const embedded = readEmbeddedChain(config.dataDir)
+  const withChain =
+    Option.isNone(config.chainRpcUrl) && Option.isSome(embedded)
+      ? {
+          ...config,
+          chainRpcUrl: Option.some(embedded.value.rpc_url),
+          tokenAddress: Option.some(embedded.value.token_address as string)
+        }
+      : config
+  const services = Layer.mergeAll(Accounts.layer, Reconciliation.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseForCliLive),
-    Layer.provideMerge(AppConfig.layerWith(config))
+    Layer.provideMerge(AppConfig.layerWith(withChain))
   )
   yield* Effect.provide(run(process.argv.slice(2)), services)
 })

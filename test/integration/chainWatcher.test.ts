@@ -11,13 +11,14 @@ import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
 import { typedData } from "../../services/WalletAttestation"
 import { type MerchantClient, merchantClient } from "../support/Api"
-import { createMerchant } from "../support/Merchant"
+import { createMerchant, type Merchant } from "../support/Merchant"
 import { type RunningService, startService } from "../support/Service"
 
 let node: AnvilHandle
 let token: Address
 let service: RunningService
 let api: MerchantClient
+let merchant: Merchant
 let db: pg.Client
 let client: ReturnType<typeof makeClient>
 
@@ -41,7 +42,8 @@ beforeAll(async () => {
       rateLimitCapacity: 10_000
     }
   })
-  api = merchantClient(service, await createMerchant(service.databaseUrl))
+  merchant = await createMerchant(service.databaseUrl)
+  api = merchantClient(service, merchant)
   db = new pg.Client({ connectionString: service.databaseUrl })
   await db.connect()
   // The watcher starts from the finalized block it first sees: wait until it has a cursor.
@@ -275,5 +277,80 @@ describe("the chain watcher", () => {
     await mintTestUsdc(client, { token, to: stranger, amount: 1_000_000n })
     await new Promise((r) => setTimeout(r, 2500))
     expect((await db.query("select count(*)::int as n from chain_credits")).rows[0]?.n).toBe(before)
+  })
+
+  it("reconciles every request of the account to the base unit after the flows, and names a difference", async () => {
+    type Report = {
+      requests: Array<{
+        deposit_request_id: string
+        settled_base_units: string
+        returned_base_units: string
+        chain_balance_base_units: string | null
+        differences: Array<{ rule: string; difference_base_units: string }>
+      }>
+      totals: {
+        credited_base_units: string
+        settled_base_units: string
+        returned_base_units: string
+        held_base_units: string
+        requests_with_differences: number
+      }
+    }
+    // Settlements of the earlier flows may still be finalizing: the books balance once they are final.
+    const until = Date.now() + 30_000
+    let report = (await api.call<Report>("GET", "/v1/reconciliation")).body
+    while (Date.now() < until && report.totals.requests_with_differences > 0) {
+      await new Promise((r) => setTimeout(r, 250))
+      report = (await api.call<Report>("GET", "/v1/reconciliation")).body
+    }
+    expect(report.requests.filter((r) => r.differences.length > 0)).toEqual([])
+    expect(report.requests.some((r) => r.settled_base_units !== "0" && r.returned_base_units !== "0")).toBe(
+      true
+    )
+    expect(
+      report.requests.every((r) => r.chain_balance_base_units !== null || r.settled_base_units === "0")
+    ).toBe(true)
+    const t = report.totals
+    expect(BigInt(t.credited_base_units)).toBe(
+      BigInt(t.settled_base_units) + BigInt(t.returned_base_units) + BigInt(t.held_base_units)
+    )
+    const cli = (env: Record<string, string | undefined>) =>
+      promisify(execFile)(
+        process.execPath,
+        ["--import", "tsx", "src/cli.ts", "reconcile", "--account", merchant.accountId, "--json"],
+        {
+          env: {
+            ...process.env,
+            CHAIN_RPC_URL: node.rpcUrl,
+            TOKEN_ADDRESS: token,
+            DATABASE_URL: service.databaseUrl,
+            ...env
+          }
+        }
+      )
+    const fromCli = JSON.parse((await cli({})).stdout) as Report
+    expect(fromCli.totals).toEqual(report.totals)
+
+    // A return the ledger does not know about (1 base unit) is named, by rule and amount, and fails the command.
+    const settledOne = report.requests.find((r) => r.returned_base_units !== "0")!
+    await db.query(
+      `insert into transfers (command_id, deposit_request_id, kind, to_address, amount_base_units, tx_nonce, tx_hash, raw_tx, state, created_at)
+       values ('reconcile-probe', $1, 'return', $2, 1, 0, $3, '0x', 'confirmed', now())`,
+      [settledOne.deposit_request_id.slice(3), payer.address, `0x${"ab".repeat(32)}`]
+    )
+    try {
+      const off = (await api.call<Report>("GET", "/v1/reconciliation")).body.requests.find(
+        (r) => r.deposit_request_id === settledOne.deposit_request_id
+      )
+      expect(off?.differences).toEqual(
+        expect.arrayContaining([
+          { rule: "recoveries", difference_base_units: "-1" },
+          { rule: "chain_balance", difference_base_units: "1" }
+        ])
+      )
+      await expect(cli({})).rejects.toMatchObject({ code: 1 })
+    } finally {
+      await db.query("delete from transfers where command_id = 'reconcile-probe'")
+    }
   })
 })
