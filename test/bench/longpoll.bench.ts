@@ -75,7 +75,6 @@ const openInWaves = async <A>(count: number, open: (i: number) => Promise<A>) =>
   return all
 }
 
-
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`
 const pct = (xs: Array<number>, q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0
