@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Effect, Layer, Option, Runtime } from "effect"
-import { IdempotencyConflict, InvalidRequest, NotFound } from "../src/api/Errors"
+import { IdempotencyConflict, InvalidRequest, InvalidState, NotFound } from "../src/api/Errors"
 import { toId } from "../src/api/Schemas"
 import { ActorHost } from "./ActorHost"
 import { ChangeFeed } from "./ChangeFeed"
@@ -340,6 +340,26 @@ const make = Effect.gen(function* () {
     })
 
   /** PATCH: omitted fields stay, `null` clears, and the merged record is checked as a whole. */
+  /**
+   * An operator's resume of a request that needs attention: the lifecycle decides where the pause ends and
+   * re-issues what was outstanding (the treasury signs a reverted transfer again).
+   */
+  const resume = (accountId: string, uuid: string) =>
+    Effect.gen(function* () {
+      const row = yield* load(accountId, uuid)
+      if (Option.isNone(row)) return yield* NotFound.of("deposit_request")
+      if (row.value.status !== "needs_attention") {
+        return yield* new InvalidState({
+          message: `Only a request that needs attention can be resumed; this one is ${row.value.status}.`
+        })
+      }
+      const at = new Date(yield* Clock.currentTimeMillis)
+      yield* host
+        .apply(uuid, `resume:${ids.next()}`, { type: "operator.resumed", at: at.toISOString() })
+        .pipe(Effect.orDie)
+      return host.view(Option.getOrThrow(yield* load(accountId, uuid)))
+    })
+
   const update = (accountId: string, uuid: string, patch: UpdateInput) =>
     sql
       .withTransaction(
@@ -380,7 +400,8 @@ const make = Effect.gen(function* () {
     get: dieOnSqlErrors(get),
     getShared: dieOnSqlErrors(getShared),
     list: dieOnSqlErrors(list),
-    update: dieOnSqlErrors(update)
+    update: dieOnSqlErrors(update),
+    resume: dieOnSqlErrors(resume)
   } as const
 })
 

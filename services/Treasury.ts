@@ -55,20 +55,25 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
     )
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    /** Sign the authorization and the transaction, and record both, before anything is broadcast. */
-    const sign = (command: Command) =>
+    /** The EIP-3009 authorization (keyed by the command id, so it can move the money once) and its transaction. */
+    const signTransfer = (transfer: {
+      readonly deposit_request_id: string
+      readonly command_id: string
+      readonly to: string
+      readonly amount_base_units: string
+    }) =>
       Effect.gen(function* () {
         const rows = yield* sql<{ deposit_index: number | null }>`
-          select deposit_index from deposit_requests where id = ${command.deposit_request_id}`
+          select deposit_index from deposit_requests where id = ${transfer.deposit_request_id}`
         const index = rows[0]?.deposit_index
         if (index === null || index === undefined)
-          return yield* Effect.dieMessage(`request ${command.deposit_request_id} has no deposit index`)
+          return yield* Effect.dieMessage(`request ${transfer.deposit_request_id} has no deposit index`)
         const deposit = vault.depositAccount(index)
-        const nonce = keccak256(toHex(command.payload.command_id))
+        const nonce = keccak256(toHex(transfer.command_id))
         const message = {
           from: deposit.address,
-          to: getAddress(command.payload.to),
-          value: BigInt(command.payload.amount_base_units),
+          to: getAddress(transfer.to),
+          value: BigInt(transfer.amount_base_units),
           validAfter: 0n,
           validBefore: 2n ** 48n,
           nonce
@@ -110,6 +115,16 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
           wallet.prepareTransactionRequest({ to: token, data, account, chain })
         )
         const raw = yield* Effect.promise(() => wallet.signTransaction(request))
+        return { to: message.to, txNonce: request.nonce, raw, hash: keccak256(raw) }
+      })
+
+    /** Sign the authorization and the transaction, and record both, before anything is broadcast. */
+    const sign = (command: Command) =>
+      Effect.gen(function* () {
+        const signed = yield* signTransfer({
+          deposit_request_id: command.deposit_request_id,
+          ...command.payload
+        })
         const at = yield* now
         yield* sql.withTransaction(
           Effect.gen(function* () {
@@ -117,8 +132,45 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
               insert into transfers (command_id, deposit_request_id, kind, to_address, amount_base_units, tx_nonce, tx_hash,
                 raw_tx, state, created_at)
               values (${command.payload.command_id}, ${command.deposit_request_id}, ${command.payload.type},
-                ${message.to}, ${command.payload.amount_base_units}, ${request.nonce}, ${keccak256(raw)}, ${raw}, 'signed', ${at})
+                ${signed.to}, ${command.payload.amount_base_units}, ${signed.txNonce}, ${signed.hash}, ${signed.raw}, 'signed', ${at})
               on conflict (command_id) do nothing`
+            yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
+          })
+        )
+      })
+
+    /**
+     * After an operator resumed a request: a transfer that reverted is signed again (a new transaction for the same
+     * authorization, which the revert left unused) and followed like a new one; one still pending or already final
+     * needs nothing new, the follower carries on with it.
+     */
+    const retry = (command: { readonly id: string; readonly payload: { readonly command_id: string } }) =>
+      Effect.gen(function* () {
+        const rows = yield* sql<{
+          deposit_request_id: string
+          to_address: string
+          amount_base_units: string
+          state: string
+        }>`select deposit_request_id, to_address, amount_base_units, state from transfers
+           where command_id = ${command.payload.command_id}`
+        const transfer = rows[0]
+        const at = yield* now
+        if (transfer === undefined || transfer.state !== "reverted") {
+          yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
+          return
+        }
+        const signed = yield* signTransfer({
+          deposit_request_id: transfer.deposit_request_id,
+          command_id: command.payload.command_id,
+          to: transfer.to_address,
+          amount_base_units: BigInt(transfer.amount_base_units).toString()
+        })
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`
+              update transfers set tx_nonce = ${signed.txNonce}, tx_hash = ${signed.hash}, raw_tx = ${signed.raw},
+                state = 'signed', block_number = null
+              where command_id = ${command.payload.command_id} and state = 'reverted'`
             yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
           })
         )
@@ -151,7 +203,7 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
         const at = yield* now
         if (receipt.status !== "success") {
           yield* sql`update transfers set state = 'reverted', block_number = ${receipt.blockNumber.toString()} where command_id = ${t.command_id}`
-          yield* host.apply(t.deposit_request_id, `reverted:${t.command_id}`, {
+          yield* host.apply(t.deposit_request_id, `reverted:${t.tx_hash}`, {
             type: "attention.raised",
             at: at.toISOString(),
             code: "transfer_reverted",
@@ -187,6 +239,9 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
         select id, deposit_request_id, payload from outbox
         where published_at is null and topic in ('command.settle', 'command.return') order by id limit 20`
       for (const command of commands) yield* sign(command)
+      const retries = yield* sql<{ id: string; payload: { command_id: string } }>`
+        select id, payload from outbox where published_at is null and topic = 'command.retry' order by id limit 20`
+      for (const command of retries) yield* retry(command)
       yield* follow
     })
 

@@ -8,10 +8,22 @@ import {
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Accounts, type Identity } from "../../services/Accounts"
 import { RateLimiter } from "../../services/RateLimiter"
-import { RateLimited, Unauthenticated } from "../api/Errors"
+import { IdentityUnauthorized, RateLimited, Unauthenticated } from "../api/Errors"
 
 /** The caller of a merchant route, provided to every handler behind `Authentication`. */
 export class CurrentIdentity extends Context.Tag("deposits/CurrentIdentity")<CurrentIdentity, Identity>() {}
+
+/** Routes for the account's people, not its integrations: a dashboard session, never an API key. */
+export const requireSession = (what: string) =>
+  Effect.flatMap(CurrentIdentity, (identity) =>
+    identity.via === "session"
+      ? Effect.succeed(identity)
+      : Effect.fail(
+          new IdentityUnauthorized({
+            message: `${what} accepts dashboard session tokens only, not API keys.`
+          })
+        )
+  )
 
 const refused = new Unauthenticated({
   message: "Send a valid API key or dashboard session token as `Authorization: Bearer <credential>`."

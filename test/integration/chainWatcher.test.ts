@@ -1,5 +1,4 @@
 import { execFile } from "node:child_process"
-import { randomUUID } from "node:crypto"
 import { promisify } from "node:util"
 import { Option } from "effect"
 import pg from "pg"
@@ -9,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
 import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
-import { typedData } from "../../services/WalletAttestation"
 import { type MerchantClient, merchantClient } from "../support/Api"
 import { createMerchant, type Merchant } from "../support/Merchant"
+import { readyRequest as readyRequestOver } from "../support/Payer"
 import { type RunningService, startService } from "../support/Service"
 
 let node: AnvilHandle
@@ -72,37 +71,8 @@ const pay = async (to: Address, amount: bigint) => {
   await client.waitForTransactionReceipt({ hash })
 }
 
-const readyRequest = async (amount: string, payoutTo?: Address) => {
-  const refs = await api.setup()
-  const payoutAddressId =
-    payoutTo === undefined
-      ? refs.payoutAddressId
-      : (await api.call<{ id: string }>("POST", "/v1/payout-addresses", { address: payoutTo })).body.id
-  const made = await api.call<{ id: string }>(
-    "POST",
-    "/v1/deposit-requests",
-    { amount, issuer_id: refs.issuerId, payout_address_id: payoutAddressId },
-    { "idempotency-key": randomUUID() }
-  )
-  const statement = {
-    depositRequest: made.body.id,
-    wallet: payer.address,
-    chainId: 10143,
-    expiresAt: Math.floor(Date.now() / 1000) + 600
-  }
-  const res = await service.request(`/v1/payer/deposit-requests/${made.body.id}/wallet`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      wallet: payer.address,
-      chain_id: 10143,
-      expires_at: statement.expiresAt,
-      signature: await payer.signTypedData(typedData(statement))
-    })
-  })
-  const body = (await res.json()) as { address: Address }
-  return { id: made.body.id, address: body.address }
-}
+const readyRequest = (amount: string, payoutTo?: Address) =>
+  readyRequestOver({ service, api, payer }, amount, payoutTo)
 
 const waitForStatus = async (id: string, status: string, ms = 20_000) => {
   const until = Date.now() + ms

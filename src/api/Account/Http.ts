@@ -2,19 +2,9 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Accounts } from "../../../services/Accounts"
 import { Api } from "../../Api"
-import { CurrentIdentity } from "../../middleware/Authentication"
-import { IdentityUnauthorized, NotFound } from "../Errors"
+import { CurrentIdentity, requireSession } from "../../middleware/Authentication"
+import { NotFound } from "../Errors"
 import { toId } from "../Schemas"
-
-const requireSession = Effect.gen(function* () {
-  const identity = yield* CurrentIdentity
-  if (identity.via !== "session") {
-    return yield* new IdentityUnauthorized({
-      message: "Key management accepts dashboard session tokens only, not API keys."
-    })
-  }
-  return identity
-})
 
 const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
   (request.headers.authorization ?? "").slice("Bearer ".length)
@@ -39,7 +29,7 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
       )
       .handle("getApiKey", () =>
         Effect.gen(function* () {
-          const identity = yield* requireSession
+          const identity = yield* requireSession("Key management")
           const info = yield* accounts.keyInfo(identity.accountId)
           return {
             active: info.active && { last4: info.active.last4, created_at: info.active.createdAt },
@@ -49,7 +39,7 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
       )
       .handle("issueApiKey", () =>
         Effect.gen(function* () {
-          const identity = yield* requireSession
+          const identity = yield* requireSession("Key management")
           const issued = yield* accounts.issueApiKey(identity.accountId)
           return {
             api_key: issued.apiKey,
@@ -61,13 +51,13 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
       )
       .handle("revokeApiKey", () =>
         Effect.gen(function* () {
-          const identity = yield* requireSession
+          const identity = yield* requireSession("Key management")
           yield* accounts.revokeApiKeys(identity.accountId)
         })
       )
       .handle("refreshSession", () =>
         Effect.gen(function* () {
-          const identity = yield* requireSession
+          const identity = yield* requireSession("Key management")
           const token = yield* bearerToken
           const session = yield* accounts.createSession(identity.accountId)
           yield* accounts.endSession(token)
@@ -76,7 +66,7 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
       )
       .handle("endSession", () =>
         Effect.gen(function* () {
-          yield* requireSession
+          yield* requireSession("Key management")
           yield* accounts.endSession(yield* bearerToken)
         })
       )

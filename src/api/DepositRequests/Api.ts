@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
 import {
   IdempotencyConflict,
+  IdentityUnauthorized,
   InvalidRequest,
   InvalidState,
   NotFound,
@@ -231,6 +232,20 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
       .addError(InvalidState)
       .addError(PayloadTooLarge)
       .annotate(OpenApi.Summary, "Update the mutable fields of a deposit request")
+  )
+  .add(
+    HttpApiEndpoint.post("resume", "/deposit-requests/:id/resume")
+      .setPath(idPath)
+      .addSuccess(DepositRequest)
+      .addError(NotFound)
+      .addError(InvalidState)
+      .addError(IdentityUnauthorized)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Resume a request that needs attention (dashboard session only)")
+      .annotate(
+        OpenApi.Description,
+        "After the cause in `attention.resolution` is dealt with: automatic movement resumes for this request and whatever was outstanding is carried out again. API keys are refused (401 `identity_unauthorized`)."
+      )
   )
   .add(
     HttpApiEndpoint.get("transfers", "/deposit-requests/:id/transfers")

@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { DepositRequestLedger } from "../../../services/DepositRequestLedger"
 import { DepositRequests } from "../../../services/DepositRequests"
 import { Api } from "../../Api"
-import { CurrentIdentity } from "../../middleware/Authentication"
+import { CurrentIdentity, requireSession } from "../../middleware/Authentication"
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
 import { DepositRequest } from "./Api"
@@ -69,6 +69,12 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
           })
           if (Option.isNone(found)) return yield* NotFound.of("deposit_request")
           return found.value
+        })
+      )
+      .handle("resume", ({ path }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* requireSession("Resuming a request")
+          return yield* requests.resume(accountId, yield* requireId(path.id))
         })
       )
       .handle("transfers", ({ path }) =>

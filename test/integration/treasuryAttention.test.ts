@@ -1,0 +1,200 @@
+import { Option } from "effect"
+import pg from "pg"
+import {
+  type Address,
+  createTestClient,
+  createWalletClient,
+  encodeAbiParameters,
+  http,
+  keccak256,
+  numberToHex,
+  publicActions,
+  walletActions
+} from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
+import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
+import { abi } from "../../infra/contracts/TestUsdc"
+import { type MerchantClient, merchantClient } from "../support/Api"
+import { createMerchant, type Merchant } from "../support/Merchant"
+import { readyRequest } from "../support/Payer"
+import { type RunningService, startService } from "../support/Service"
+
+/**
+ * Issue 6: anything that cannot move automatically pauses that request with `needs_attention`, and an operator
+ * route resumes it. Here the settlement transfer reverts (the deposit address was emptied between the broadcast
+ * and the block, without a Transfer event, as a stand-in for any on-chain surprise); after the balance is back,
+ * the operator resumes and the same settlement goes through exactly once.
+ */
+let node: AnvilHandle
+let token: Address
+let service: RunningService
+let merchant: Merchant
+let api: MerchantClient
+let db: pg.Client
+
+const payer = anvilDevAccount(4)
+const owner = anvilDevAccount(0)
+let chain: ReturnType<typeof makeChain>
+
+const makeChain = (rpcUrl: string, chainId: number) => {
+  const transport = http(rpcUrl, { retryCount: 0 })
+  return createTestClient({ mode: "anvil", chain: anvilChain({ chainId, rpcUrl }), transport })
+    .extend(publicActions)
+    .extend(walletActions)
+}
+
+beforeAll(async () => {
+  // Automine and `finalized` two blocks behind: finality advances only as the test mines.
+  node = await startAnvil({ slotsInAnEpoch: 1 })
+  chain = makeChain(node.rpcUrl, node.chainId)
+  token = await deployTestUsdc(
+    createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
+      publicActions
+    )
+  )
+  service = await startService({
+    config: {
+      chainRpcUrl: Option.some(node.rpcUrl),
+      tokenAddress: Option.some(token),
+      rateLimitCapacity: 10_000
+    }
+  })
+  merchant = await createMerchant(service.databaseUrl)
+  api = merchantClient(service, merchant)
+  db = new pg.Client({ connectionString: service.databaseUrl })
+  await db.connect()
+  const until = Date.now() + 15_000
+  while (Date.now() < until && (await db.query("select 1 from chain_cursors")).rowCount === 0) {
+    await chain.mine({ blocks: 1 })
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}, 60_000)
+afterAll(async () => {
+  await db?.end()
+  await service?.stop()
+  await node?.stop()
+})
+
+const balanceOf = (who: Address) =>
+  chain.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
+
+/** Sets a token balance in storage (`balanceOf` is slot 1): no Transfer event, so the watcher sees nothing. */
+const setBalance = async (who: Address, amount: bigint) => {
+  const slot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [who, 1n]))
+  await chain.setStorageAt({ address: token, index: slot, value: numberToHex(amount, { size: 32 }) })
+  expect(await balanceOf(who)).toBe(amount)
+}
+
+/** Mines blocks while waiting, so `finalized` keeps moving (the node only mines on transactions otherwise). */
+const mineUntil = async <A>(read: () => Promise<A | undefined>, ms = 30_000): Promise<A> => {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    const value = await read()
+    if (value !== undefined) return value
+    await chain.mine({ blocks: 1 })
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error("timed out")
+}
+
+const view = (id: string) =>
+  api.call<{ status: string; attention: { code: string; resolution: string } | null }>(
+    "GET",
+    `/v1/deposit-requests/${id}`
+  )
+
+describe("a settlement that reverts", () => {
+  it("pauses the request with needs_attention, and an operator's resume settles it exactly once", async () => {
+    const payout = privateKeyToAccount(generatePrivateKey()).address
+    const { id, address } = await readyRequest({ service, api, payer }, "3", payout)
+    await mintTestUsdc(
+      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
+        publicActions
+      ),
+      { token, to: payer.address, amount: 3_000_000n }
+    )
+    const paid = await chain.writeContract({
+      address: token,
+      abi,
+      functionName: "transfer",
+      args: [address, 3_000_000n],
+      account: payer,
+      chain: null
+    })
+    await chain.waitForTransactionReceipt({ hash: paid })
+
+    // From here every transaction waits in the mempool until the test mines.
+    await chain.setAutomine(false)
+    const signed = await mineUntil(async () => {
+      const rows = await db.query<{ tx_hash: string }>(
+        "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
+        [id.slice(3)]
+      )
+      return rows.rows[0]
+    })
+    // The settlement is broadcast, not mined: empty the address, then mine it into a revert.
+    await new Promise((r) => setTimeout(r, 300))
+    await setBalance(address, 0n)
+    await chain.mine({ blocks: 1 })
+    const receipt = await chain.getTransactionReceipt({ hash: signed.tx_hash as `0x${string}` })
+    expect(receipt.status).toBe("reverted")
+
+    const paused = await mineUntil(async () => {
+      const res = await view(id)
+      return res.body.status === "needs_attention" ? res.body : undefined
+    })
+    expect(paused.attention?.code).toBe("transfer_reverted")
+    expect(paused.attention?.resolution).toMatch(/resume/)
+    const events = await api.call<{ events: Array<{ type: string }> }>(
+      "GET",
+      `/v1/events?deposit_request_id=${id}`
+    )
+    expect(events.body.events.map((e) => e.type)).toContain("deposit_request.needs_attention")
+
+    // Only a dashboard session resumes; a request that does not need attention cannot be resumed.
+    const byKey = await api.call<{ error: { code: string } }>("POST", `/v1/deposit-requests/${id}/resume`)
+    expect(byKey.status).toBe(401)
+    expect(byKey.body.error.code).toBe("identity_unauthorized")
+    const resume = () =>
+      service.request(`/v1/deposit-requests/${id}/resume`, {
+        method: "POST",
+        headers: merchant.headers("session")
+      })
+
+    // The funds are back (as an operator would make sure); resume.
+    await setBalance(address, 3_000_000n)
+    await chain.setAutomine(true)
+    const resumed = await resume()
+    expect(resumed.status).toBe(200)
+    expect(((await resumed.json()) as { status: string }).status).toBe("deposited")
+
+    await mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
+    expect(await balanceOf(payout)).toBe(3_000_000n)
+    expect(await balanceOf(address)).toBe(0n)
+    const again = await resume()
+    expect(again.status).toBe(409)
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe("invalid_state")
+
+    // One settlement row, re-signed once: final now, with a new hash; the books balance.
+    const transfers = await db.query<{ state: string; tx_hash: string }>(
+      "select state, tx_hash from transfers where deposit_request_id = $1",
+      [id.slice(3)]
+    )
+    expect(transfers.rows).toHaveLength(1)
+    expect(transfers.rows[0]?.state).toBe("confirmed")
+    expect(transfers.rows[0]?.tx_hash).not.toBe(signed.tx_hash)
+    const report = await mineUntil(async () => {
+      const body = (
+        await api.call<{ requests: Array<{ deposit_request_id: string; differences: Array<unknown> }> }>(
+          "GET",
+          "/v1/reconciliation"
+        )
+      ).body
+      const mine = body.requests.find((r) => r.deposit_request_id === id)
+      return mine !== undefined && mine.differences.length === 0 ? mine : undefined
+    })
+    expect(report.differences).toEqual([])
+  })
+})
