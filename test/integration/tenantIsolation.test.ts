@@ -2,18 +2,20 @@ import { randomUUID } from "node:crypto"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type MerchantClient, merchantClient } from "../support/Api"
-import { createMerchant } from "../support/Merchant"
+import { createMerchant, type Merchant } from "../support/Merchant"
 import { type RunningService, startService } from "../support/Service"
 
 let service: RunningService
 let alice: MerchantClient
 let bob: MerchantClient
+let bobMerchant: Merchant
 const owned: Record<string, string> = {}
 
 beforeAll(async () => {
   service = await startService({ config: { rateLimitCapacity: 10_000 } })
   alice = merchantClient(service, await createMerchant(service.databaseUrl))
-  bob = merchantClient(service, await createMerchant(service.databaseUrl))
+  bobMerchant = await createMerchant(service.databaseUrl)
+  bob = merchantClient(service, bobMerchant)
   const refs = await alice.setup()
   owned.issuer = refs.issuerId
   owned.payout = refs.payoutAddressId
@@ -79,6 +81,15 @@ describe("tenant isolation", () => {
     } finally {
       await client.end()
     }
+  })
+
+  it("answers another account's request with 404 on the session-only resume route", async () => {
+    const res = await service.request(`/v1/deposit-requests/${owned.request}/resume`, {
+      method: "POST",
+      headers: bobMerchant.headers("session")
+    })
+    expect(res.status).toBe(404)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("deposit_request_not_found")
   })
 
   it("keeps merchant resource lists within the account, even when paged from another account's id", async () => {
