@@ -9,6 +9,7 @@ import {
   http,
   keccak256,
   parseSignature,
+  parseTransaction,
   publicActions,
   toHex
 } from "viem"
@@ -130,9 +131,9 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
           Effect.gen(function* () {
             yield* sql`
               insert into transfers (command_id, deposit_request_id, kind, to_address, amount_base_units, tx_nonce, tx_hash,
-                raw_tx, state, created_at)
+                raw_tx, state, created_at, signed_at)
               values (${command.payload.command_id}, ${command.deposit_request_id}, ${command.payload.type},
-                ${signed.to}, ${command.payload.amount_base_units}, ${signed.txNonce}, ${signed.hash}, ${signed.raw}, 'signed', ${at})
+                ${signed.to}, ${command.payload.amount_base_units}, ${signed.txNonce}, ${signed.hash}, ${signed.raw}, 'signed', ${at}, ${at})
               on conflict (command_id) do nothing`
             yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
           })
@@ -169,10 +170,50 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
           Effect.gen(function* () {
             yield* sql`
               update transfers set tx_nonce = ${signed.txNonce}, tx_hash = ${signed.hash}, raw_tx = ${signed.raw},
-                state = 'signed', block_number = null
+                state = 'signed', block_number = null, signed_at = ${at}, replaced_tx_hashes = '{}'
               where command_id = ${command.payload.command_id} and state = 'reverted'`
             yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
           })
+        )
+      })
+
+    /** Broadcast (again) every recorded transfer that is not final, and feed final ones back to their requests. */
+    /**
+     * A transfer broadcast `transferReplaceAfterMs` ago with no receipt is stuck (fees too low for the chain now):
+     * sign it again at the same nonce with fees raised by a quarter (at least what replacement needs), keep the old
+     * hash (it may still be the one mined) and broadcast. Only one transaction of a nonce can be mined, and the
+     * EIP-3009 authorization inside can move the money once, so a replacement never pays twice.
+     */
+    const replace = (t: { command_id: string; tx_hash: Hex; raw_tx: Hex }) =>
+      Effect.gen(function* () {
+        const tx = parseTransaction(t.raw_tx)
+        const bump = (fee: bigint) => fee + fee / 4n + 1n
+        const latest = yield* Effect.promise(() => wallet.getBlock())
+        const maxPriorityFeePerGas = bump(tx.maxPriorityFeePerGas ?? 0n)
+        const floor = (latest.baseFeePerGas ?? 0n) * 2n + maxPriorityFeePerGas
+        const bumped = bump(tx.maxFeePerGas ?? 0n)
+        const raw = yield* Effect.promise(() =>
+          wallet.signTransaction({
+            account,
+            chain,
+            type: "eip1559",
+            to: tx.to ?? null,
+            data: tx.data ?? "0x",
+            value: tx.value ?? 0n,
+            gas: tx.gas ?? 0n,
+            nonce: tx.nonce ?? 0,
+            maxPriorityFeePerGas,
+            maxFeePerGas: bumped > floor ? bumped : floor
+          })
+        )
+        const at = yield* now
+        yield* sql`
+          update transfers set replaced_tx_hashes = array_append(replaced_tx_hashes, tx_hash),
+            tx_hash = ${keccak256(raw)}, raw_tx = ${raw}, signed_at = ${at}
+          where command_id = ${t.command_id} and tx_hash = ${t.tx_hash} and state = 'signed'`
+        yield* Effect.logInfo(`transfer ${t.command_id} stuck: replaced ${t.tx_hash} by ${keccak256(raw)}`)
+        yield* Effect.promise(() =>
+          wallet.sendRawTransaction({ serializedTransaction: raw }).catch(() => undefined)
         )
       })
 
@@ -184,30 +225,44 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
         kind: "settle" | "return"
         tx_hash: Hex
         raw_tx: Hex
+        replaced_tx_hashes: ReadonlyArray<Hex>
+        signed_at: Date
       }>`
-        select command_id, deposit_request_id, kind, tx_hash, raw_tx from transfers where state = 'signed' order by created_at`
+        select command_id, deposit_request_id, kind, tx_hash, raw_tx, replaced_tx_hashes, signed_at
+        from transfers where state = 'signed' order by created_at`
       if (open.length === 0) return
       const finalized = (yield* Effect.promise(() => wallet.getBlock({ blockTag: "finalized" }))).number ?? 0n
       for (const t of open) {
-        const receipt = yield* Effect.promise(() =>
-          wallet.getTransactionReceipt({ hash: t.tx_hash }).catch(() => undefined)
-        )
+        // The current transaction, or one it replaced: whichever was mined is the transfer.
+        let receipt: Awaited<ReturnType<typeof wallet.getTransactionReceipt>> | undefined
+        for (const hash of [t.tx_hash, ...t.replaced_tx_hashes]) {
+          receipt = yield* Effect.promise(() => wallet.getTransactionReceipt({ hash }).catch(() => undefined))
+          if (receipt !== undefined) break
+        }
         if (receipt === undefined) {
+          const waited = (yield* Clock.currentTimeMillis) - t.signed_at.getTime()
+          if (waited > config.transferReplaceAfterMs) {
+            yield* replace(t)
+            continue
+          }
           // Same bytes, same hash: a re-send after a crash or a dropped broadcast can never pay twice.
           yield* Effect.promise(() =>
             wallet.sendRawTransaction({ serializedTransaction: t.raw_tx }).catch(() => undefined)
           )
           continue
         }
+        if (receipt.transactionHash !== t.tx_hash) {
+          yield* sql`update transfers set tx_hash = ${receipt.transactionHash} where command_id = ${t.command_id}`
+        }
         if (receipt.blockNumber > finalized) continue
         const at = yield* now
         if (receipt.status !== "success") {
           yield* sql`update transfers set state = 'reverted', block_number = ${receipt.blockNumber.toString()} where command_id = ${t.command_id}`
-          yield* host.apply(t.deposit_request_id, `reverted:${t.tx_hash}`, {
+          yield* host.apply(t.deposit_request_id, `reverted:${receipt.transactionHash}`, {
             type: "attention.raised",
             at: at.toISOString(),
             code: "transfer_reverted",
-            message: `The ${t.kind} transfer ${t.tx_hash} reverted.`,
+            message: `The ${t.kind} transfer ${receipt.transactionHash} reverted.`,
             resolution: "Check the deposit address balance and the treasury's gas, then resume the request."
           })
           continue
@@ -217,14 +272,14 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
             ? ({
                 type: "settlement.confirmed",
                 at: at.toISOString(),
-                tx_hash: t.tx_hash,
+                tx_hash: receipt.transactionHash,
                 block_number: receipt.blockNumber.toString()
               } as const)
             : ({
                 type: "return.confirmed",
                 at: at.toISOString(),
                 command_id: t.command_id,
-                tx_hash: t.tx_hash,
+                tx_hash: receipt.transactionHash,
                 block_number: receipt.blockNumber.toString()
               } as const)
         yield* host.apply(t.deposit_request_id, `confirmed:${t.command_id}`, confirmed)

@@ -36,6 +36,8 @@ export interface AppConfigShape {
   readonly longPollMaxPerAddress: number
   /** First webhook retry gap; each next gap doubles, capped at one hour. */
   readonly webhookFirstRetryMs: number
+  /** A broadcast transfer with no receipt after this long is replaced at the same nonce with higher fees. */
+  readonly transferReplaceAfterMs: number
   /** The USDC token contract payers pay with (for payment links); unset until the chain is configured. */
   readonly tokenAddress: Option.Option<string>
   /** Where mail goes (smtp:// or smtps://); unset: kept in memory and logged, for local development. */
@@ -102,6 +104,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitRefillPerSecond: positiveInteger("RATE_LIMIT_REFILL_PER_SECOND", 1),
   longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200),
   webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
+  transferReplaceAfterMs: positiveInteger("TRANSFER_REPLACE_AFTER_MS", 60_000),
   treasuryKey: optionalSetting("TREASURY_PRIVATE_KEY", "must be a 0x-prefixed 32-byte hex key", (k) =>
     /^0x[0-9a-fA-F]{64}$/.test(k)
   ).pipe(Config.map(Option.map(Redacted.make))),
@@ -135,6 +138,7 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     rateLimitRefillPerSecond: 1,
     longPollMaxPerAddress: 200,
     webhookFirstRetryMs: 30_000,
+    transferReplaceAfterMs: 60_000,
     tokenAddress: Option.none(),
     smtpUrl: Option.none(),
     treasuryKey: Option.none(),

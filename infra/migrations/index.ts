@@ -8,6 +8,7 @@ import mailboxCodes from "./0007_mailbox_codes"
 import chain from "./0008_chain"
 import transfers from "./0009_transfers"
 import rateBatches from "./0010_rate_batches"
+import transferReplacements from "./0011_transfer_replacements"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -20,5 +21,6 @@ export const migrations = {
   "0007_mailbox_codes": mailboxCodes,
   "0008_chain": chain,
   "0009_transfers": transfers,
-  "0010_rate_batches": rateBatches
+  "0010_rate_batches": rateBatches,
+  "0011_transfer_replacements": transferReplacements
 }

@@ -8,6 +8,7 @@ import {
   http,
   keccak256,
   numberToHex,
+  parseTransaction,
   publicActions,
   walletActions
 } from "viem"
@@ -58,7 +59,9 @@ beforeAll(async () => {
     config: {
       chainRpcUrl: Option.some(node.rpcUrl),
       tokenAddress: Option.some(token),
-      rateLimitCapacity: 10_000
+      rateLimitCapacity: 10_000,
+      // A broadcast transfer with no receipt after 1.5 s counts as stuck here (60 s by default).
+      transferReplaceAfterMs: 1_500
     }
   })
   merchant = await createMerchant(service.databaseUrl)
@@ -138,8 +141,18 @@ describe("a settlement that reverts", () => {
     await new Promise((r) => setTimeout(r, 300))
     await setBalance(address, 0n)
     await chain.mine({ blocks: 1 })
-    const receipt = await chain.getTransactionReceipt({ hash: signed.tx_hash as `0x${string}` })
-    expect(receipt.status).toBe("reverted")
+    // (If the treasury already replaced it as stuck, whichever of its transactions was mined is the one.)
+    const hashes = await db.query<{ tx_hash: `0x${string}`; replaced_tx_hashes: Array<`0x${string}`> }>(
+      "select tx_hash, replaced_tx_hashes from transfers where deposit_request_id = $1 and kind = 'settle'",
+      [id.slice(3)]
+    )
+    const row = hashes.rows[0]!
+    const receipts = await Promise.all(
+      [row.tx_hash, ...row.replaced_tx_hashes].map((hash) =>
+        chain.getTransactionReceipt({ hash }).catch(() => undefined)
+      )
+    )
+    expect(receipts.filter((r) => r !== undefined).map((r) => r!.status)).toEqual(["reverted"])
 
     const paused = await mineUntil(async () => {
       const res = await view(id)
@@ -184,7 +197,7 @@ describe("a settlement that reverts", () => {
     )
     expect(transfers.rows).toHaveLength(1)
     expect(transfers.rows[0]?.state).toBe("confirmed")
-    expect(transfers.rows[0]?.tx_hash).not.toBe(signed.tx_hash)
+    expect([signed.tx_hash, ...row.replaced_tx_hashes]).not.toContain(transfers.rows[0]?.tx_hash)
     const report = await mineUntil(async () => {
       const body = (
         await api.call<{ requests: Array<{ deposit_request_id: string; differences: Array<unknown> }> }>(
@@ -196,5 +209,77 @@ describe("a settlement that reverts", () => {
       return mine !== undefined && mine.differences.length === 0 ? mine : undefined
     })
     expect(report.differences).toEqual([])
+  })
+})
+
+describe("a settlement stuck below the chain's fees", () => {
+  it("is replaced at the same nonce with higher fees, and only one of the two is ever mined", async () => {
+    const payout = privateKeyToAccount(generatePrivateKey()).address
+    const { id, address } = await readyRequest({ service, api, payer }, "2", payout)
+    await mintTestUsdc(
+      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
+        publicActions
+      ),
+      { token, to: payer.address, amount: 2_000_000n }
+    )
+    const paid = await chain.writeContract({
+      address: token,
+      abi,
+      functionName: "transfer",
+      args: [address, 2_000_000n],
+      account: payer,
+      chain: null
+    })
+    await chain.waitForTransactionReceipt({ hash: paid })
+    await chain.setAutomine(false)
+    const first = await mineUntil(async () => {
+      const rows = await db.query<{ tx_hash: `0x${string}`; raw_tx: `0x${string}` }>(
+        "select tx_hash, raw_tx from transfers where deposit_request_id = $1 and kind = 'settle'",
+        [id.slice(3)]
+      )
+      return rows.rows[0]
+    })
+    // Nothing is mined now: the treasury finds the transfer stuck and replaces it.
+    const until = Date.now() + 15_000
+    let replaced:
+      | { tx_hash: `0x${string}`; raw_tx: `0x${string}`; replaced_tx_hashes: Array<string> }
+      | undefined
+    while (Date.now() < until && replaced === undefined) {
+      const rows = await db.query<{
+        tx_hash: `0x${string}`
+        raw_tx: `0x${string}`
+        replaced_tx_hashes: Array<string>
+      }>(
+        "select tx_hash, raw_tx, replaced_tx_hashes from transfers where deposit_request_id = $1 and kind = 'settle'",
+        [id.slice(3)]
+      )
+      if (rows.rows[0] !== undefined && rows.rows[0].tx_hash !== first.tx_hash) replaced = rows.rows[0]
+      else await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(replaced?.replaced_tx_hashes).toEqual([first.tx_hash])
+    const before = parseTransaction(first.raw_tx)
+    const after = parseTransaction(replaced!.raw_tx)
+    expect(after.nonce).toBe(before.nonce)
+    expect(after.data).toBe(before.data)
+    expect(after.maxFeePerGas! > before.maxFeePerGas! + before.maxFeePerGas! / 5n).toBe(true)
+
+    // A block whose base fee only the replacement pays: the old transaction can never be mined with it.
+    const baseFee = before.maxFeePerGas! + before.maxFeePerGas! / 10n
+    expect(after.maxFeePerGas! > baseFee).toBe(true)
+    await chain.setNextBlockBaseFeePerGas({ baseFeePerGas: baseFee })
+    await chain.mine({ blocks: 1 })
+    expect((await chain.getTransactionReceipt({ hash: replaced!.tx_hash })).status).toBe("success")
+    await expect(chain.getTransactionReceipt({ hash: first.tx_hash })).rejects.toThrow()
+    await chain.setAutomine(true)
+
+    await mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
+    expect(await balanceOf(payout)).toBe(2_000_000n)
+    expect(await balanceOf(address)).toBe(0n)
+    const transfers = await api.call<{
+      transfers: Array<{ kind: string; transaction_hash: string; finality: string }>
+    }>("GET", `/v1/deposit-requests/${id}/transfers`)
+    expect(transfers.body.transfers.filter((t) => t.kind === "settlement")).toEqual([
+      expect.objectContaining({ transaction_hash: replaced!.tx_hash, finality: "finalized" })
+    ])
   })
 })
