@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
 import { Bus } from "../services/Bus"
@@ -8,7 +9,7 @@ import { Ids } from "../services/Ids"
 import { Reconciliation } from "../services/Reconciliation"
 import { formatTimestamp, toId, uuidFromId } from "./api/Schemas"
 import { AppConfig, loadConfig } from "./Config"
-import { fund } from "./devnet"
+import { fund, payRequest } from "./devnet"
 
 const usage = `Usage: npm run cli -- <command> [options]
 
@@ -16,6 +17,9 @@ const usage = `Usage: npm run cli -- <command> [options]
   accounts create [--name NAME] [--json]      create an account and a dashboard session token
   sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
   devnet fund --address 0x… --amount 12.5     sandbox faucet: mint test USDC on the local chain
+  devnet pay --request DR_ID --mode exact|partial|over|late|stranger [--amount 1.5]
+                                              sandbox: pay a ready request on the local chain from its payer's
+                                              wallet (impersonated) or a stranger's, to try every money path
   reconcile --account ACCT_ID [--from T] [--to T] [--json]
                                               per request: payments, settlements, returns, recoveries and the
                                               deposit address's finalized balance, with every difference named
@@ -40,6 +44,9 @@ const run = (argv: ReadonlyArray<string>) =>
         account: { type: "string" },
         from: { type: "string" },
         to: { type: "string" },
+        request: { type: "string" },
+        mode: { type: "string" },
+        amount: { type: "string" },
         json: { type: "boolean", default: false },
         help: { type: "boolean", default: false }
       }
@@ -80,6 +87,48 @@ const run = (argv: ReadonlyArray<string>) =>
           session_token: session.token,
           session_expires_at: formatTimestamp(session.expiresAt)
         })
+      }
+      case "devnet pay": {
+        const uuid = uuidFromId("dr", values.request ?? "")
+        if (uuid === undefined) return yield* Effect.fail(new CliError("--request must be a dr_ id"))
+        const modes = ["exact", "partial", "over", "late", "stranger"] as const
+        const mode = modes.find((m) => m === values.mode)
+        if (mode === undefined)
+          return yield* Effect.fail(new CliError(`--mode must be one of ${modes.join(", ")}`))
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{
+          deposit_address: string | null
+          payer_wallet: string | null
+          amount_base_units: string
+          received_base_units: string
+        }>`
+          select deposit_address, snapshot->'context'->>'payer_wallet' as payer_wallet, amount_base_units,
+            received_base_units
+          from deposit_requests where id = ${uuid}`
+        const row = rows[0]
+        if (row === undefined) return yield* Effect.fail(new CliError(`no deposit request ${values.request}`))
+        if (row.deposit_address === null || row.payer_wallet === null) {
+          return yield* Effect.fail(
+            new CliError("the request has no deposit address yet: attest a wallet first")
+          )
+        }
+        const config = yield* AppConfig
+        const paid = yield* Effect.tryPromise({
+          try: () =>
+            payRequest(
+              config,
+              {
+                depositAddress: row.deposit_address!,
+                payerWallet: row.payer_wallet!,
+                amountBaseUnits: BigInt(row.amount_base_units),
+                receivedBaseUnits: BigInt(row.received_base_units)
+              },
+              mode,
+              values.amount
+            ),
+          catch: (e) => new CliError(e instanceof Error ? e.message : String(e))
+        })
+        return print(json, paid)
       }
       case "reconcile": {
         const uuid = uuidFromId("acct", values.account ?? "")

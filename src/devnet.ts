@@ -1,7 +1,9 @@
 import { Option } from "effect"
-import { createWalletClient, getAddress, http, publicActions } from "viem"
+import { createTestClient, createWalletClient, getAddress, http, publicActions, walletActions } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilChain } from "../infra/chain/Anvil"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
+import { abi } from "../infra/contracts/TestUsdc"
 import { readEmbeddedChain } from "../services/EmbeddedChain"
 import { parseAmount } from "./api/Schemas"
 import type { AppConfigShape } from "./Config"
@@ -48,5 +50,75 @@ export const fund = async (
     address: getAddress(address.toLowerCase()),
     amount_base_units: baseUnits.toString(),
     transaction_hash: hash
+  }
+}
+
+export type PayMode = "exact" | "partial" | "over" | "stranger" | "late"
+
+/**
+ * Sandbox: pays a request on the local chain the way a payer would, or the ways a payer should not, so every
+ * money path can be tried on `npm start`. The payer's attested wallet is impersonated on the local node (no key
+ * needed), funded with test USDC and gas, and sends a plain token transfer to the deposit address. A stranger is a
+ * fresh wallet. Amounts: `exact` what is still owed, `partial` half of it, `over` it plus 1 USDC, `late` the
+ * whole amount again (for after settlement or expiry), `stranger` what is owed from another wallet; `amount`
+ * overrides.
+ */
+export const payRequest = async (
+  config: AppConfigShape,
+  request: {
+    readonly depositAddress: string
+    readonly payerWallet: string
+    readonly amountBaseUnits: bigint
+    readonly receivedBaseUnits: bigint
+  },
+  mode: PayMode,
+  amount: string | undefined
+) => {
+  if (config.serviceEnv !== "sandbox") throw new Error("devnet pay is for the sandbox only")
+  const rpcUrl = Option.getOrUndefined(config.chainRpcUrl)
+  const token = Option.getOrUndefined(config.tokenAddress)
+  if (rpcUrl === undefined || token === undefined) throw new Error("no local chain: start the service first")
+  const owed = request.amountBaseUnits - request.receivedBaseUnits
+  const byMode: Record<PayMode, bigint> = {
+    exact: owed > 0n ? owed : request.amountBaseUnits,
+    partial: owed / 2n > 0n ? owed / 2n : 1n,
+    over: (owed > 0n ? owed : 0n) + 1_000_000n,
+    late: request.amountBaseUnits,
+    stranger: owed > 0n ? owed : request.amountBaseUnits
+  }
+  const explicit = amount === undefined ? undefined : parseAmount(amount)
+  if (amount !== undefined && (explicit === undefined || explicit <= 0n))
+    throw new Error("--amount must be a positive decimal USDC amount")
+  const value = explicit ?? byMode[mode]
+  const from =
+    mode === "stranger" ? privateKeyToAccount(generatePrivateKey()).address : getAddress(request.payerWallet)
+  const chain = anvilChain({ chainId: chainIdOf(config.serviceEnv), rpcUrl })
+  const transport = http(rpcUrl, { retryCount: 0 })
+  const node = createTestClient({ mode: "anvil", chain, transport })
+    .extend(publicActions)
+    .extend(walletActions)
+  const faucet = createWalletClient({ chain, transport }).extend(publicActions)
+  await mintTestUsdc(faucet, { token: getAddress(token), to: from, amount: value })
+  await node.setBalance({ address: from, value: 10n ** 18n })
+  await node.impersonateAccount({ address: from })
+  try {
+    const hash = await node.writeContract({
+      address: getAddress(token),
+      abi,
+      functionName: "transfer",
+      args: [getAddress(request.depositAddress), value],
+      account: from,
+      chain
+    })
+    await node.waitForTransactionReceipt({ hash })
+    return {
+      mode,
+      from,
+      to: getAddress(request.depositAddress),
+      amount_base_units: value.toString(),
+      transaction_hash: hash
+    }
+  } finally {
+    await node.stopImpersonatingAccount({ address: from })
   }
 }

@@ -249,6 +249,49 @@ describe("the chain watcher", () => {
     expect((await db.query("select count(*)::int as n from chain_credits")).rows[0]?.n).toBe(before)
   })
 
+  it("lets a sandbox merchant try the money paths from the CLI: partial, exact, then a late transfer returned", async () => {
+    const payout = privateKeyToAccount(generatePrivateKey()).address
+    const { id, address } = await readyRequest("2", payout)
+    const pay = async (mode: string) =>
+      JSON.parse(
+        (
+          await promisify(execFile)(
+            process.execPath,
+            ["--import", "tsx", "src/cli.ts", "devnet", "pay", "--request", id, "--mode", mode, "--json"],
+            {
+              env: {
+                ...process.env,
+                CHAIN_RPC_URL: node.rpcUrl,
+                TOKEN_ADDRESS: token,
+                DATABASE_URL: service.databaseUrl
+              }
+            }
+          )
+        ).stdout
+      ) as { from: string; to: string; amount_base_units: string }
+    const partial = await pay("partial")
+    expect(partial).toMatchObject({ from: payer.address, to: address, amount_base_units: "1000000" })
+    expect((await waitForStatus(id, "partially_deposited")).received_base_units).toBe("1000000")
+    expect((await pay("exact")).amount_base_units).toBe("1000000")
+    await waitForStatus(id, "settled", 30_000)
+    expect((await pay("late")).amount_base_units).toBe("2000000")
+    const until = Date.now() + 30_000
+    let late: Array<{ reason: string; amount_base_units: string }> = []
+    while (Date.now() < until && late.length === 0) {
+      late = (
+        await api.call<{ recoveries: Array<{ reason: string; amount_base_units: string }> }>(
+          "GET",
+          `/v1/deposit-requests/${id}/recoveries`
+        )
+      ).body.recoveries.filter((r) => r.reason === "late_transfer")
+      if (late.length === 0) await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(late).toEqual([expect.objectContaining({ amount_base_units: "2000000" })])
+    expect(
+      await client.readContract({ address: token, abi, functionName: "balanceOf", args: [payout] })
+    ).toBe(2_000_000n)
+  })
+
   it("reconciles every request of the account to the base unit after the flows, and names a difference", async () => {
     type Report = {
       requests: Array<{
