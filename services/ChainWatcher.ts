@@ -13,6 +13,9 @@ export const BLOCK_RANGE = 2000n
 export const RETENTION_DAYS = 30
 /** How often the in-memory map of watched addresses is read whole; in between, only unknown `to`s are looked up. */
 export const FULL_REFRESH_MS = 5 * 60_000
+/** Credits seen this recently have their block hash checked again each step (at most this many blocks). */
+export const REORG_RECHECK_MS = 10 * 60_000
+export const REORG_RECHECK_BLOCKS = 32
 
 const transfer = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
 
@@ -103,7 +106,42 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     })
 
     /** One step: the next range up to the finalized block; true when it moved. */
+    /**
+     * Finality is the node's word, and a node can break it. The blocks of recent credits are read again each step:
+     * one whose hash changed (or that no longer exists) was reorganised after it was final, so its credits may
+     * not exist any more. Their requests pause with `needs_attention` (`deep_reorg`) for an operator, once each.
+     */
+    const recheckFinality = Effect.gen(function* () {
+      const since = new Date((yield* Clock.currentTimeMillis) - REORG_RECHECK_MS)
+      const blocks = yield* sql<{ block_number: string; block_hash: string }>`
+        select distinct block_number::text, block_hash from chain_credits
+        where chain_id = ${chainId} and seen_at > ${since} and reorged_at is null
+        order by 1 desc limit ${REORG_RECHECK_BLOCKS}`
+      for (const b of blocks) {
+        const block = yield* Effect.tryPromise(() =>
+          client.getBlock({ blockNumber: BigInt(b.block_number) })
+        ).pipe(Effect.option)
+        if (Option.isSome(block) && block.value.hash === b.block_hash) continue
+        const at = new Date(yield* Clock.currentTimeMillis)
+        const affected = yield* sql<{ tx_hash: string; log_index: number; deposit_request_id: string }>`
+          update chain_credits set reorged_at = ${at}
+          where chain_id = ${chainId} and block_number = ${b.block_number} and block_hash = ${b.block_hash}
+          returning tx_hash, log_index, deposit_request_id`
+        for (const c of affected) {
+          yield* host.apply(c.deposit_request_id, `deep-reorg:${chainId}:${c.tx_hash}:${c.log_index}`, {
+            type: "attention.raised",
+            at: at.toISOString(),
+            code: "deep_reorg",
+            message: `Block ${b.block_number}, which held payment ${c.tx_hash}, was reorganised after it was final.`,
+            resolution:
+              "Check on chain whether the payment still exists and reconcile the request; settle or return by hand if needed, then resume it."
+          })
+        }
+      }
+    })
+
     const step = Effect.gen(function* () {
+      yield* recheckFinality
       const finalized = yield* Effect.tryPromise(() => client.getBlock({ blockTag: "finalized" }))
       const head = finalized.number ?? 0n
       const cursor = yield* sql<{

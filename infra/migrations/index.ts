@@ -9,6 +9,7 @@ import chain from "./0008_chain"
 import transfers from "./0009_transfers"
 import rateBatches from "./0010_rate_batches"
 import transferReplacements from "./0011_transfer_replacements"
+import creditReorgs from "./0012_credit_reorgs"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -22,5 +23,6 @@ export const migrations = {
   "0008_chain": chain,
   "0009_transfers": transfers,
   "0010_rate_batches": rateBatches,
-  "0011_transfer_replacements": transferReplacements
+  "0011_transfer_replacements": transferReplacements,
+  "0012_credit_reorgs": creditReorgs
 }

@@ -283,3 +283,46 @@ describe("a settlement stuck below the chain's fees", () => {
     ])
   })
 })
+
+describe("a payment reorganised away after it was final", () => {
+  it("pauses its request with needs_attention (deep_reorg), and reconciliation shows the missing funds", async () => {
+    const { id, address } = await readyRequest({ service, api, payer }, "5")
+    await mintTestUsdc(
+      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
+        publicActions
+      ),
+      { token, to: payer.address, amount: 2_000_000n }
+    )
+    const paid = await chain.writeContract({
+      address: token,
+      abi,
+      functionName: "transfer",
+      args: [address, 2_000_000n],
+      account: payer,
+      chain: null
+    })
+    const receipt = await chain.waitForTransactionReceipt({ hash: paid })
+    await mineUntil(async () => ((await view(id)).body.status === "partially_deposited" ? true : undefined))
+
+    // Replace every block from the payment's on (deeper than finality), without the payment.
+    const latest = await chain.getBlockNumber()
+    const depth = Number(latest - receipt.blockNumber) + 1
+    await chain.request({ method: "anvil_reorg", params: [depth, []] } as never)
+    expect(await balanceOf(address)).toBe(0n)
+
+    const paused = await mineUntil(async () => {
+      const res = await view(id)
+      return res.body.status === "needs_attention" ? res.body : undefined
+    })
+    expect(paused.attention?.code).toBe("deep_reorg")
+    const report = (
+      await api.call<{
+        requests: Array<{
+          deposit_request_id: string
+          differences: Array<{ rule: string; difference_base_units: string }>
+        }>
+      }>("GET", "/v1/reconciliation")
+    ).body.requests.find((r) => r.deposit_request_id === id)
+    expect(report?.differences).toEqual([{ rule: "chain_balance", difference_base_units: "-2000000" }])
+  })
+})
