@@ -11,12 +11,13 @@ import {
 } from "../Errors"
 import { Id, Timestamp } from "../Schemas"
 
-export class Account extends Schema.Class<Account>("Account")({
+// A Struct, not a Class: encoding the answer then needs no instance built per request (it is the hot read).
+export const Account = Schema.Struct({
   id: Id("acct"),
   name: Schema.String,
   environment: Schema.Literal("sandbox", "production"),
   created_at: Timestamp
-}) {}
+}).annotations({ identifier: "Account" })
 
 export class ApiKeyInfo extends Schema.Class<ApiKeyInfo>("ApiKeyInfo")({
   active: Schema.NullOr(Schema.Struct({ last4: Schema.String, created_at: Timestamp })),
