@@ -6,8 +6,6 @@ import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
 import { signPayload } from "./WebhookSignature"
 
-/** How long a claimed job stays locked: past it, a crashed dispatcher's job is taken by another. */
-export const CLAIM_TTL_MS = 60_000
 export const DISPATCH_IDLE = Duration.millis(250)
 /** Deliveries in flight per instance: a slow endpoint holds one slot, never the others (2 on the embedded database). */
 export const DISPATCH_CONCURRENCY = 16
@@ -35,7 +33,7 @@ export const dispatchOnce = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
   const ids = yield* Ids
   const sender = yield* WebhookSender
-  const { webhookFirstRetryMs } = yield* AppConfig
+  const { webhookFirstRetryMs, webhookClaimTtlMs } = yield* AppConfig
   const now = new Date(yield* Clock.currentTimeMillis)
   const claimed = yield* sql<ClaimedJob>`
     with job as (
@@ -43,7 +41,7 @@ export const dispatchOnce = Effect.gen(function* () {
       where state = 'pending' and next_attempt_at <= ${now} and (locked_until is null or locked_until < ${now})
       order by next_attempt_at limit 1 for update skip locked
     )
-    update webhook_jobs j set locked_until = ${new Date(now.getTime() + CLAIM_TTL_MS)}
+    update webhook_jobs j set locked_until = ${new Date(now.getTime() + webhookClaimTtlMs)}
     from job, webhook_endpoints e, lifecycle_events ev
     where j.id = job.id and e.id = j.endpoint_id and ev.id = j.event_id
     returning j.id, j.account_id, j.endpoint_id, j.event_id, j.redelivery, j.attempts, e.url, e.secret,

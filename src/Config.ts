@@ -36,6 +36,8 @@ export interface AppConfigShape {
   readonly longPollMaxPerAddress: number
   /** First webhook retry gap; each next gap doubles, capped at one hour. */
   readonly webhookFirstRetryMs: number
+  /** How long a claimed webhook job stays locked: past it, a crashed dispatcher's job is taken by another. */
+  readonly webhookClaimTtlMs: number
   /** A broadcast transfer with no receipt after this long is replaced at the same nonce with higher fees. */
   readonly transferReplaceAfterMs: number
   /** The USDC token contract payers pay with (for payment links); unset until the chain is configured. */
@@ -105,6 +107,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200),
   webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
   transferReplaceAfterMs: positiveInteger("TRANSFER_REPLACE_AFTER_MS", 60_000),
+  webhookClaimTtlMs: positiveInteger("WEBHOOK_CLAIM_TTL_MS", 60_000),
   treasuryKey: optionalSetting("TREASURY_PRIVATE_KEY", "must be a 0x-prefixed 32-byte hex key", (k) =>
     /^0x[0-9a-fA-F]{64}$/.test(k)
   ).pipe(Config.map(Option.map(Redacted.make))),
@@ -139,6 +142,7 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     longPollMaxPerAddress: 200,
     webhookFirstRetryMs: 30_000,
     transferReplaceAfterMs: 60_000,
+    webhookClaimTtlMs: 60_000,
     tokenAddress: Option.none(),
     smtpUrl: Option.none(),
     treasuryKey: Option.none(),

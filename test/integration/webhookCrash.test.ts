@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createTestDatabase } from "../support/Database"
+import { createMerchant, type Merchant } from "../support/Merchant"
+import { type ServiceProcess, spawnService } from "../support/Process"
+
+/**
+ * Issue 7: the dispatcher killed mid-delivery loses nothing. The service runs as a real process; the receiver
+ * holds the first delivery without answering; the process is SIGKILLed with the attempt in flight. A new process
+ * on the same database takes the job once its claim has lapsed and delivers the same event (same id, same bytes).
+ */
+let db: { url: string; drop: () => Promise<void> }
+let merchant: Merchant
+let dataDir: string
+let receiver: Server
+let port: number
+const received: Array<{ id: string; body: string }> = []
+const held: Array<ServerResponse> = []
+
+const env = () => ({
+  DATABASE_URL: db.url,
+  NATS_URL: "",
+  DATA_DIR: dataDir,
+  // Sandbox only: lets deliveries reach a plain-HTTP receiver on loopback.
+  WEBHOOKS_ALLOW_PRIVATE: "true",
+  WEBHOOK_CLAIM_TTL_MS: "3000",
+  WEBHOOK_FIRST_RETRY_MS: "500"
+})
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  merchant = await createMerchant(db.url)
+  dataDir = mkdtempSync(join(tmpdir(), "deposits-webhook-crash-"))
+  receiver = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = ""
+    req.on("data", (chunk) => {
+      body += chunk
+    })
+    req.on("end", () => {
+      received.push({ id: String(req.headers["service-event-id"]), body })
+      // The first delivery is held: its sender is killed while waiting for the answer.
+      if (received.length === 1) held.push(res)
+      else res.writeHead(200).end("ok")
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+  port = (receiver.address() as { port: number }).port
+})
+afterAll(async () => {
+  for (const res of held) res.destroy()
+  await new Promise((r) => receiver?.close(r))
+  await db?.drop()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const waitFor = async (check: () => boolean, ms: number) => {
+  const until = Date.now() + ms
+  while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+  expect(check()).toBe(true)
+}
+
+describe("a dispatcher killed mid-delivery", () => {
+  it("loses nothing: another process delivers the same event, same bytes, once the claim lapses", async () => {
+    let first: ServiceProcess | undefined = await spawnService(env())
+    let second: ServiceProcess | undefined
+    try {
+      const call = (service: ServiceProcess, method: string, path: string, body?: unknown) =>
+        fetch(`${service.baseUrl}${path}`, {
+          method,
+          headers: merchant.headers("api_key", { "content-type": "application/json" }),
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        })
+      const endpoint = (await (
+        await call(first, "POST", "/v1/webhooks", { url: `http://127.0.0.1:${port}/hooks` })
+      ).json()) as { id: string }
+      expect((await call(first, "POST", `/v1/webhooks/${endpoint.id}/test`)).status).toBe(202)
+      await waitFor(() => received.length === 1, 15_000)
+
+      // The attempt is in flight (the receiver holds it): kill the process.
+      first.child.kill("SIGKILL")
+      await new Promise((r) => first!.child.once("exit", r))
+      first = undefined
+      second = await spawnService(env())
+      await waitFor(() => received.length === 2, 20_000)
+      expect(received[1]).toEqual(received[0])
+
+      const client = new pg.Client({ connectionString: db.url })
+      await client.connect()
+      try {
+        const jobs = await client.query<{ state: string }>("select state from webhook_jobs")
+        expect(jobs.rows).toEqual([{ state: "succeeded" }])
+        const log = await client.query<{ outcome: string }>("select outcome from webhook_deliveries")
+        // The killed attempt never came back to be recorded; the one that was answered is.
+        expect(log.rows).toEqual([{ outcome: "succeeded" }])
+      } finally {
+        await client.end()
+      }
+      await new Promise((r) => setTimeout(r, 1500))
+      expect(received).toHaveLength(2)
+    } finally {
+      await first?.stop("SIGKILL")
+      await second?.stop()
+    }
+  })
+})
