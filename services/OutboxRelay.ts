@@ -1,7 +1,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer } from "effect"
+import { Bus } from "./Bus"
 import { Ids } from "./Ids"
 import { Lease } from "./Lease"
+import { makeWake } from "./Wake"
 
 export const RELAY_INTERVAL = Duration.millis(100)
 
@@ -38,13 +40,21 @@ export const relayOnce = Effect.gen(function* () {
   )
 })
 
+/** Published after jobs were relayed: dispatchers on every instance look for due jobs at once. */
+export const JOBS_SUBJECT = "deposits.jobs"
+
 export const OutboxRelayLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const lease = yield* Lease
+    const bus = yield* Bus
+    // Every committed change publishes a notice (for long polls); it may have written outbox rows too.
+    const wake = makeWake()
+    yield* bus.listen("deposits.changed.*", () => wake.wake())
     const loop = relayOnce.pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logError("outbox relay failed", cause), 0)),
-      // Drain without pausing while there is work; idle at the interval otherwise.
-      Effect.flatMap((relayed) => (relayed > 0 ? Effect.void : Effect.sleep(RELAY_INTERVAL))),
+      Effect.tap((relayed) => (relayed > 0 ? bus.notify(JOBS_SUBJECT, String(relayed)) : Effect.void)),
+      // Drain without pausing while there is work; otherwise idle until a notice or the interval.
+      Effect.flatMap((relayed) => (relayed > 0 ? Effect.void : wake.idle(Duration.toMillis(RELAY_INTERVAL)))),
       Effect.forever
     )
     yield* Effect.forkScoped(lease.whileHolding("outbox-relay", Effect.asVoid(loop)))

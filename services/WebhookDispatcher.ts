@@ -1,9 +1,12 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer, Option, Random } from "effect"
 import { AppConfig } from "../src/Config"
+import { Bus } from "./Bus"
 import { Ids } from "./Ids"
+import { JOBS_SUBJECT } from "./OutboxRelay"
 import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
+import { makeWake } from "./Wake"
 import { signPayload } from "./WebhookSignature"
 
 export const DISPATCH_IDLE = Duration.millis(250)
@@ -91,9 +94,12 @@ export const dispatchOnce = Effect.gen(function* () {
 
 export const WebhookDispatcherLive = Layer.scopedDiscard(
   Effect.gen(function* () {
+    // Jobs relayed on any instance wake every idle worker here; the idle interval is the safety net.
+    const wake = makeWake()
+    yield* (yield* Bus).listen(JOBS_SUBJECT, () => wake.wake())
     const worker = dispatchOnce.pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhook dispatch failed", cause), false)),
-      Effect.flatMap((worked) => (worked ? Effect.void : Effect.sleep(DISPATCH_IDLE))),
+      Effect.flatMap((worked) => (worked ? Effect.void : wake.idle(Duration.toMillis(DISPATCH_IDLE)))),
       Effect.forever
     )
     const { databaseUrl } = yield* AppConfig

@@ -1,0 +1,162 @@
+import { Effect, Layer, Option } from "effect"
+import { request as httpsRequest, Agent } from "node:https"
+import { ActorHost } from "../../services/ActorHost"
+import { WebhookTrust } from "../../services/WebhookTransport"
+import { WebhookResolver } from "../../services/WebhookUrlCheck"
+import { signPayload } from "../../services/WebhookSignature"
+import { DISPATCH_CONCURRENCY } from "../../services/WebhookDispatcher"
+import { merchantClient } from "../support/Api"
+import { makeCertificates, startReceiver } from "../support/HttpsReceiver"
+import { createMerchant } from "../support/Merchant"
+import { seedDepositRequest } from "../support/seedDepositRequest"
+import { startService } from "../support/Service"
+
+/**
+ * Issue 7: webhook deliveries to a local HTTPS receiver, through the whole path (state change → outbox row in the
+ * same commit → relay into delivery jobs → dispatcher → signed HTTPS POST), with NATS carrying the wake-ups.
+ * (a) Deliveries per second draining a burst of events, beside a bare `https.request` loop posting the same signed
+ *     bodies to the same receiver with the same concurrency (the dispatcher's), in the same run.
+ * (b) Time from a state change's commit to its first delivery attempt arriving, p50/p99 (target p99 < 200 ms).
+ */
+const BURST = Number(process.env.BENCH_WEBHOOKS ?? 2000)
+const SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES ?? 300)
+const HOST = "hooks.bench.test"
+const PUBLIC = "93.184.216.34"
+
+const pct = (xs: ReadonlyArray<number>, q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0
+
+export async function run(): Promise<void> {
+  process.stdout.write(
+    `\n== webhooks: ${BURST} deliveries in a burst; ${SAMPLES} commit → first attempt samples\n`
+  )
+  const tls = makeCertificates(HOST)
+  const receiver = await startReceiver(tls, () => 200)
+  const network = Layer.mergeAll(
+    Layer.succeed(WebhookResolver, {
+      resolve: (host) =>
+        host === HOST
+          ? Effect.succeed([{ address: PUBLIC, family: 4 as const }])
+          : Effect.fail("no such name")
+    }),
+    Layer.succeed(WebhookTrust, {
+      ca: tls.ca,
+      route: (a) => (a.address === PUBLIC ? { address: "127.0.0.1", family: 4 } : a)
+    })
+  )
+  const service = await startService({
+    webhookNetwork: network,
+    config: { natsUrl: Option.some("nats://127.0.0.1:4222"), rateLimitCapacity: 1_000_000 }
+  })
+  try {
+    const merchant = await createMerchant(service.databaseUrl)
+    const api = merchantClient(service, merchant)
+    await api.call("POST", "/v1/webhooks", { url: `https://${HOST}:${receiver.port}/hooks` })
+    const accountUuid = merchant.accountId.slice(5)
+    const ids = await service.runtime.runPromise(
+      Effect.all(
+        Array.from({ length: BURST + SAMPLES }, () => seedDepositRequest(accountUuid)),
+        { concurrency: 8 }
+      )
+    )
+    const attested = (uuid: string) => ({
+      type: "payer.wallet_attested" as const,
+      at: new Date().toISOString(),
+      wallet: "0x1111111111111111111111111111111111111111",
+      address: `0x${uuid.replaceAll("-", "").padEnd(40, "0")}`
+    })
+    const makeReady = (uuid: string) =>
+      Effect.flatMap(ActorHost, (host) => host.apply(uuid, `bench-attest-${uuid}`, attested(uuid)))
+
+    // (a) A burst of state changes committed at once (batches of 250 in one transaction each), so the
+    // deliveries drain at the relay's and the dispatcher's pace, not at the pace the changes were made.
+    const burst = ids.slice(0, BURST)
+    const started = performance.now()
+    for (let i = 0; i < burst.length; i += 250) {
+      const chunk = burst.slice(i, i + 250)
+      await service.runtime.runPromise(
+        Effect.flatMap(ActorHost, (host) =>
+          host.applyMany(
+            chunk.map((uuid) => ({
+              depositRequestId: uuid,
+              eventId: `bench-attest-${uuid}`,
+              event: attested(uuid)
+            }))
+          )
+        )
+      )
+    }
+    const committedMs = performance.now() - started
+    const until = Date.now() + 120_000
+    while (receiver.received.length < BURST && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+    const drained = receiver.received.length
+    const firstAt = Math.min(...receiver.received.map((r) => r.at))
+    const lastAt = Math.max(...receiver.received.map((r) => r.at))
+    const servicePerSecond = (drained / Math.max(1, lastAt - firstAt)) * 1000
+
+    // Baseline: the same bodies, signed, posted by a bare loop with the dispatcher's concurrency.
+    const bodies = receiver.received.slice(0, BURST).map((r) => r.body.toString("utf8"))
+    const agent = new Agent({ ca: tls.ca, keepAlive: false, servername: HOST })
+    const post = (body: string) =>
+      new Promise<void>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            host: "127.0.0.1",
+            port: receiver.port,
+            path: "/hooks",
+            method: "POST",
+            agent,
+            servername: HOST,
+            headers: {
+              "content-type": "application/json",
+              "service-signature": signPayload("whsec_bench", Math.floor(Date.now() / 1000), body)
+            }
+          },
+          (res) => {
+            res.resume()
+            res.on("end", () => resolve())
+          }
+        )
+        req.on("error", reject)
+        req.end(body)
+      })
+    receiver.received.length = 0
+    let next = 0
+    const bareStarted = performance.now()
+    await Promise.all(
+      Array.from({ length: DISPATCH_CONCURRENCY }, async () => {
+        while (next < bodies.length) await post(bodies[next++]!)
+      })
+    )
+    const barePerSecond = (bodies.length / (performance.now() - bareStarted)) * 1000
+
+    // (b) One change at a time, at a modest pace: commit → the first attempt at the receiver.
+    receiver.received.length = 0
+    const latencies: Array<number> = []
+    for (const uuid of ids.slice(BURST)) {
+      const before = receiver.received.length
+      await service.runtime.runPromise(makeReady(uuid))
+      const committedAt = Date.now()
+      const deadline = committedAt + 10_000
+      while (receiver.received.length === before && Date.now() < deadline)
+        await new Promise((r) => setImmediate(r))
+      const arrived = receiver.received[before]
+      if (arrived !== undefined) latencies.push(arrived.at - committedAt)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+
+    process.stdout.write(
+      [
+        `state changes committed: ${BURST} in ${committedMs.toFixed(0)} ms`,
+        `service deliveries: ${drained}/${BURST} delivered, ${servicePerSecond.toFixed(0)}/s (first → last arrival)`,
+        `bare https.request loop, ${DISPATCH_CONCURRENCY} in flight, same bodies: ${barePerSecond.toFixed(0)}/s`,
+        `ratio service/bare: ${(servicePerSecond / barePerSecond).toFixed(2)}`,
+        `commit → first attempt (${latencies.length}/${SAMPLES} samples): p50 ${pct(latencies, 0.5).toFixed(0)} ms, p99 ${pct(latencies, 0.99).toFixed(0)} ms (target p99 < 200 ms: ${pct(latencies, 0.99) < 200 ? "met" : "NOT met"})`,
+        ""
+      ].join("\n")
+    )
+  } finally {
+    await service.stop()
+    await receiver.close()
+  }
+}
