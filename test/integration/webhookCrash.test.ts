@@ -91,8 +91,14 @@ describe("a dispatcher killed mid-delivery", () => {
       const client = new pg.Client({ connectionString: db.url })
       await client.connect()
       try {
-        const jobs = await client.query<{ state: string }>("select state from webhook_jobs")
-        expect(jobs.rows).toEqual([{ state: "succeeded" }])
+        // The answer is in; the outcome is recorded right after the dispatcher reads it.
+        const states = async () =>
+          (await client.query<{ state: string }>("select state from webhook_jobs")).rows
+        const recorded = Date.now() + 10_000
+        while (Date.now() < recorded && (await states())[0]?.state !== "succeeded") {
+          await new Promise((r) => setTimeout(r, 50))
+        }
+        expect(await states()).toEqual([{ state: "succeeded" }])
         const log = await client.query<{ outcome: string }>("select outcome from webhook_deliveries")
         // The killed attempt never came back to be recorded; the one that was answered is.
         expect(log.rows).toEqual([{ outcome: "succeeded" }])
