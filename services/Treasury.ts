@@ -112,8 +112,15 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
             s
           ]
         })
+        // Our own nonces: transfers are signed and recorded before they are broadcast, so the node's pending count
+        // does not know the ones signed a moment ago (two signed in one step would otherwise share a nonce).
+        const recorded = yield* sql<{ n: number | null }>`select max(tx_nonce) as n from transfers`
+        const pending = yield* Effect.promise(() =>
+          wallet.getTransactionCount({ address: account.address, blockTag: "pending" })
+        )
+        const txNonce = Math.max(pending, (recorded[0]?.n ?? -1) + 1)
         const request = yield* Effect.promise(() =>
-          wallet.prepareTransactionRequest({ to: token, data, account, chain })
+          wallet.prepareTransactionRequest({ to: token, data, account, chain, nonce: txNonce })
         )
         const raw = yield* Effect.promise(() => wallet.signTransaction(request))
         return { to: message.to, txNonce: request.nonce, raw, hash: keccak256(raw) }
