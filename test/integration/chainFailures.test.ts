@@ -23,10 +23,10 @@ import { readyRequest } from "../support/Payer"
 import { type RunningService, startService } from "../support/Service"
 
 /**
- * Issue 6: anything that cannot move automatically pauses that request with `needs_attention`, and an operator
- * route resumes it. Here the settlement transfer reverts (the deposit address was emptied between the broadcast
- * and the block, without a Transfer event, as a stand-in for any on-chain surprise); after the balance is back,
- * the operator resumes and the same settlement goes through exactly once.
+ * Issue 6: what the chain does wrong, on a local node the test drives block by block. A settlement that reverts
+ * pauses its request (`needs_attention`) until an operator resumes it; a stuck settlement is replaced at the same
+ * nonce; a payment reorganised away after finality pauses its request (`deep_reorg`); one reorganised away before
+ * finality never counts.
  */
 let node: AnvilHandle
 let token: Address
@@ -324,5 +324,53 @@ describe("a payment reorganised away after it was final", () => {
       }>("GET", "/v1/reconciliation")
     ).body.requests.find((r) => r.deposit_request_id === id)
     expect(report?.differences).toEqual([{ rule: "chain_balance", difference_base_units: "-2000000" }])
+  })
+})
+
+describe("a payment reorganised away before it was final", () => {
+  it("never counts, and a later payment still does", async () => {
+    const { id, address } = await readyRequest({ service, api, payer }, "1")
+    await mintTestUsdc(
+      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
+        publicActions
+      ),
+      { token, to: payer.address, amount: 2_000_000n }
+    )
+    const snapshot = await chain.snapshot()
+    const hash = await chain.writeContract({
+      address: token,
+      abi,
+      functionName: "transfer",
+      args: [address, 1_000_000n],
+      account: payer,
+      chain: null
+    })
+    await chain.waitForTransactionReceipt({ hash })
+    expect(await balanceOf(address)).toBe(1_000_000n)
+    // Seen at `latest` only: finality lags two blocks and nothing else is mined, so the watcher does not take it.
+    await new Promise((r) => setTimeout(r, 2500))
+    await chain.revert({ id: snapshot })
+    expect(await balanceOf(address)).toBe(0n)
+    await chain.mine({ blocks: 5 })
+    await new Promise((r) => setTimeout(r, 2500))
+    const credits = await db.query("select 1 from chain_credits where deposit_request_id = $1", [id.slice(3)])
+    expect(credits.rowCount).toBe(0)
+    const after = (await view(id)).body as { status: string; received_base_units?: string }
+    expect(after.status).toBe("ready")
+
+    // The watcher carries on: a real payment counts.
+    const again = await chain.writeContract({
+      address: token,
+      abi,
+      functionName: "transfer",
+      args: [address, 1_000_000n],
+      account: payer,
+      chain: null
+    })
+    await chain.waitForTransactionReceipt({ hash: again })
+    await mineUntil(async () => ((await view(id)).body.status !== "ready" ? true : undefined))
+    expect(
+      (await db.query("select 1 from chain_credits where deposit_request_id = $1", [id.slice(3)])).rowCount
+    ).toBe(1)
   })
 })
