@@ -6,7 +6,8 @@ import { chainIdOf } from "../src/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
 
-export const WATCH_INTERVAL = Duration.seconds(1)
+/** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */
+export const WATCH_INTERVAL = Duration.millis(100)
 /** Blocks read per `eth_getLogs` call. */
 export const BLOCK_RANGE = 2000n
 /** How long an address stays watched after its request last changed: late transfers are found and returned. */
@@ -16,6 +17,8 @@ export const FULL_REFRESH_MS = 5 * 60_000
 /** Credits seen this recently have their block hash checked again each step (at most this many blocks). */
 export const REORG_RECHECK_MS = 10 * 60_000
 export const REORG_RECHECK_BLOCKS = 32
+/** The recent credit blocks are read again at most this often (not on every 100 ms poll). */
+export const REORG_RECHECK_EVERY_MS = 1_000
 
 const transfer = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
 
@@ -111,8 +114,12 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
      * one whose hash changed (or that no longer exists) was reorganised after it was final, so its credits may
      * not exist any more. Their requests pause with `needs_attention` (`deep_reorg`) for an operator, once each.
      */
+    let recheckedAt = Number.NEGATIVE_INFINITY
     const recheckFinality = Effect.gen(function* () {
-      const since = new Date((yield* Clock.currentTimeMillis) - REORG_RECHECK_MS)
+      const nowMs = yield* Clock.currentTimeMillis
+      if (nowMs - recheckedAt < REORG_RECHECK_EVERY_MS) return
+      recheckedAt = nowMs
+      const since = new Date(nowMs - REORG_RECHECK_MS)
       const blocks = yield* sql<{ block_number: string; block_hash: string }>`
         select distinct block_number::text, block_hash from chain_credits
         where chain_id = ${chainId} and seen_at > ${since} and reorged_at is null
