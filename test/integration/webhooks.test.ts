@@ -246,6 +246,41 @@ describe("deliveries", () => {
     await api.call("POST", `/v1/webhooks/${b.body.id}/disable`)
   })
 
+  it("never follows a redirect (here to a loopback address): the attempt is logged as redirect_refused", async () => {
+    const redirector = await startReceiver(tls, () => 302)
+    try {
+      const endpoint = await api.call<{ id: string }>("POST", "/v1/webhooks", {
+        url: `https://${HOST}:${redirector.port}/hooks`
+      })
+      const queued = await api.call<{ event_id: string }>("POST", `/v1/webhooks/${endpoint.body.id}/test`)
+      expect(queued.status).toBe(202)
+      type Delivery = {
+        event_id: string
+        outcome: string
+        response_status: number | null
+        error_kind: string | null
+      }
+      let logged: Array<Delivery> = []
+      const until = Date.now() + 15_000
+      while (Date.now() < until && logged.length === 0) {
+        logged = (
+          await api.call<{ deliveries: Array<Delivery> }>(
+            "GET",
+            `/v1/webhooks/${endpoint.body.id}/deliveries`
+          )
+        ).body.deliveries.filter((d) => d.event_id === queued.body.event_id)
+        if (logged.length === 0) await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(logged[0]).toMatchObject({ outcome: "retrying", error_kind: "redirect_refused" })
+      // Only the delivery itself (and its retries) reached the redirector: nothing went where it pointed.
+      expect(redirector.received.length).toBeGreaterThanOrEqual(1)
+      for (const r of redirector.received) expect(r.headers["service-event-id"]).toBe(queued.body.event_id)
+      await api.call("POST", `/v1/webhooks/${endpoint.body.id}/disable`)
+    } finally {
+      await redirector.close()
+    }
+  })
+
   it("fails a delivery for good after 12 attempts", async () => {
     const client = new pg.Client({ connectionString: service.databaseUrl })
     await client.connect()
