@@ -1,10 +1,5 @@
-import {
-  HttpApiMiddleware,
-  HttpApiSecurity,
-  HttpApp,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Accounts, type Identity } from "../../services/Accounts"
 import { RateLimiter } from "../../services/RateLimiter"
@@ -24,6 +19,11 @@ export const requireSession = (what: string) =>
           })
         )
   )
+
+/** The rate-limit headers of an API-key request, for the edge to set on whatever answer it gives. */
+const rateLimitHeaders = new WeakMap<object, Record<string, string>>()
+export const rateLimitHeadersOf = (request: HttpServerRequest.HttpServerRequest) =>
+  rateLimitHeaders.get(NodeHttpServerRequest.toIncomingMessage(request))
 
 const refused = new Unauthenticated({
   message: "Send a valid API key or dashboard session token as `Authorization: Bearer <credential>`."
@@ -55,15 +55,12 @@ export const AuthenticationLive = Layer.effect(
           if (Option.isNone(identity)) return yield* refused
           if (identity.value.via === "api_key") {
             const decision = yield* limiter.take(identity.value.accountId)
-            const headers = {
+            // The edge puts them on the answer, success or error alike.
+            rateLimitHeaders.set(NodeHttpServerRequest.toIncomingMessage(request), {
               "x-ratelimit-limit": String(decision.limit),
               "x-ratelimit-remaining": String(decision.remaining),
               "x-ratelimit-reset": String(decision.resetAt)
-            }
-            // Set when the answer is written, so successes and rendered errors alike carry them.
-            yield* HttpApp.appendPreResponseHandler((_req, response) =>
-              Effect.succeed(HttpServerResponse.setHeaders(response, headers))
-            )
+            })
             if (!decision.allowed) {
               return yield* new RateLimited({
                 message: "Too many requests for this account; retry in a second."

@@ -11,6 +11,7 @@ import { Api } from "../Api"
 import { InvalidRequest, PayloadTooLarge } from "../api/Errors"
 import { hasForbiddenControl } from "../api/Schemas"
 import { AppConfig } from "../Config"
+import { rateLimitHeadersOf } from "./Authentication"
 import { bodyLimitFor, readBody } from "./BodyLimit"
 import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
 import { classifyCause, logUnexpected, renderError } from "./ErrorEnvelope"
@@ -124,6 +125,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
         const finish = (response: HttpServerResponse.HttpServerResponse) =>
           HttpServerResponse.setHeaders(response, {
             ...corsHeaders(routeKind(path, method), origin, config),
+            ...rateLimitHeadersOf(request),
             "x-request-id": requestId
           })
         return Effect.matchCauseEffect(handled, {
