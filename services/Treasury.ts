@@ -253,9 +253,22 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
             continue
           }
           // Same bytes, same hash: a re-send after a crash or a dropped broadcast can never pay twice.
-          yield* Effect.promise(() =>
-            wallet.sendRawTransaction({ serializedTransaction: t.raw_tx }).catch(() => undefined)
+          const refused = yield* Effect.promise(() =>
+            wallet.sendRawTransaction({ serializedTransaction: t.raw_tx }).then(
+              () => undefined,
+              (error: unknown) => (error instanceof Error ? error.message : String(error))
+            )
           )
+          // The treasury cannot pay gas: nothing moves until someone funds it, so the request asks for attention.
+          if (refused !== undefined && /insufficient funds|exceeds the balance/i.test(refused)) {
+            yield* host.apply(t.deposit_request_id, `no-gas:${t.tx_hash}`, {
+              type: "attention.raised",
+              at: (yield* now).toISOString(),
+              code: "treasury_out_of_gas",
+              message: `The treasury account cannot pay gas for the ${t.kind} transfer ${t.tx_hash}.`,
+              resolution: "Fund the treasury account with gas, then resume the request."
+            })
+          }
           continue
         }
         if (receipt.transactionHash !== t.tx_hash) {

@@ -9,7 +9,7 @@ import { Ids } from "../services/Ids"
 import { Reconciliation } from "../services/Reconciliation"
 import { formatTimestamp, toId, uuidFromId } from "./api/Schemas"
 import { AppConfig, loadConfig } from "./Config"
-import { fund, payRequest } from "./devnet"
+import { fund, payRequest, setTreasuryGas } from "./devnet"
 
 const usage = `Usage: npm run cli -- <command> [options]
 
@@ -20,6 +20,8 @@ const usage = `Usage: npm run cli -- <command> [options]
   devnet pay --request DR_ID --mode exact|partial|over|late|stranger [--amount 1.5]
                                               sandbox: pay a ready request on the local chain from its payer's
                                               wallet (impersonated) or a stranger's, to try every money path
+  devnet treasury-gas --eth 0|10               sandbox: set the treasury's gas; 0 makes the next payout fail
+                                              (the request pauses with treasury_out_of_gas until resumed)
   reconcile --account ACCT_ID [--from T] [--to T] [--json]
                                               per request: payments, settlements, returns, recoveries and the
                                               deposit address's finalized balance, with every difference named
@@ -47,6 +49,7 @@ const run = (argv: ReadonlyArray<string>) =>
         request: { type: "string" },
         mode: { type: "string" },
         amount: { type: "string" },
+        eth: { type: "string" },
         json: { type: "boolean", default: false },
         help: { type: "boolean", default: false }
       }
@@ -129,6 +132,14 @@ const run = (argv: ReadonlyArray<string>) =>
           catch: (e) => new CliError(e instanceof Error ? e.message : String(e))
         })
         return print(json, paid)
+      }
+      case "devnet treasury-gas": {
+        const config = yield* AppConfig
+        const set = yield* Effect.tryPromise({
+          try: () => setTreasuryGas(config, values.eth),
+          catch: (e) => new CliError(e instanceof Error ? e.message : String(e))
+        })
+        return print(json, set)
       }
       case "reconcile": {
         const uuid = uuidFromId("acct", values.account ?? "")

@@ -1,7 +1,15 @@
-import { Option } from "effect"
-import { createTestClient, createWalletClient, getAddress, http, publicActions, walletActions } from "viem"
+import { Option, Redacted } from "effect"
+import {
+  createTestClient,
+  createWalletClient,
+  getAddress,
+  http,
+  parseEther,
+  publicActions,
+  walletActions
+} from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { anvilChain } from "../infra/chain/Anvil"
+import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
 import { abi } from "../infra/contracts/TestUsdc"
 import { readEmbeddedChain } from "../services/EmbeddedChain"
@@ -121,4 +129,25 @@ export const payRequest = async (
   } finally {
     await node.stopImpersonatingAccount({ address: from })
   }
+}
+
+/**
+ * Sandbox: sets the treasury account's gas (ETH) on the local chain. `--eth 0` makes the next payout fail
+ * (`treasury_out_of_gas`: the request pauses for an operator); funding it again and resuming the request settles it.
+ */
+export const setTreasuryGas = async (config: AppConfigShape, eth: string | undefined) => {
+  if (config.serviceEnv !== "sandbox") throw new Error("devnet treasury-gas is for the sandbox only")
+  const rpcUrl = Option.getOrUndefined(config.chainRpcUrl)
+  if (rpcUrl === undefined) throw new Error("no local chain: start the service first")
+  if (eth === undefined || !/^\d+(\.\d{1,18})?$/.test(eth))
+    throw new Error("--eth must be a decimal amount of ETH")
+  const treasury = Option.match(config.treasuryKey, {
+    onSome: (key) => privateKeyToAccount(Redacted.value(key) as `0x${string}`).address,
+    onNone: () => anvilDevAccount(DEV_ACCOUNT.treasury).address
+  })
+  const chain = anvilChain({ chainId: chainIdOf(config.serviceEnv), rpcUrl })
+  const node = createTestClient({ mode: "anvil", chain, transport: http(rpcUrl, { retryCount: 0 }) })
+  const value = parseEther(eth)
+  await node.setBalance({ address: treasury, value })
+  return { treasury, balance_wei: value.toString() }
 }

@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { Option } from "effect"
 import pg from "pg"
 import {
@@ -372,5 +374,62 @@ describe("a payment reorganised away before it was final", () => {
     expect(
       (await db.query("select 1 from chain_credits where deposit_request_id = $1", [id.slice(3)])).rowCount
     ).toBe(1)
+  })
+})
+
+describe("a treasury out of gas", () => {
+  it("pauses the request (treasury_out_of_gas) until the treasury is funded and the request resumed", async () => {
+    const treasury = anvilDevAccount(1).address
+    const gas = await chain.getBalance({ address: treasury })
+    const payout = privateKeyToAccount(generatePrivateKey()).address
+    const { id, address } = await readyRequest({ service, api, payer }, "1", payout)
+    await mintTestUsdc(
+      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
+        publicActions
+      ),
+      { token, to: payer.address, amount: 1_000_000n }
+    )
+    // The sandbox command a merchant uses to see this path on `npm start`.
+    const emptied = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", "devnet", "treasury-gas", "--eth", "0", "--json"],
+      {
+        env: {
+          ...process.env,
+          CHAIN_RPC_URL: node.rpcUrl,
+          TOKEN_ADDRESS: token,
+          DATABASE_URL: service.databaseUrl
+        }
+      }
+    )
+    expect(JSON.parse(emptied.stdout)).toEqual({ treasury, balance_wei: "0" })
+    expect(await chain.getBalance({ address: treasury })).toBe(0n)
+    try {
+      const paid = await chain.writeContract({
+        address: token,
+        abi,
+        functionName: "transfer",
+        args: [address, 1_000_000n],
+        account: payer,
+        chain: null
+      })
+      await chain.waitForTransactionReceipt({ hash: paid })
+      const paused = await mineUntil(async () => {
+        const res = await view(id)
+        return res.body.status === "needs_attention" ? res.body : undefined
+      })
+      expect(paused.attention?.code).toBe("treasury_out_of_gas")
+      expect(await balanceOf(payout)).toBe(0n)
+    } finally {
+      await chain.setBalance({ address: treasury, value: gas })
+    }
+    const resumed = await service.request(`/v1/deposit-requests/${id}/resume`, {
+      method: "POST",
+      headers: merchant.headers("session")
+    })
+    expect(resumed.status).toBe(200)
+    await mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
+    expect(await balanceOf(payout)).toBe(1_000_000n)
+    expect(await balanceOf(address)).toBe(0n)
   })
 })
