@@ -75,21 +75,27 @@ const make = Effect.gen(function* () {
     }))
   )
 
-  const balanceAtFinalized = (address: Address) =>
-    Option.match(chain, {
-      onNone: () => Effect.succeed(null),
-      onSome: ({ client, token }) =>
-        Effect.promise(async () => {
-          const finalized = await client.getBlock({ blockTag: "finalized" })
-          return client.readContract({
-            address: token,
-            abi: erc20Abi,
-            functionName: "balanceOf",
-            args: [address],
-            blockNumber: finalized.number
-          })
-        })
-    })
+  /**
+   * Token balances at the `finalized` block read once per report, so every request is compared with the same block
+   * (and the block is fetched once, not per request).
+   */
+  const balancesAtFinalized = Option.match(chain, {
+    onNone: () => Effect.succeed((_address: Address) => Effect.succeed<bigint | null>(null)),
+    onSome: ({ client, token }) =>
+      Effect.map(
+        Effect.promise(() => client.getBlock({ blockTag: "finalized" })),
+        (finalized) => (address: Address) =>
+          Effect.promise<bigint | null>(() =>
+            client.readContract({
+              address: token,
+              abi: erc20Abi,
+              functionName: "balanceOf",
+              args: [address],
+              blockNumber: finalized.number
+            })
+          )
+      )
+  })
 
   const report = (accountId: string, range: { readonly from?: Date; readonly to?: Date } = {}) =>
     Effect.gen(function* () {
@@ -108,6 +114,7 @@ const make = Effect.gen(function* () {
           and d.created_at >= ${range.from ?? new Date(0)}
           and d.created_at < ${range.to ?? new Date(8.64e15)}
         order by d.created_at, d.id`
+      const balanceAtFinalized = yield* balancesAtFinalized
       const requests: Array<ReconciledRequest> = []
       for (const row of rows) {
         const credited = BigInt(row.credited)
