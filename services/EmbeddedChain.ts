@@ -29,6 +29,22 @@ export const readEmbeddedChain = (dataDir: string): Option.Option<EmbeddedChainI
 }
 
 /**
+ * The configuration with its chain: the configured one, or else the embedded chain a running `npm start` serves on
+ * this DATA_DIR (for the CLI, which does not start one).
+ */
+export const withRunningChain = (config: AppConfigShape): AppConfigShape =>
+  Option.isSome(config.chainRpcUrl)
+    ? config
+    : Option.match(readEmbeddedChain(config.dataDir), {
+        onNone: () => config,
+        onSome: (chain) => ({
+          ...config,
+          chainRpcUrl: Option.some(chain.rpc_url),
+          tokenAddress: Option.some(chain.token_address as string)
+        })
+      })
+
+/**
  * The embedded local chain of `npm start` in the sandbox: anvil on loopback with the sandbox chain id, a block
  * every second and `finalized` lagging `latest` (so waiting for finality is real), its state kept under
  * DATA_DIR/chain across restarts. The test USDC is deployed once; its address is kept beside the state and

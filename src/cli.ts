@@ -4,7 +4,7 @@ import { parseArgs } from "node:util"
 import { Bus } from "../services/Bus"
 import { Accounts } from "../services/Accounts"
 import { DatabaseForCliLive } from "../services/Database"
-import { readEmbeddedChain } from "../services/EmbeddedChain"
+import { withRunningChain } from "../services/EmbeddedChain"
 import { Ids } from "../services/Ids"
 import { Reconciliation } from "../services/Reconciliation"
 import { formatTimestamp, toId, uuidFromId } from "./api/Schemas"
@@ -182,7 +182,8 @@ const run = (argv: ReadonlyArray<string>) =>
   })
 
 const main = Effect.gen(function* () {
-  const config = yield* loadConfig()
+  // Without CHAIN_RPC_URL the CLI uses the embedded chain of a running `npm start` on this DATA_DIR.
+  const config = withRunningChain(yield* loadConfig())
   const argv = process.argv.slice(2)
   if (argv[0] === "devnet" && argv[1] === "fund") {
     const { values } = parseArgs({
@@ -199,20 +200,10 @@ const main = Effect.gen(function* () {
     })
     return print(values.json === true, funded)
   }
-  // Without CHAIN_RPC_URL, the embedded chain of a running `npm start` on this DATA_DIR (for reconcile's balances).
-  const embedded = readEmbeddedChain(config.dataDir)
-  const withChain =
-    Option.isNone(config.chainRpcUrl) && Option.isSome(embedded)
-      ? {
-          ...config,
-          chainRpcUrl: Option.some(embedded.value.rpc_url),
-          tokenAddress: Option.some(embedded.value.token_address as string)
-        }
-      : config
   const services = Layer.mergeAll(Accounts.layer, Reconciliation.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseForCliLive),
-    Layer.provideMerge(AppConfig.layerWith(withChain))
+    Layer.provideMerge(AppConfig.layerWith(config))
   )
   yield* Effect.provide(run(process.argv.slice(2)), services)
 })

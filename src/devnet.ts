@@ -12,10 +12,30 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
 import { abi } from "../infra/contracts/TestUsdc"
-import { readEmbeddedChain } from "../services/EmbeddedChain"
 import { parseAmount } from "./api/Schemas"
 import type { AppConfigShape } from "./Config"
 import { chainIdOf } from "./Environment"
+
+/**
+ * The local chain a sandbox command talks to: the configured one, or the embedded chain of a running `npm start`
+ * on the same DATA_DIR (see `withRunningChain`). Refused in production and when no chain is known.
+ */
+const localChain = (config: AppConfigShape, command: string) => {
+  if (config.serviceEnv !== "sandbox") throw new Error(`${command} is for the sandbox only`)
+  const rpcUrl = Option.getOrUndefined(config.chainRpcUrl)
+  const tokenAddress = Option.getOrUndefined(config.tokenAddress)
+  if (rpcUrl === undefined || tokenAddress === undefined) {
+    throw new Error(
+      "no local chain: start the service (`npm start` runs an embedded chain) or set CHAIN_RPC_URL and TOKEN_ADDRESS"
+    )
+  }
+  const chain = anvilChain({ chainId: chainIdOf(config.serviceEnv), rpcUrl })
+  const transport = http(rpcUrl, { retryCount: 0 })
+  const node = createTestClient({ mode: "anvil", chain, transport })
+    .extend(publicActions)
+    .extend(walletActions)
+  return { token: getAddress(tokenAddress), chain, transport, node }
+}
 
 /**
  * The sandbox faucet: mints test USDC to an address on the configured local chain, signed by the token's owner
@@ -26,31 +46,15 @@ export const fund = async (
   address: string | undefined,
   amount: string | undefined
 ) => {
-  if (config.serviceEnv !== "sandbox") throw new Error("devnet fund is for the sandbox only")
-  // Without CHAIN_RPC_URL: the embedded chain of a running `npm start` on the same DATA_DIR.
-  const embedded = readEmbeddedChain(config.dataDir)
-  const rpcUrl = Option.getOrUndefined(
-    Option.orElse(config.chainRpcUrl, () => Option.map(embedded, (c) => c.rpc_url))
-  )
-  const token = Option.getOrUndefined(
-    Option.isSome(config.chainRpcUrl) ? config.tokenAddress : Option.map(embedded, (c) => c.token_address)
-  )
-  if (rpcUrl === undefined || token === undefined) {
-    throw new Error(
-      "no local chain: start the service (`npm start` runs an embedded chain) or set CHAIN_RPC_URL and TOKEN_ADDRESS"
-    )
-  }
+  const { token, chain, transport } = localChain(config, "devnet fund")
   if (address === undefined || !/^0x[0-9a-fA-F]{40}$/.test(address))
     throw new Error("--address must be a 0x address")
   const baseUnits = amount === undefined ? undefined : parseAmount(amount)
   if (baseUnits === undefined || baseUnits <= 0n)
     throw new Error("--amount must be a positive decimal USDC amount")
-  const client = createWalletClient({
-    chain: anvilChain({ chainId: chainIdOf(config.serviceEnv), rpcUrl }),
-    transport: http(rpcUrl, { retryCount: 0 })
-  }).extend(publicActions)
+  const client = createWalletClient({ chain, transport }).extend(publicActions)
   const hash = await mintTestUsdc(client, {
-    token: getAddress(token),
+    token,
     to: getAddress(address.toLowerCase()),
     amount: baseUnits
   })
@@ -82,10 +86,7 @@ export const payRequest = async (
   mode: PayMode,
   amount: string | undefined
 ) => {
-  if (config.serviceEnv !== "sandbox") throw new Error("devnet pay is for the sandbox only")
-  const rpcUrl = Option.getOrUndefined(config.chainRpcUrl)
-  const token = Option.getOrUndefined(config.tokenAddress)
-  if (rpcUrl === undefined || token === undefined) throw new Error("no local chain: start the service first")
+  const { token, chain, transport, node } = localChain(config, "devnet pay")
   const owed = request.amountBaseUnits - request.receivedBaseUnits
   const byMode: Record<PayMode, bigint> = {
     exact: owed > 0n ? owed : request.amountBaseUnits,
@@ -100,18 +101,13 @@ export const payRequest = async (
   const value = explicit ?? byMode[mode]
   const from =
     mode === "stranger" ? privateKeyToAccount(generatePrivateKey()).address : getAddress(request.payerWallet)
-  const chain = anvilChain({ chainId: chainIdOf(config.serviceEnv), rpcUrl })
-  const transport = http(rpcUrl, { retryCount: 0 })
-  const node = createTestClient({ mode: "anvil", chain, transport })
-    .extend(publicActions)
-    .extend(walletActions)
   const faucet = createWalletClient({ chain, transport }).extend(publicActions)
-  await mintTestUsdc(faucet, { token: getAddress(token), to: from, amount: value })
+  await mintTestUsdc(faucet, { token, to: from, amount: value })
   await node.setBalance({ address: from, value: 10n ** 18n })
   await node.impersonateAccount({ address: from })
   try {
     const hash = await node.writeContract({
-      address: getAddress(token),
+      address: token,
       abi,
       functionName: "transfer",
       args: [getAddress(request.depositAddress), value],
@@ -136,17 +132,13 @@ export const payRequest = async (
  * (`treasury_out_of_gas`: the request pauses for an operator); funding it again and resuming the request settles it.
  */
 export const setTreasuryGas = async (config: AppConfigShape, eth: string | undefined) => {
-  if (config.serviceEnv !== "sandbox") throw new Error("devnet treasury-gas is for the sandbox only")
-  const rpcUrl = Option.getOrUndefined(config.chainRpcUrl)
-  if (rpcUrl === undefined) throw new Error("no local chain: start the service first")
+  const { node } = localChain(config, "devnet treasury-gas")
   if (eth === undefined || !/^\d+(\.\d{1,18})?$/.test(eth))
     throw new Error("--eth must be a decimal amount of ETH")
   const treasury = Option.match(config.treasuryKey, {
     onSome: (key) => privateKeyToAccount(Redacted.value(key) as `0x${string}`).address,
     onNone: () => anvilDevAccount(DEV_ACCOUNT.treasury).address
   })
-  const chain = anvilChain({ chainId: chainIdOf(config.serviceEnv), rpcUrl })
-  const node = createTestClient({ mode: "anvil", chain, transport: http(rpcUrl, { retryCount: 0 }) })
   const value = parseEther(eth)
   await node.setBalance({ address: treasury, value })
   return { treasury, balance_wei: value.toString() }
