@@ -1,12 +1,10 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { request as httpsRequest, Agent } from "node:https"
 import { ActorHost } from "../../services/ActorHost"
-import { WebhookTrust } from "../../services/WebhookTransport"
-import { WebhookResolver } from "../../services/WebhookUrlCheck"
 import { signPayload } from "../../services/WebhookSignature"
 import { DISPATCH_CONCURRENCY } from "../../services/WebhookDispatcher"
 import { merchantClient } from "../support/Api"
-import { makeCertificates, startReceiver } from "../support/HttpsReceiver"
+import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
 import { startService } from "../support/Service"
@@ -21,7 +19,6 @@ import { startService } from "../support/Service"
 const BURST = Number(process.env.BENCH_WEBHOOKS ?? 2000)
 const SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES ?? 300)
 const HOST = "hooks.bench.test"
-const PUBLIC = "93.184.216.34"
 
 const pct = (xs: ReadonlyArray<number>, q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0
@@ -32,18 +29,7 @@ export async function run(): Promise<void> {
   )
   const tls = makeCertificates(HOST)
   const receiver = await startReceiver(tls, () => 200)
-  const network = Layer.mergeAll(
-    Layer.succeed(WebhookResolver, {
-      resolve: (host) =>
-        host === HOST
-          ? Effect.succeed([{ address: PUBLIC, family: 4 as const }])
-          : Effect.fail("no such name")
-    }),
-    Layer.succeed(WebhookTrust, {
-      ca: tls.ca,
-      route: (a) => (a.address === PUBLIC ? { address: "127.0.0.1", family: 4 } : a)
-    })
-  )
+  const network = localReceiverNetwork(HOST, tls.ca)
   const service = await startService({
     webhookNetwork: network,
     config: { natsUrl: Option.some("nats://127.0.0.1:4222"), rateLimitCapacity: 1_000_000 }

@@ -2,25 +2,13 @@ import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { Option } from "effect"
 import pg from "pg"
-import {
-  type Address,
-  createTestClient,
-  createWalletClient,
-  encodeAbiParameters,
-  http,
-  keccak256,
-  numberToHex,
-  parseTransaction,
-  publicActions,
-  walletActions
-} from "viem"
+import { type Address, encodeAbiParameters, keccak256, numberToHex, parseTransaction } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
-import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { anvilDevAccount } from "../../infra/chain/Anvil"
 import { type MerchantClient, merchantClient } from "../support/Api"
 import { createMerchant, type Merchant } from "../support/Merchant"
+import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
 import { type RunningService, startService } from "../support/Service"
 
@@ -30,37 +18,21 @@ import { type RunningService, startService } from "../support/Service"
  * nonce; a payment reorganised away after finality pauses its request (`deep_reorg`); one reorganised away before
  * finality never counts.
  */
-let node: AnvilHandle
-let token: Address
+let local: LocalChain
 let service: RunningService
 let merchant: Merchant
 let api: MerchantClient
 let db: pg.Client
 
 const payer = anvilDevAccount(4)
-const owner = anvilDevAccount(0)
-let chain: ReturnType<typeof makeChain>
-
-const makeChain = (rpcUrl: string, chainId: number) => {
-  const transport = http(rpcUrl, { retryCount: 0 })
-  return createTestClient({ mode: "anvil", chain: anvilChain({ chainId, rpcUrl }), transport })
-    .extend(publicActions)
-    .extend(walletActions)
-}
 
 beforeAll(async () => {
   // Automine and `finalized` two blocks behind: finality advances only as the test mines.
-  node = await startAnvil({ slotsInAnEpoch: 1 })
-  chain = makeChain(node.rpcUrl, node.chainId)
-  token = await deployTestUsdc(
-    createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-      publicActions
-    )
-  )
+  local = await startLocalChain()
   service = await startService({
     config: {
-      chainRpcUrl: Option.some(node.rpcUrl),
-      tokenAddress: Option.some(token),
+      chainRpcUrl: Option.some(local.node.rpcUrl),
+      tokenAddress: Option.some(local.token),
       rateLimitCapacity: 10_000,
       // A broadcast transfer with no receipt after 1.5 s counts as stuck here (60 s by default).
       transferReplaceAfterMs: 1_500
@@ -72,36 +44,25 @@ beforeAll(async () => {
   await db.connect()
   const until = Date.now() + 15_000
   while (Date.now() < until && (await db.query("select 1 from chain_cursors")).rowCount === 0) {
-    await chain.mine({ blocks: 1 })
+    await local.chain.mine({ blocks: 1 })
     await new Promise((r) => setTimeout(r, 100))
   }
 }, 60_000)
 afterAll(async () => {
   await db?.end()
   await service?.stop()
-  await node?.stop()
+  await local?.node.stop()
 })
-
-const balanceOf = (who: Address) =>
-  chain.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
 
 /** Sets a token balance in storage (`balanceOf` is slot 1): no Transfer event, so the watcher sees nothing. */
 const setBalance = async (who: Address, amount: bigint) => {
   const slot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [who, 1n]))
-  await chain.setStorageAt({ address: token, index: slot, value: numberToHex(amount, { size: 32 }) })
-  expect(await balanceOf(who)).toBe(amount)
-}
-
-/** Mines blocks while waiting, so `finalized` keeps moving (the node only mines on transactions otherwise). */
-const mineUntil = async <A>(read: () => Promise<A | undefined>, ms = 30_000): Promise<A> => {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    const value = await read()
-    if (value !== undefined) return value
-    await chain.mine({ blocks: 1 })
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error("timed out")
+  await local.chain.setStorageAt({
+    address: local.token,
+    index: slot,
+    value: numberToHex(amount, { size: 32 })
+  })
+  expect(await local.balanceOf(who)).toBe(amount)
 }
 
 const view = (id: string) =>
@@ -114,25 +75,12 @@ describe("a settlement that reverts", () => {
   it("pauses the request with needs_attention, and an operator's resume settles it exactly once", async () => {
     const payout = privateKeyToAccount(generatePrivateKey()).address
     const { id, address } = await readyRequest({ service, api, payer }, "3", payout)
-    await mintTestUsdc(
-      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-        publicActions
-      ),
-      { token, to: payer.address, amount: 3_000_000n }
-    )
-    const paid = await chain.writeContract({
-      address: token,
-      abi,
-      functionName: "transfer",
-      args: [address, 3_000_000n],
-      account: payer,
-      chain: null
-    })
-    await chain.waitForTransactionReceipt({ hash: paid })
+    await local.mint(payer.address, 3_000_000n)
+    await local.pay(payer, address, 3_000_000n)
 
     // From here every transaction waits in the mempool until the test mines.
-    await chain.setAutomine(false)
-    const signed = await mineUntil(async () => {
+    await local.chain.setAutomine(false)
+    const signed = await local.mineUntil(async () => {
       const rows = await db.query<{ tx_hash: string }>(
         "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
         [id.slice(3)]
@@ -142,7 +90,7 @@ describe("a settlement that reverts", () => {
     // The settlement is broadcast, not mined: empty the address, then mine it into a revert.
     await new Promise((r) => setTimeout(r, 300))
     await setBalance(address, 0n)
-    await chain.mine({ blocks: 1 })
+    await local.chain.mine({ blocks: 1 })
     // (If the treasury already replaced it as stuck, whichever of its transactions was mined is the one.)
     const hashes = await db.query<{ tx_hash: `0x${string}`; replaced_tx_hashes: Array<`0x${string}`> }>(
       "select tx_hash, replaced_tx_hashes from transfers where deposit_request_id = $1 and kind = 'settle'",
@@ -151,12 +99,12 @@ describe("a settlement that reverts", () => {
     const row = hashes.rows[0]!
     const receipts = await Promise.all(
       [row.tx_hash, ...row.replaced_tx_hashes].map((hash) =>
-        chain.getTransactionReceipt({ hash }).catch(() => undefined)
+        local.chain.getTransactionReceipt({ hash }).catch(() => undefined)
       )
     )
     expect(receipts.filter((r) => r !== undefined).map((r) => r!.status)).toEqual(["reverted"])
 
-    const paused = await mineUntil(async () => {
+    const paused = await local.mineUntil(async () => {
       const res = await view(id)
       return res.body.status === "needs_attention" ? res.body : undefined
     })
@@ -180,14 +128,14 @@ describe("a settlement that reverts", () => {
 
     // The funds are back (as an operator would make sure); resume.
     await setBalance(address, 3_000_000n)
-    await chain.setAutomine(true)
+    await local.chain.setAutomine(true)
     const resumed = await resume()
     expect(resumed.status).toBe(200)
     expect(((await resumed.json()) as { status: string }).status).toBe("deposited")
 
-    await mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
-    expect(await balanceOf(payout)).toBe(3_000_000n)
-    expect(await balanceOf(address)).toBe(0n)
+    await local.mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
+    expect(await local.balanceOf(payout)).toBe(3_000_000n)
+    expect(await local.balanceOf(address)).toBe(0n)
     const again = await resume()
     expect(again.status).toBe(409)
     expect(((await again.json()) as { error: { code: string } }).error.code).toBe("invalid_state")
@@ -200,7 +148,7 @@ describe("a settlement that reverts", () => {
     expect(transfers.rows).toHaveLength(1)
     expect(transfers.rows[0]?.state).toBe("confirmed")
     expect([signed.tx_hash, ...row.replaced_tx_hashes]).not.toContain(transfers.rows[0]?.tx_hash)
-    const report = await mineUntil(async () => {
+    const report = await local.mineUntil(async () => {
       const body = (
         await api.call<{ requests: Array<{ deposit_request_id: string; differences: Array<unknown> }> }>(
           "GET",
@@ -218,23 +166,10 @@ describe("a settlement stuck below the chain's fees", () => {
   it("is replaced at the same nonce with higher fees, and only one of the two is ever mined", async () => {
     const payout = privateKeyToAccount(generatePrivateKey()).address
     const { id, address } = await readyRequest({ service, api, payer }, "2", payout)
-    await mintTestUsdc(
-      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-        publicActions
-      ),
-      { token, to: payer.address, amount: 2_000_000n }
-    )
-    const paid = await chain.writeContract({
-      address: token,
-      abi,
-      functionName: "transfer",
-      args: [address, 2_000_000n],
-      account: payer,
-      chain: null
-    })
-    await chain.waitForTransactionReceipt({ hash: paid })
-    await chain.setAutomine(false)
-    const first = await mineUntil(async () => {
+    await local.mint(payer.address, 2_000_000n)
+    await local.pay(payer, address, 2_000_000n)
+    await local.chain.setAutomine(false)
+    const first = await local.mineUntil(async () => {
       const rows = await db.query<{ tx_hash: `0x${string}`; raw_tx: `0x${string}` }>(
         "select tx_hash, raw_tx from transfers where deposit_request_id = $1 and kind = 'settle'",
         [id.slice(3)]
@@ -268,15 +203,15 @@ describe("a settlement stuck below the chain's fees", () => {
     // A block whose base fee only the replacement pays: the old transaction can never be mined with it.
     const baseFee = before.maxFeePerGas! + before.maxFeePerGas! / 10n
     expect(after.maxFeePerGas! > baseFee).toBe(true)
-    await chain.setNextBlockBaseFeePerGas({ baseFeePerGas: baseFee })
-    await chain.mine({ blocks: 1 })
-    expect((await chain.getTransactionReceipt({ hash: replaced!.tx_hash })).status).toBe("success")
-    await expect(chain.getTransactionReceipt({ hash: first.tx_hash })).rejects.toThrow()
-    await chain.setAutomine(true)
+    await local.chain.setNextBlockBaseFeePerGas({ baseFeePerGas: baseFee })
+    await local.chain.mine({ blocks: 1 })
+    expect((await local.chain.getTransactionReceipt({ hash: replaced!.tx_hash })).status).toBe("success")
+    await expect(local.chain.getTransactionReceipt({ hash: first.tx_hash })).rejects.toThrow()
+    await local.chain.setAutomine(true)
 
-    await mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
-    expect(await balanceOf(payout)).toBe(2_000_000n)
-    expect(await balanceOf(address)).toBe(0n)
+    await local.mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
+    expect(await local.balanceOf(payout)).toBe(2_000_000n)
+    expect(await local.balanceOf(address)).toBe(0n)
     const transfers = await api.call<{
       transfers: Array<{ kind: string; transaction_hash: string; finality: string }>
     }>("GET", `/v1/deposit-requests/${id}/transfers`)
@@ -289,30 +224,19 @@ describe("a settlement stuck below the chain's fees", () => {
 describe("a payment reorganised away after it was final", () => {
   it("pauses its request with needs_attention (deep_reorg), and reconciliation shows the missing funds", async () => {
     const { id, address } = await readyRequest({ service, api, payer }, "5")
-    await mintTestUsdc(
-      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-        publicActions
-      ),
-      { token, to: payer.address, amount: 2_000_000n }
+    await local.mint(payer.address, 2_000_000n)
+    const receipt = await local.pay(payer, address, 2_000_000n)
+    await local.mineUntil(async () =>
+      (await view(id)).body.status === "partially_deposited" ? true : undefined
     )
-    const paid = await chain.writeContract({
-      address: token,
-      abi,
-      functionName: "transfer",
-      args: [address, 2_000_000n],
-      account: payer,
-      chain: null
-    })
-    const receipt = await chain.waitForTransactionReceipt({ hash: paid })
-    await mineUntil(async () => ((await view(id)).body.status === "partially_deposited" ? true : undefined))
 
     // Replace every block from the payment's on (deeper than finality), without the payment.
-    const latest = await chain.getBlockNumber()
+    const latest = await local.chain.getBlockNumber()
     const depth = Number(latest - receipt.blockNumber) + 1
-    await chain.request({ method: "anvil_reorg", params: [depth, []] } as never)
-    expect(await balanceOf(address)).toBe(0n)
+    await local.chain.request({ method: "anvil_reorg", params: [depth, []] } as never)
+    expect(await local.balanceOf(address)).toBe(0n)
 
-    const paused = await mineUntil(async () => {
+    const paused = await local.mineUntil(async () => {
       const res = await view(id)
       return res.body.status === "needs_attention" ? res.body : undefined
     })
@@ -332,28 +256,15 @@ describe("a payment reorganised away after it was final", () => {
 describe("a payment reorganised away before it was final", () => {
   it("never counts, and a later payment still does", async () => {
     const { id, address } = await readyRequest({ service, api, payer }, "1")
-    await mintTestUsdc(
-      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-        publicActions
-      ),
-      { token, to: payer.address, amount: 2_000_000n }
-    )
-    const snapshot = await chain.snapshot()
-    const hash = await chain.writeContract({
-      address: token,
-      abi,
-      functionName: "transfer",
-      args: [address, 1_000_000n],
-      account: payer,
-      chain: null
-    })
-    await chain.waitForTransactionReceipt({ hash })
-    expect(await balanceOf(address)).toBe(1_000_000n)
+    await local.mint(payer.address, 2_000_000n)
+    const snapshot = await local.chain.snapshot()
+    await local.pay(payer, address, 1_000_000n)
+    expect(await local.balanceOf(address)).toBe(1_000_000n)
     // Seen at `latest` only: finality lags two blocks and nothing else is mined, so the watcher does not take it.
     await new Promise((r) => setTimeout(r, 2500))
-    await chain.revert({ id: snapshot })
-    expect(await balanceOf(address)).toBe(0n)
-    await chain.mine({ blocks: 5 })
+    await local.chain.revert({ id: snapshot })
+    expect(await local.balanceOf(address)).toBe(0n)
+    await local.chain.mine({ blocks: 5 })
     await new Promise((r) => setTimeout(r, 2500))
     const credits = await db.query("select 1 from chain_credits where deposit_request_id = $1", [id.slice(3)])
     expect(credits.rowCount).toBe(0)
@@ -361,16 +272,8 @@ describe("a payment reorganised away before it was final", () => {
     expect(after.status).toBe("ready")
 
     // The watcher carries on: a real payment counts.
-    const again = await chain.writeContract({
-      address: token,
-      abi,
-      functionName: "transfer",
-      args: [address, 1_000_000n],
-      account: payer,
-      chain: null
-    })
-    await chain.waitForTransactionReceipt({ hash: again })
-    await mineUntil(async () => ((await view(id)).body.status !== "ready" ? true : undefined))
+    await local.pay(payer, address, 1_000_000n)
+    await local.mineUntil(async () => ((await view(id)).body.status !== "ready" ? true : undefined))
     expect(
       (await db.query("select 1 from chain_credits where deposit_request_id = $1", [id.slice(3)])).rowCount
     ).toBe(1)
@@ -380,15 +283,10 @@ describe("a payment reorganised away before it was final", () => {
 describe("a treasury out of gas", () => {
   it("pauses the request (treasury_out_of_gas) until the treasury is funded and the request resumed", async () => {
     const treasury = anvilDevAccount(1).address
-    const gas = await chain.getBalance({ address: treasury })
+    const gas = await local.chain.getBalance({ address: treasury })
     const payout = privateKeyToAccount(generatePrivateKey()).address
     const { id, address } = await readyRequest({ service, api, payer }, "1", payout)
-    await mintTestUsdc(
-      createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-        publicActions
-      ),
-      { token, to: payer.address, amount: 1_000_000n }
-    )
+    await local.mint(payer.address, 1_000_000n)
     // The sandbox command a merchant uses to see this path on `npm start`.
     const emptied = await promisify(execFile)(
       process.execPath,
@@ -396,40 +294,32 @@ describe("a treasury out of gas", () => {
       {
         env: {
           ...process.env,
-          CHAIN_RPC_URL: node.rpcUrl,
-          TOKEN_ADDRESS: token,
+          CHAIN_RPC_URL: local.node.rpcUrl,
+          TOKEN_ADDRESS: local.token,
           DATABASE_URL: service.databaseUrl
         }
       }
     )
     expect(JSON.parse(emptied.stdout)).toEqual({ treasury, balance_wei: "0" })
-    expect(await chain.getBalance({ address: treasury })).toBe(0n)
+    expect(await local.chain.getBalance({ address: treasury })).toBe(0n)
     try {
-      const paid = await chain.writeContract({
-        address: token,
-        abi,
-        functionName: "transfer",
-        args: [address, 1_000_000n],
-        account: payer,
-        chain: null
-      })
-      await chain.waitForTransactionReceipt({ hash: paid })
-      const paused = await mineUntil(async () => {
+      await local.pay(payer, address, 1_000_000n)
+      const paused = await local.mineUntil(async () => {
         const res = await view(id)
         return res.body.status === "needs_attention" ? res.body : undefined
       })
       expect(paused.attention?.code).toBe("treasury_out_of_gas")
-      expect(await balanceOf(payout)).toBe(0n)
+      expect(await local.balanceOf(payout)).toBe(0n)
     } finally {
-      await chain.setBalance({ address: treasury, value: gas })
+      await local.chain.setBalance({ address: treasury, value: gas })
     }
     const resumed = await service.request(`/v1/deposit-requests/${id}/resume`, {
       method: "POST",
       headers: merchant.headers("session")
     })
     expect(resumed.status).toBe(200)
-    await mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
-    expect(await balanceOf(payout)).toBe(1_000_000n)
-    expect(await balanceOf(address)).toBe(0n)
+    await local.mineUntil(async () => ((await view(id)).body.status === "settled" ? true : undefined))
+    expect(await local.balanceOf(payout)).toBe(1_000_000n)
+    expect(await local.balanceOf(address)).toBe(0n)
   })
 })

@@ -2,42 +2,29 @@ import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { Option } from "effect"
 import pg from "pg"
-import { type Address, createWalletClient, http, publicActions } from "viem"
+import type { Address } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
-import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { anvilDevAccount } from "../../infra/chain/Anvil"
 import { type MerchantClient, merchantClient } from "../support/Api"
 import { createMerchant, type Merchant } from "../support/Merchant"
+import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest as readyRequestOver } from "../support/Payer"
 import { type RunningService, startService } from "../support/Service"
 
-let node: AnvilHandle
-let token: Address
+let local: LocalChain
 let service: RunningService
 let api: MerchantClient
 let merchant: Merchant
 let db: pg.Client
-let client: ReturnType<typeof makeClient>
-
-const makeClient = (rpcUrl: string, chainId: number) =>
-  createWalletClient({
-    chain: anvilChain({ chainId, rpcUrl }),
-    transport: http(rpcUrl, { retryCount: 0 }),
-    account: anvilDevAccount(0),
-    pollingInterval: 50
-  }).extend(publicActions)
 
 beforeAll(async () => {
   // Blocks every 0.2 s and `finalized` two blocks behind `latest`, so the wait for finality is real.
-  node = await startAnvil({ blockTime: 0.2, slotsInAnEpoch: 1 })
-  client = makeClient(node.rpcUrl, node.chainId)
-  token = await deployTestUsdc(client)
+  local = await startLocalChain({ blockTime: 0.2 })
   service = await startService({
     config: {
-      chainRpcUrl: Option.some(node.rpcUrl),
-      tokenAddress: Option.some(token),
+      chainRpcUrl: Option.some(local.node.rpcUrl),
+      tokenAddress: Option.some(local.token),
       rateLimitCapacity: 10_000
     }
   })
@@ -54,22 +41,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.end()
   await service?.stop()
-  await node?.stop()
+  await local?.node.stop()
 })
 
 /** The payer: a funded dev account, so it can pay gas for its own transfers. */
 const payer = anvilDevAccount(2)
 
-const pay = async (to: Address, amount: bigint) => {
-  const hash = await client.writeContract({
-    address: token,
-    abi,
-    functionName: "transfer",
-    args: [to, amount],
-    account: payer
-  })
-  await client.waitForTransactionReceipt({ hash })
-}
+const pay = (to: Address, amount: bigint) => local.pay(payer, to, amount)
 
 const readyRequest = (amount: string, payoutTo?: Address) =>
   readyRequestOver({ service, api, payer }, amount, payoutTo)
@@ -90,7 +68,7 @@ const waitForStatus = async (id: string, status: string, ms = 20_000) => {
 describe("the chain watcher", () => {
   it("counts finalized transfers to a deposit address: partial, then funded, once each", async () => {
     const { id, address } = await readyRequest("5")
-    await mintTestUsdc(client, { token, to: payer.address, amount: 10_000_000n })
+    await local.mint(payer.address, 10_000_000n)
     await pay(address, 2_000_000n)
     const partial = await waitForStatus(id, "partially_deposited")
     expect(partial.received_base_units).toBe("2000000")
@@ -119,7 +97,7 @@ describe("the chain watcher", () => {
 
   it("marks funds first arriving from a wallet other than the attested one as likely unsolicited", async () => {
     const { id, address } = await readyRequest("1")
-    await mintTestUsdc(client, { token, to: address, amount: 1_000_000n })
+    await local.mint(address, 1_000_000n)
     await waitForStatus(id, "deposited")
     const view = await api.call<{ likely_unsolicited_at: string | null }>("GET", `/v1/deposit-requests/${id}`)
     expect(view.body.likely_unsolicited_at).toMatch(/Z$/)
@@ -131,12 +109,11 @@ describe("the chain watcher", () => {
   })
 
   it("settles exactly the amount to the payout address and returns the overpayment to the payer", async () => {
-    const balance = (who: Address) =>
-      client.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
+    const balance = local.balanceOf
     // A payout address of its own, so settlements of the other tests' requests do not land in the balance.
     const payout = privateKeyToAccount(generatePrivateKey()).address
     const { id, address } = await readyRequest("4", payout)
-    await mintTestUsdc(client, { token, to: payer.address, amount: 10_000_000n })
+    await local.mint(payer.address, 10_000_000n)
     const payoutBefore = await balance(payout)
     const payerBefore = await balance(payer.address)
     await pay(address, 6_500_000n)
@@ -212,7 +189,12 @@ describe("the chain watcher", () => {
 
   it("funds a sandbox address from the CLI faucet, and refuses in production", async () => {
     const to = privateKeyToAccount(generatePrivateKey()).address
-    const env = { ...process.env, CHAIN_RPC_URL: node.rpcUrl, TOKEN_ADDRESS: token, DATABASE_URL: "" }
+    const env = {
+      ...process.env,
+      CHAIN_RPC_URL: local.node.rpcUrl,
+      TOKEN_ADDRESS: local.token,
+      DATABASE_URL: ""
+    }
     const { stdout } = await promisify(execFile)(
       process.execPath,
       [
@@ -230,9 +212,7 @@ describe("the chain watcher", () => {
       { env }
     )
     expect(JSON.parse(stdout)).toMatchObject({ address: to, amount_base_units: "1500000" })
-    expect(await client.readContract({ address: token, abi, functionName: "balanceOf", args: [to] })).toBe(
-      1_500_000n
-    )
+    expect(await local.balanceOf(to)).toBe(1_500_000n)
     const refused = promisify(execFile)(
       process.execPath,
       ["--import", "tsx", "src/cli.ts", "devnet", "fund", "--address", to, "--amount", "1"],
@@ -244,7 +224,7 @@ describe("the chain watcher", () => {
   it("ignores transfers to addresses it does not watch", async () => {
     const stranger = privateKeyToAccount(generatePrivateKey()).address
     const before = (await db.query("select count(*)::int as n from chain_credits")).rows[0]?.n
-    await mintTestUsdc(client, { token, to: stranger, amount: 1_000_000n })
+    await local.mint(stranger, 1_000_000n)
     await new Promise((r) => setTimeout(r, 2500))
     expect((await db.query("select count(*)::int as n from chain_credits")).rows[0]?.n).toBe(before)
   })
@@ -261,8 +241,8 @@ describe("the chain watcher", () => {
             {
               env: {
                 ...process.env,
-                CHAIN_RPC_URL: node.rpcUrl,
-                TOKEN_ADDRESS: token,
+                CHAIN_RPC_URL: local.node.rpcUrl,
+                TOKEN_ADDRESS: local.token,
                 DATABASE_URL: service.databaseUrl
               }
             }
@@ -287,9 +267,7 @@ describe("the chain watcher", () => {
       if (late.length === 0) await new Promise((r) => setTimeout(r, 200))
     }
     expect(late).toEqual([expect.objectContaining({ amount_base_units: "2000000" })])
-    expect(
-      await client.readContract({ address: token, abi, functionName: "balanceOf", args: [payout] })
-    ).toBe(2_000_000n)
+    expect(await local.balanceOf(payout)).toBe(2_000_000n)
   })
 
   it("reconciles every request of the account to the base unit after the flows, and names a difference", async () => {
@@ -334,8 +312,8 @@ describe("the chain watcher", () => {
         {
           env: {
             ...process.env,
-            CHAIN_RPC_URL: node.rpcUrl,
-            TOKEN_ADDRESS: token,
+            CHAIN_RPC_URL: local.node.rpcUrl,
+            TOKEN_ADDRESS: local.token,
             DATABASE_URL: service.databaseUrl,
             ...env
           }

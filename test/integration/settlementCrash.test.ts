@@ -2,15 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import { type Address, createTestClient, createWalletClient, http, publicActions, walletActions } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
-import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { anvilDevAccount } from "../../infra/chain/Anvil"
+import { formatAmount } from "../../src/api/Schemas"
 import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant, type Merchant } from "../support/Merchant"
+import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
 import { type ServiceProcess, spawnService } from "../support/Process"
 import type { RunningService } from "../support/Service"
@@ -21,26 +20,18 @@ import type { RunningService } from "../support/Service"
  * transaction (even when the node lost it). (2) Two processes; the one doing the chain work is killed mid-flow;
  * the other takes over (leases) and finishes every request; nothing is paid twice.
  */
-let node: AnvilHandle
-let token: Address
+let local: LocalChain
 let db: { url: string; drop: () => Promise<void> }
 let merchant: Merchant
 let dataDir: string
 let client: pg.Client
-const owner = anvilDevAccount(0)
 const payer = anvilDevAccount(5)
-let chain: ReturnType<typeof makeChain>
-
-const makeChain = (rpcUrl: string, chainId: number) =>
-  createTestClient({ mode: "anvil", chain: anvilChain({ chainId, rpcUrl }), transport: http(rpcUrl) })
-    .extend(publicActions)
-    .extend(walletActions)
 
 const env = () => ({
   DATABASE_URL: db.url,
   NATS_URL: "nats://127.0.0.1:4222",
-  CHAIN_RPC_URL: node.rpcUrl,
-  TOKEN_ADDRESS: token,
+  CHAIN_RPC_URL: local.node.rpcUrl,
+  TOKEN_ADDRESS: local.token,
   DATA_DIR: dataDir,
   RATE_LIMIT_CAPACITY: "10000"
 })
@@ -53,13 +44,7 @@ const over = (service: ServiceProcess) =>
   }) as unknown as RunningService
 
 beforeAll(async () => {
-  node = await startAnvil({ slotsInAnEpoch: 1 })
-  chain = makeChain(node.rpcUrl, node.chainId)
-  token = await deployTestUsdc(
-    createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-      publicActions
-    )
-  )
+  local = await startLocalChain()
   db = await createTestDatabase()
   merchant = await createMerchant(db.url)
   dataDir = mkdtempSync(join(tmpdir(), "deposits-crash-"))
@@ -68,49 +53,20 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(async () => {
   await client?.end()
-  await node?.stop()
+  await local?.node.stop()
   await db?.drop()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const balanceOf = (who: Address) =>
-  chain.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
-
-/** Mines a block now and then while waiting, so `finalized` keeps moving. */
-const mineUntil = async <A>(read: () => Promise<A | undefined>, ms = 45_000): Promise<A> => {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    const value = await read()
-    if (value !== undefined) return value
-    await chain.mine({ blocks: 1 })
-    await new Promise((r) => setTimeout(r, 150))
-  }
-  throw new Error("timed out")
-}
+// Child processes are slower to react than an in-process service: wait longer by default.
+const mineUntil = <A>(read: () => Promise<A | undefined>, ms = 45_000) => local.mineUntil(read, ms)
 
 const payExactly = async (service: ServiceProcess, amount: bigint) => {
   const api = merchantClient(over(service), merchant)
   const payout = privateKeyToAccount(generatePrivateKey()).address
-  const request = await readyRequest(
-    { service: over(service), api, payer },
-    (Number(amount) / 1e6).toString(),
-    payout
-  )
-  await mintTestUsdc(
-    createWalletClient({ chain: anvilChain(node), transport: http(node.rpcUrl), account: owner }).extend(
-      publicActions
-    ),
-    { token, to: payer.address, amount }
-  )
-  const hash = await chain.writeContract({
-    address: token,
-    abi,
-    functionName: "transfer",
-    args: [request.address, amount],
-    account: payer,
-    chain: null
-  })
-  await chain.waitForTransactionReceipt({ hash })
+  const request = await readyRequest({ service: over(service), api, payer }, formatAmount(amount), payout)
+  await local.mint(payer.address, amount)
+  await local.pay(payer, request.address, amount)
   return { ...request, payout, api }
 }
 
@@ -133,25 +89,25 @@ describe("a process killed mid-settlement", () => {
     try {
       const { id, address, payout } = await payExactly(first, 4_000_000n)
       // From here nothing is mined unless the test mines: the settlement waits, signed and recorded.
-      await chain.setAutomine(false)
+      await local.chain.setAutomine(false)
       const recorded = await mineUntil(async () => (await settleRows(id))[0])
       first.child.kill("SIGKILL")
       await new Promise((r) => first!.child.once("exit", r))
       first = undefined
       // As if it had died before the broadcast: the node forgets every pending transaction.
-      await chain.request({ method: "anvil_dropAllTransactions", params: [] } as never)
-      await chain.setAutomine(true)
+      await local.chain.request({ method: "anvil_dropAllTransactions", params: [] } as never)
+      await local.chain.setAutomine(true)
 
       second = await spawnService(env())
       await mineUntil(async () => ((await statusOf(id)) === "settled" ? true : undefined))
-      expect(await balanceOf(payout)).toBe(4_000_000n)
-      expect(await balanceOf(address)).toBe(0n)
+      expect(await local.balanceOf(payout)).toBe(4_000_000n)
+      expect(await local.balanceOf(address)).toBe(0n)
       // The transfer that went through is the one recorded before the crash, never a new one.
       expect(await settleRows(id)).toEqual([{ tx_hash: recorded.tx_hash, state: "confirmed" }])
     } finally {
       await first?.stop("SIGKILL")
       await second?.stop()
-      await chain.setAutomine(true)
+      await local.chain.setAutomine(true)
     }
   })
 })
@@ -167,12 +123,12 @@ describe("two processes, one killed mid-flow", () => {
         await payExactly(b, 2_000_000n),
         await payExactly(a, 3_000_000n)
       ]
-      await chain.setAutomine(false)
-      await chain.mine({ blocks: 1 })
+      await local.chain.setAutomine(false)
+      await local.chain.mine({ blocks: 1 })
       a.child.kill("SIGKILL")
       await new Promise((r) => a!.child.once("exit", r))
       a = undefined
-      await chain.setAutomine(true)
+      await local.chain.setAutomine(true)
       // B takes the watcher, relay and treasury leases once A's lapse (10 s), and finishes.
       for (const request of paid) {
         await mineUntil(
@@ -190,8 +146,8 @@ describe("two processes, one killed mid-flow", () => {
       }
       const amounts = [1_000_000n, 2_000_000n, 3_000_000n]
       for (const [i, request] of paid.entries()) {
-        expect(await balanceOf(request.payout)).toBe(amounts[i])
-        expect(await balanceOf(request.address)).toBe(0n)
+        expect(await local.balanceOf(request.payout)).toBe(amounts[i])
+        expect(await local.balanceOf(request.address)).toBe(0n)
         expect(await settleRows(request.id)).toHaveLength(1)
       }
       const report = (await (

@@ -3,13 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ActorHost } from "../../services/ActorHost"
-import { WebhookTrust } from "../../services/WebhookTransport"
-import { WebhookResolver } from "../../services/WebhookUrlCheck"
 import { type MerchantClient, merchantClient } from "../support/Api"
-import { makeCertificates, startReceiver } from "../support/HttpsReceiver"
+import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { createMerchant } from "../support/Merchant"
 import { freePort } from "../support/Process"
 import { type RunningService, startService } from "../support/Service"
@@ -20,7 +18,6 @@ import { type RunningService, startService } from "../support/Service"
  * vanishes (and comes back empty) may delay a delivery, never lose or repeat one.
  */
 const HOST = "hooks.example.test"
-const PUBLIC = "93.184.216.34"
 const tls = makeCertificates(HOST)
 
 let natsPort: number
@@ -69,18 +66,7 @@ beforeAll(async () => {
   storeDir = mkdtempSync(join(tmpdir(), "nats-store-"))
   await startNats()
   receiver = await startReceiver(tls, () => 200)
-  const network = Layer.mergeAll(
-    Layer.succeed(WebhookResolver, {
-      resolve: (host) =>
-        host === HOST
-          ? Effect.succeed([{ address: PUBLIC, family: 4 as const }])
-          : Effect.fail("no such name")
-    }),
-    Layer.succeed(WebhookTrust, {
-      ca: tls.ca,
-      route: (a) => (a.address === PUBLIC ? { address: "127.0.0.1", family: 4 } : a)
-    })
-  )
+  const network = localReceiverNetwork(HOST, tls.ca)
   service = await startService({
     webhookNetwork: network,
     config: {

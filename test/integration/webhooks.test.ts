@@ -1,18 +1,14 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ActorHost } from "../../services/ActorHost"
-import { WebhookTrust } from "../../services/WebhookTransport"
-import { WebhookResolver } from "../../services/WebhookUrlCheck"
 import { type MerchantClient, merchantClient } from "../support/Api"
-import { makeCertificates, startReceiver } from "../support/HttpsReceiver"
+import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { createMerchant, type Merchant } from "../support/Merchant"
 import { type RunningService, startService } from "../support/Service"
 
 const HOST = "hooks.example.test"
-// A public address for the URL rules; the test network routes it to the local receiver.
-const PUBLIC = "93.184.216.34"
 const tls = makeCertificates(HOST)
 
 let service: RunningService
@@ -37,18 +33,7 @@ const verify = (header: string, secret: string, raw: Buffer, nowSeconds: number)
 
 beforeAll(async () => {
   receiver = await startReceiver(tls, (n) => (n <= failFirst ? 500 : 200))
-  const network = Layer.mergeAll(
-    Layer.succeed(WebhookResolver, {
-      resolve: (host) =>
-        host === HOST
-          ? Effect.succeed([{ address: PUBLIC, family: 4 as const }])
-          : Effect.fail("no such name")
-    }),
-    Layer.succeed(WebhookTrust, {
-      ca: tls.ca,
-      route: (a) => (a.address === PUBLIC ? { address: "127.0.0.1", family: 4 } : a)
-    })
-  )
+  const network = localReceiverNetwork(HOST, tls.ca)
   service = await startService({
     webhookNetwork: network,
     config: { webhookFirstRetryMs: 200, rateLimitCapacity: 10_000 }

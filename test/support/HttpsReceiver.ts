@@ -1,9 +1,12 @@
 import { execFileSync } from "node:child_process"
+import { Effect, Layer } from "effect"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:https"
 import type { IncomingHttpHeaders } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { WebhookTrust } from "../../services/WebhookTransport"
+import { WebhookResolver } from "../../services/WebhookUrlCheck"
 
 export interface Received {
   readonly headers: IncomingHttpHeaders
@@ -87,3 +90,24 @@ export const startReceiver = async (
   const port = (server.address() as { port: number }).port
   return { port, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
 }
+
+/** A public address for the URL rules: the test network routes it to the local receiver. */
+const PUBLIC_STAND_IN = "93.184.216.34"
+
+/**
+ * The network a test service delivers webhooks over: `host` resolves to a public address, so the production URL
+ * rules apply unchanged, and connections to it go to the local receiver, trusting only the throwaway CA.
+ */
+export const localReceiverNetwork = (host: string, ca: Buffer | string) =>
+  Layer.mergeAll(
+    Layer.succeed(WebhookResolver, {
+      resolve: (name) =>
+        name === host
+          ? Effect.succeed([{ address: PUBLIC_STAND_IN, family: 4 as const }])
+          : Effect.fail("no such name")
+    }),
+    Layer.succeed(WebhookTrust, {
+      ca,
+      route: (a) => (a.address === PUBLIC_STAND_IN ? { address: "127.0.0.1", family: 4 } : a)
+    })
+  )

@@ -1,0 +1,68 @@
+import {
+  type Account,
+  type Address,
+  createTestClient,
+  createWalletClient,
+  http,
+  publicActions,
+  walletActions
+} from "viem"
+import { type AnvilOptions, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
+import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
+import { abi } from "../../infra/contracts/TestUsdc"
+
+/**
+ * A local node with the test USDC, for tests that drive the chain themselves: by default automine with `finalized`
+ * two blocks behind `latest`, so finality advances only as the test mines. The client has the test (anvil),
+ * public and wallet actions.
+ */
+export const startLocalChain = async (options: AnvilOptions = {}) => {
+  const node = await startAnvil({ slotsInAnEpoch: 1, ...options })
+  const transport = http(node.rpcUrl, { retryCount: 0 })
+  // Poll often: a local node answers at once, and viem's default would wait seconds between receipt checks.
+  const chain = createTestClient({ mode: "anvil", chain: anvilChain(node), transport, pollingInterval: 50 })
+    .extend(publicActions)
+    .extend(walletActions)
+  const faucet = createWalletClient({
+    chain: anvilChain(node),
+    transport,
+    account: anvilDevAccount(0),
+    pollingInterval: 50
+  }).extend(publicActions)
+  const token = await deployTestUsdc(faucet)
+
+  const balanceOf = (who: Address) =>
+    chain.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
+
+  /** Mints test USDC to `to` (the token's owner is dev account 0). */
+  const mint = (to: Address, amount: bigint) => mintTestUsdc(faucet, { token, to, amount })
+
+  /** A plain token transfer from `from`, waited for; returns its receipt. */
+  const pay = async (from: Account, to: Address, amount: bigint) => {
+    const hash = await chain.writeContract({
+      address: token,
+      abi,
+      functionName: "transfer",
+      args: [to, amount],
+      account: from,
+      chain: null
+    })
+    return chain.waitForTransactionReceipt({ hash })
+  }
+
+  /** Mines a block now and then while waiting, so `finalized` keeps moving (automine only mines on transactions). */
+  const mineUntil = async <A>(read: () => Promise<A | undefined>, ms = 30_000): Promise<A> => {
+    const until = Date.now() + ms
+    while (Date.now() < until) {
+      const value = await read()
+      if (value !== undefined) return value
+      await chain.mine({ blocks: 1 })
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    throw new Error("timed out")
+  }
+
+  return { node, chain, token, balanceOf, mint, pay, mineUntil }
+}
+
+export type LocalChain = Awaited<ReturnType<typeof startLocalChain>>
