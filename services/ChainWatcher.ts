@@ -1,10 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Option } from "effect"
-import { type Address, createPublicClient, getAddress, http, parseAbiItem } from "viem"
+import { Clock, Duration, Effect, Layer, Option, Queue } from "effect"
+import { type Address, createPublicClient, getAddress, type Hex, http, toHex } from "viem"
 import { AppConfig } from "../src/Config"
 import { chainIdOf } from "../src/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
+import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
 
 /** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */
 export const WATCH_INTERVAL = Duration.millis(100)
@@ -14,19 +15,35 @@ export const BLOCK_RANGE = 2000n
 export const RETENTION_DAYS = 30
 /** How often the in-memory map of watched addresses is read whole; in between, only unknown `to`s are looked up. */
 export const FULL_REFRESH_MS = 5 * 60_000
-/** Credits seen this recently have their block hash checked again each step (at most this many blocks). */
+/** Credits seen this recently have their block hash checked again (at most this many blocks). */
 export const REORG_RECHECK_MS = 10 * 60_000
 export const REORG_RECHECK_BLOCKS = 32
-/** The recent credit blocks are read again at most this often (not on every 100 ms poll). */
-export const REORG_RECHECK_EVERY_MS = 1_000
+/** How often the recent credit blocks are read again, in their own loop beside the steps. */
+export const REORG_RECHECK_EVERY = Duration.seconds(1)
+/** Credits applied to their requests per transaction. */
+export const APPLY_BATCH = 500
+/** Transactions applying one batch side by side, and the fewest credits worth a lane of their own. */
+export const APPLY_LANES = 4
+export const APPLY_LANE_MIN = 50
+/** Applying also looks for unapplied credits this often without being woken (after a crash, say). */
+export const APPLY_NET = Duration.seconds(1)
 
-const transfer = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
+/** A recorded credit not yet applied to its request. */
+interface PendingCredit {
+  readonly tx_hash: string
+  readonly log_index: number
+  readonly deposit_request_id: string
+  readonly from_address: string
+  readonly amount_base_units: string
+  readonly seen_at: Date
+}
 
 /**
  * Reads the token's `Transfer` logs block range by block range, up to the node's `finalized` block only, so a
  * credit that a reorganisation removes before finality is never seen. Matches `to` against the watched deposit
- * addresses in memory, records each credit by (chain, tx hash, log index) with its block, then applies it to the
- * request as `deposit.credited` with that key as the event id. The cursor, the credits and their application
+ * addresses in memory and records each credit by (chain, tx hash, log index) with its block; a second loop applies
+ * recorded credits to their requests as `deposit.credited` with that key as the event id, and a third re-reads
+ * recent credit blocks for reorganisations deeper than finality. The cursor, the credits and their application
  * are in PostgreSQL: a restart carries on where it was and re-applies nothing twice.
  */
 export const makeChainWatcher = (rpcUrl: string, token: Address) =>
@@ -36,6 +53,12 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     const config = yield* AppConfig
     const chainId = chainIdOf(config.serviceEnv)
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 100 })
+    // Raw JSON-RPC: the watcher needs a block number and three fields per log, not viem's formatted objects.
+    // Recording wakes applying: credits reach the actors in their own loop, so a block's recording never waits on
+    // the previous block's application (and a slow actor transaction never delays the cursor).
+    const wake = yield* Queue.sliding<void>(1)
+    const rpc = <A>(method: string, params: ReadonlyArray<unknown>) =>
+      Effect.tryPromise(() => client.request({ method, params } as never) as Promise<A>)
 
     // The watched addresses, held in memory between full reads (a full read also drops addresses past retention).
     // A `to` the map does not know is looked up in the database in the same step, after the logs were read: an
@@ -54,8 +77,8 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
           addresses = new Map(rows.map((r) => [r.deposit_address.toLowerCase(), r.id]))
           fullReadAt = now
         }
-        // Deposit addresses are stored as derived (EIP-55), which is how viem decodes `to`: the unique index serves.
-        const unknown = [...new Set(to.filter((a) => !addresses.has(a.toLowerCase())))]
+        // Deposit addresses are stored as derived (EIP-55): the unique index serves the checksummed form.
+        const unknown = [...new Set(to.filter((a) => !addresses.has(a)))].map((a) => getAddress(a))
         for (let i = 0; i < unknown.length; i += 5000) {
           const rows = yield* sql<{ id: string; deposit_address: string }>`
             select id, deposit_address from deposit_requests
@@ -66,22 +89,34 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
         return addresses
       })
 
-    /** Applies recorded credits not yet applied (after a crash too), oldest first. */
+    /** Applies recorded credits not yet applied (after a crash too), oldest first; how many it applied. */
     const applyPending = Effect.gen(function* () {
-      const pending = yield* sql<{
-        tx_hash: string
-        log_index: number
-        deposit_request_id: string
-        from_address: string
-        amount_base_units: string
-        seen_at: Date
-      }>`
+      const pending = yield* sql<PendingCredit>`
         select tx_hash, log_index, deposit_request_id, from_address, amount_base_units::text, seen_at
-        from chain_credits where chain_id = ${chainId} and applied_at is null order by seen_at limit 500`
-      if (pending.length === 0) return
-      // One transaction for the whole batch: the credits' events and their applied_at commit together.
+        from chain_credits where chain_id = ${chainId} and applied_at is null
+        order by seen_at, block_number, log_index limit ${APPLY_BATCH}`
+      if (pending.length === 0) return 0
       const appliedAt = new Date(yield* Clock.currentTimeMillis)
-      yield* host.applyMany(
+      // The batch is split into lanes by request (a request's credits stay in one lane, in order), each one
+      // transaction in which the credits' events and their applied_at commit together. Lanes run side by side, so
+      // the database works on one while this process steps the machines of another.
+      const laneCount = Math.min(APPLY_LANES, Math.ceil(pending.length / APPLY_LANE_MIN))
+      const lanes = Array.from({ length: laneCount }, () => [] as Array<PendingCredit>)
+      const laneOf = new Map<string, number>()
+      for (const credit of pending) {
+        const lane = laneOf.get(credit.deposit_request_id) ?? laneOf.size % laneCount
+        laneOf.set(credit.deposit_request_id, lane)
+        lanes[lane]?.push(credit)
+      }
+      yield* Effect.forEach(lanes, (lane) => applyLane(lane, appliedAt), {
+        concurrency: "unbounded",
+        discard: true
+      })
+      return pending.length
+    })
+
+    const applyLane = (pending: ReadonlyArray<PendingCredit>, appliedAt: Date) =>
+      host.applyMany(
         pending.map((credit) => {
           const key = `${chainId}:${credit.tx_hash}:${credit.log_index}`
           return {
@@ -106,40 +141,53 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
           Effect.asVoid
         )
       )
-    })
 
-    /** One step: the next range up to the finalized block; true when it moved. */
     /**
-     * Finality is the node's word, and a node can break it. The blocks of recent credits are read again each step:
+     * Finality is the node's word, and a node can break it. The blocks of recent credits are read again each second:
      * one whose hash changed (or that no longer exists) was reorganised after it was final, so its credits may
      * not exist any more. Their requests pause with `needs_attention` (`deep_reorg`) for an operator, once each.
+     * The recent credit blocks are the ones this instance recorded, read from the database once per lease.
      */
-    let recheckedAt = Number.NEGATIVE_INFINITY
+    let recent: Array<{ number: bigint; hash: string; seenAt: number }> | undefined
     const recheckFinality = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
-      if (nowMs - recheckedAt < REORG_RECHECK_EVERY_MS) return
-      recheckedAt = nowMs
-      const since = new Date(nowMs - REORG_RECHECK_MS)
-      const blocks = yield* sql<{ block_number: string; block_hash: string }>`
-        select distinct block_number::text, block_hash from chain_credits
-        where chain_id = ${chainId} and seen_at > ${since} and reorged_at is null
-        order by 1 desc limit ${REORG_RECHECK_BLOCKS}`
-      for (const b of blocks) {
-        const block = yield* Effect.tryPromise(() =>
-          client.getBlock({ blockNumber: BigInt(b.block_number) })
-        ).pipe(Effect.option)
-        if (Option.isSome(block) && block.value.hash === b.block_hash) continue
+      if (recent === undefined) {
+        const rows = yield* sql<{ block_number: string; block_hash: string; seen_at: Date }>`
+          select block_number::text, block_hash, max(seen_at) as seen_at from chain_credits
+          where chain_id = ${chainId} and seen_at > ${new Date(nowMs - REORG_RECHECK_MS)} and reorged_at is null
+          group by 1, 2 order by 1 desc limit ${REORG_RECHECK_BLOCKS}`
+        recent = rows.map((r) => ({
+          number: BigInt(r.block_number),
+          hash: r.block_hash,
+          seenAt: r.seen_at.getTime()
+        }))
+      }
+      recent = recent.filter((b) => nowMs - b.seenAt < REORG_RECHECK_MS).slice(0, REORG_RECHECK_BLOCKS)
+      const isCanonical = (b: { number: bigint; hash: string }) =>
+        rpc<{ hash: string } | null>("eth_getBlockByNumber", [toHex(b.number), false]).pipe(
+          Effect.map((block) => block?.hash === b.hash),
+          // A node that does not answer proves nothing either way: asked again next second.
+          Effect.orElseSucceed(() => true)
+        )
+      // A block's hash commits to its parent's: when the newest credit block is unchanged, so are all before it.
+      const newest = recent[0]
+      if (newest === undefined || (yield* isCanonical(newest))) return
+      const blocks = recent
+      const canonical = yield* Effect.forEach(blocks, isCanonical, { concurrency: 8 })
+      for (const [i, b] of blocks.entries()) {
+        if (canonical[i]) continue
+        recent = recent.filter((r) => r !== b)
         const at = new Date(yield* Clock.currentTimeMillis)
         const affected = yield* sql<{ tx_hash: string; log_index: number; deposit_request_id: string }>`
           update chain_credits set reorged_at = ${at}
-          where chain_id = ${chainId} and block_number = ${b.block_number} and block_hash = ${b.block_hash}
+          where chain_id = ${chainId} and block_number = ${b.number.toString()} and block_hash = ${b.hash}
           returning tx_hash, log_index, deposit_request_id`
         for (const c of affected) {
           yield* host.apply(c.deposit_request_id, `deep-reorg:${chainId}:${c.tx_hash}:${c.log_index}`, {
             type: "attention.raised",
             at: at.toISOString(),
             code: "deep_reorg",
-            message: `Block ${b.block_number}, which held payment ${c.tx_hash}, was reorganised after it was final.`,
+            message: `Block ${b.number}, which held payment ${c.tx_hash}, was reorganised after it was final.`,
             resolution:
               "Check on chain whether the payment still exists and reconcile the request; settle or return by hand if needed, then resume it."
           })
@@ -147,66 +195,114 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
       }
     })
 
+    // The cursor is read once per lease and then moved only by compare-and-set, so an instance that lost the
+    // lease without knowing it can never record a range twice or skip one.
+    let cursor: bigint | undefined
+    /** One step: the next range up to the finalized block is read, matched and recorded; true when it moved. */
     const step = Effect.gen(function* () {
-      yield* recheckFinality
-      const finalized = yield* Effect.tryPromise(() => client.getBlock({ blockTag: "finalized" }))
-      const head = finalized.number ?? 0n
-      const cursor = yield* sql<{
-        last_block: string
-      }>`select last_block::text from chain_cursors where chain_id = ${chainId}`
-      // A fresh service starts at the current finalized block: history before it holds no request of ours.
-      const from = cursor[0] === undefined ? head : BigInt(cursor[0].last_block) + 1n
+      const finalized = yield* rpc<{ number: Hex } | null>("eth_getBlockByNumber", ["finalized", false])
+      const head = finalized === null ? 0n : BigInt(finalized.number)
+      if (cursor === undefined) {
+        // A fresh service starts at the current finalized block: history before it holds no request of ours.
+        const rows = yield* sql<{ last_block: string }>`
+          insert into chain_cursors (chain_id, last_block) values (${chainId}, ${head.toString()})
+          on conflict (chain_id) do update set last_block = chain_cursors.last_block
+          returning last_block::text`
+        cursor = BigInt(rows[0]?.last_block ?? head)
+      }
+      const from = cursor + 1n
       if (from > head) return false
       const to = from + BLOCK_RANGE - 1n < head ? from + BLOCK_RANGE - 1n : head
-      const logs = yield* Effect.tryPromise(() =>
-        client.getLogs({ address: token, event: transfer, fromBlock: from, toBlock: to })
-      )
-      const addresses = yield* watched(
-        logs.flatMap((log) => (log.args.to === undefined ? [] : [log.args.to]))
-      )
+      const logs = yield* rpc<ReadonlyArray<RawLog>>("eth_getLogs", [
+        { address: token, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }
+      ])
+      const transfers = logs.flatMap((log) => decodeTransferLog(log) ?? [])
+      const addresses = yield* watched(transfers.map((t) => t.to))
+      const credits = transfers.flatMap((t) => {
+        const requestId = addresses.get(t.to)
+        return requestId === undefined ? [] : [{ ...t, requestId }]
+      })
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(
-        Effect.gen(function* () {
-          const credits: Array<Record<string, unknown>> = []
-          for (const log of logs) {
-            const requestId = log.args.to === undefined ? undefined : addresses.get(log.args.to.toLowerCase())
-            if (requestId === undefined || log.transactionHash === null || log.logIndex === null) continue
-            credits.push({
-              chain_id: chainId,
-              tx_hash: log.transactionHash,
-              log_index: log.logIndex,
-              block_number: log.blockNumber?.toString() ?? "0",
-              block_hash: log.blockHash ?? "",
-              deposit_request_id: requestId,
-              from_address: getAddress(log.args.from ?? "0x0000000000000000000000000000000000000000"),
-              amount_base_units: (log.args.value ?? 0n).toString(),
-              seen_at: now
-            })
-          }
-          if (credits.length > 0)
-            yield* sql`insert into chain_credits ${sql.insert(credits)} on conflict do nothing`
-          yield* sql`
-            insert into chain_cursors (chain_id, last_block) values (${chainId}, ${to.toString()})
-            on conflict (chain_id) do update set last_block = excluded.last_block`
-        })
-      )
+      // One statement, so atomic without a transaction: the cursor moves from where this instance left it and the
+      // range's credits are recorded, or neither happens. Columns travel as arrays (ten parameters, not 4,500).
+      const moved = yield* sql<{ moved: number }>`
+        with moved as (
+          update chain_cursors set last_block = ${to.toString()}
+          where chain_id = ${chainId} and last_block = ${cursor.toString()}
+          returning 1
+        ), recorded as (
+          insert into chain_credits (chain_id, tx_hash, log_index, block_number, block_hash, deposit_request_id,
+                                     from_address, amount_base_units, seen_at)
+          select ${chainId}, c.* , ${now}
+          from unnest(
+            ${credits.map((c) => c.txHash)}::text[], ${credits.map((c) => c.logIndex)}::int[],
+            ${credits.map((c) => c.blockNumber.toString())}::bigint[], ${credits.map((c) => c.blockHash)}::text[],
+            ${credits.map((c) => c.requestId)}::uuid[], ${credits.map((c) => getAddress(c.from))}::text[],
+            ${credits.map((c) => c.value.toString())}::numeric[]
+          ) as c
+          where exists (select from moved)
+          on conflict do nothing
+          returning 1
+        )
+        select (select count(*) from moved)::int as moved`
+      if (moved[0]?.moved !== 1) {
+        // Someone else moved the cursor: read it again next step.
+        cursor = undefined
+        return false
+      }
+      cursor = to
+      // Before the recheck's first read of the database (which will find these), there is nothing to add to.
+      if (recent !== undefined) {
+        const blocks = new Map(credits.map((c) => [c.blockNumber, c.blockHash]))
+        recent = [
+          ...recent,
+          ...[...blocks].map(([number, hash]) => ({ number, hash, seenAt: now.getTime() }))
+        ]
+          .sort((a, b) => (a.number > b.number ? -1 : 1))
+          .slice(0, REORG_RECHECK_BLOCKS)
+      }
+      if (credits.length > 0) yield* wake.offer(undefined)
       return true
     })
 
-    return {
-      run: Effect.gen(function* () {
-        while (true) {
-          const moved = yield* step.pipe(
-            Effect.zipLeft(applyPending),
-            Effect.catchAllCause((cause) =>
-              Effect.as(Effect.logWarning("chain watcher step failed", cause), false)
-            )
+    const stepLoop = Effect.gen(function* () {
+      while (true) {
+        const moved = yield* step.pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logWarning("chain watcher step failed", cause), false)
           )
-          if (!moved) yield* Effect.sleep(WATCH_INTERVAL)
-        }
+        )
+        if (!moved) yield* Effect.sleep(WATCH_INTERVAL)
+      }
+    })
+    const applyLoop = Effect.gen(function* () {
+      while (true) {
+        const applied = yield* applyPending.pipe(
+          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("applying credits failed", cause), 0))
+        )
+        // A full batch means more may wait; otherwise sleep until recording wakes this loop (a second at most).
+        if (applied < APPLY_BATCH) yield* Effect.race(Queue.take(wake), Effect.sleep(APPLY_NET))
+      }
+    })
+    const recheckLoop = Effect.gen(function* () {
+      while (true) {
+        yield* recheckFinality.pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("finality recheck failed", cause))
+        )
+        yield* Effect.sleep(REORG_RECHECK_EVERY)
+      }
+    })
+
+    return {
+      run: Effect.suspend(() => {
+        // A new lease: whatever this instance knew may be stale.
+        cursor = undefined
+        recent = undefined
+        return Effect.all([stepLoop, applyLoop, recheckLoop], { concurrency: "unbounded", discard: true })
       }),
       step,
-      applyPending
+      applyPending,
+      recheckFinality
     } as const
   })
 

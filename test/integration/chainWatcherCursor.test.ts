@@ -1,0 +1,60 @@
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeChainWatcher } from "../../services/ChainWatcher"
+import { actorHostRuntime } from "../support/ActorHostRuntime"
+import { createTestDatabase } from "../support/Database"
+import { type LocalChain, startLocalChain } from "../support/LocalChain"
+
+let local: LocalChain
+let database: Awaited<ReturnType<typeof createTestDatabase>>
+let runtime: ReturnType<typeof actorHostRuntime>
+let db: pg.Client
+
+beforeAll(async () => {
+  local = await startLocalChain()
+  database = await createTestDatabase()
+  runtime = actorHostRuntime(database.url)
+  db = new pg.Client({ connectionString: database.url })
+  await db.connect()
+}, 60_000)
+afterAll(async () => {
+  await db?.end()
+  await runtime?.dispose()
+  await database?.drop()
+  await local?.node.stop()
+})
+
+const cursor = async () =>
+  Number(
+    (await db.query<{ last_block: string }>("select last_block::text from chain_cursors")).rows[0]?.last_block
+  )
+const finalized = async () => Number((await local.chain.getBlock({ blockTag: "finalized" })).number)
+
+describe("the watcher's cursor", () => {
+  it("moves only from where the instance read it: a stale instance records nothing and reads it again", async () => {
+    const first = await runtime.runPromise(makeChainWatcher(local.node.rpcUrl, local.token))
+    const stale = await runtime.runPromise(makeChainWatcher(local.node.rpcUrl, local.token))
+    await local.chain.mine({ blocks: 3 })
+    // The first step of each places or reads the cursor at the finalized block: nothing to read yet.
+    expect(await runtime.runPromise(first.step)).toBe(false)
+    expect(await runtime.runPromise(stale.step)).toBe(false)
+    const placed = await cursor()
+    expect(placed).toBe(await finalized())
+
+    await local.chain.mine({ blocks: 2 })
+    expect(await runtime.runPromise(first.step)).toBe(true)
+    expect(await cursor()).toBe(placed + 2)
+
+    // The other instance still holds the old cursor: its compare-and-set fails and it moves nothing.
+    await local.chain.mine({ blocks: 1 })
+    expect(await runtime.runPromise(stale.step)).toBe(false)
+    expect(await cursor()).toBe(placed + 2)
+    // Next step it reads the cursor again and carries on from there.
+    expect(await runtime.runPromise(stale.step)).toBe(true)
+    expect(await cursor()).toBe(placed + 3)
+    // And now the first one is the stale one.
+    await local.chain.mine({ blocks: 1 })
+    expect(await runtime.runPromise(first.step)).toBe(false)
+    expect(await cursor()).toBe(placed + 3)
+  })
+})
