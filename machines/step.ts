@@ -5,7 +5,8 @@ import {
   type DepositRequestInput,
   type DepositRequestStatus,
   depositRequestMachine,
-  type Emitted
+  type Emitted,
+  initialContext
 } from "./DepositRequest"
 
 export type {
@@ -47,10 +48,36 @@ const toStep = (snapshot: Snapshot, actions: Actions): Step => ({
   emitted: emittedOf(actions)
 })
 
-/** The first snapshot of a new request. */
-export const start = (input: DepositRequestInput): Step => {
+/** The first snapshot of a new request, as XState computes it. */
+export const startByXState = (input: DepositRequestInput): Step => {
   const [snapshot, actions] = initialTransition(depositRequestMachine, input)
   return toStep(snapshot, actions)
+}
+
+/**
+ * The initial state has no entry actions, so every new request's first snapshot is one shape with its own
+ * context. XState's initial transition costs about 100 µs (a tenth of a create's CPU); the shape is taken from it
+ * once, and each create fills in `initialContext(input)`, the very function the machine's `context` calls. A test
+ * holds this equal to `startByXState` for any input; should the initial state ever emit, this falls back to it.
+ */
+let firstShape: { readonly json: string; readonly status: DepositRequestStatus } | undefined | null
+export const start = (input: DepositRequestInput): Step => {
+  if (firstShape === undefined) {
+    const probe = startByXState(input)
+    const { context: _context, ...shape } = probe.snapshot as { context: unknown }
+    firstShape = probe.emitted.length === 0 ? { json: JSON.stringify(shape), status: probe.status } : null
+    return probe
+  }
+  if (firstShape === null) return startByXState(input)
+  const context = initialContext(input)
+  const snapshot = JSON.parse(firstShape.json) as Record<string, unknown>
+  snapshot.context = context
+  return {
+    snapshot,
+    status: firstShape.status,
+    context,
+    emitted: []
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   MACHINE_VERSION,
   type PayerPolicyMode
 } from "../../machines/DepositRequest"
-import { type Step, start, statusValues, step, transitionTable } from "../../machines/step"
+import { type Step, start, startByXState, statusValues, step, transitionTable } from "../../machines/step"
 
 const ID = "dr_test"
 const AMOUNT = "100000000"
@@ -808,6 +808,33 @@ describe("invariants under random event sequences", () => {
         for (const x of commands(emitted)) if (x.type === "retry") expect(issued.has(x.command_id)).toBe(true)
       }),
       { numRuns: 400 }
+    )
+  })
+})
+
+describe("the first snapshot", () => {
+  it("equals XState's initial transition for any input, and steps on exactly like it", () => {
+    const input = fc.record({
+      id: fc.string({ minLength: 1, maxLength: 40 }).map((s) => `dr_${s}`),
+      amount_base_units: fc.bigInt({ min: 1n, max: 10n ** 30n }).map(String),
+      payout_address: fc
+        .uint8Array({ minLength: 20, maxLength: 20 })
+        .map((b) => `0x${Buffer.from(b).toString("hex")}`),
+      payer_policy_mode: fc.constantFrom<PayerPolicyMode>("none", "mailbox", "merchant_session"),
+      expires_at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      created_at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString())
+    })
+    fc.assert(
+      fc.property(input, (i) => {
+        const ours = start(i)
+        const xstate = startByXState(i)
+        expect(JSON.parse(JSON.stringify(ours))).toEqual(JSON.parse(JSON.stringify(xstate)))
+        // Two creates never share a mutable part of their snapshots.
+        expect(start(i).snapshot).not.toBe(ours.snapshot)
+        const event: DepositRequestEvent = { type: "deadline.reached", at: T1 }
+        expect(step(ours.snapshot, event)).toEqual(step(xstate.snapshot, event))
+      }),
+      { numRuns: 300 }
     )
   })
 })
