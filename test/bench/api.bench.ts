@@ -9,7 +9,10 @@ import { measureAll, printRatio, printTable, withServers } from "./harness"
  * - issue 3: `GET /v1/account` with an API key (digest look-up plus the shared rate-limit bucket); target ≥ 0.5×
  *   the bare Effect endpoint with p99 under 50 ms;
  * - issue 4 (a): `POST /v1/deposit-requests`, each with a fresh Idempotency-Key (so each one creates); target
- *   ≥ 0.35× the bare Effect endpoint; beside single-row INSERT commits with `pg` on 8 connections.
+ *   ≥ 0.35× the bare Effect endpoint; beside single-row INSERT commits with `pg` on 8 connections, and the bare
+ *   Effect server decoding the same body and encoding the same answer schema with no work (what the framework
+ *   alone costs for a create's shape).
+ * Each row also shows the server's CPU time per request (from /proc), steadier than req/s on a shared machine.
  */
 const CONNECTIONS = 32
 
@@ -56,12 +59,31 @@ export async function run(): Promise<void> {
         const refs = await client.setup()
         const auth = { authorization: `Bearer ${merchant.apiKey}` }
         return measureAll([
-          { name: "bareEffect", url: `${servers.bareEffect!.baseUrl}/noop`, connections: CONNECTIONS },
+          {
+            name: "bareEffect",
+            url: `${servers.bareEffect!.baseUrl}/noop`,
+            connections: CONNECTIONS,
+            server: servers.bareEffect!
+          },
+          {
+            name: "bareEffect POST create-shaped",
+            url: `${servers.bareEffect!.baseUrl}/create-shaped`,
+            connections: CONNECTIONS,
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              amount: "12.5",
+              issuer_id: refs.issuerId,
+              payout_address_id: refs.payoutAddressId
+            }),
+            server: servers.bareEffect!
+          },
           {
             name: "GET /v1/account",
             url: `${service.baseUrl}/v1/account`,
             connections: CONNECTIONS,
-            headers: auth
+            headers: auth,
+            server: service
           },
           {
             name: "POST /v1/deposit-requests",
@@ -74,7 +96,8 @@ export async function run(): Promise<void> {
               issuer_id: refs.issuerId,
               payout_address_id: refs.payoutAddressId
             }),
-            uniqueHeader: "idempotency-key"
+            uniqueHeader: "idempotency-key",
+            server: service
           }
         ])
       }
@@ -82,6 +105,8 @@ export async function run(): Promise<void> {
     printTable(rows, "bareEffect")
     const account = printRatio(rows, "GET /v1/account", "bareEffect")
     const create = printRatio(rows, "POST /v1/deposit-requests", "bareEffect")
+    printRatio(rows, "bareEffect POST create-shaped", "bareEffect")
+    printRatio(rows, "POST /v1/deposit-requests", "bareEffect POST create-shaped")
     const p99 = rows.find((r) => r.name === "GET /v1/account")?.p99 ?? Number.NaN
     const raw = await rawInsertRate(db.url, 5)
     const creates = rows.find((r) => r.name === "POST /v1/deposit-requests")?.reqPerSec ?? 0

@@ -14,8 +14,10 @@
  * - `BENCH_ROUNDS` rounds per target (default 3)
  * - `BENCH_WARMUP_SECONDS` warm-up before measuring a target (default 2; 0 to skip)
  * - `BENCH_CONNECTIONS` overrides the connection count a suite asks for
+ * - `BENCH_SERVER_NODE_ARGS` extra node flags for the servers under test (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`)
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { isAbsolute } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { LoadOptions, LoadSample } from "./loadgen"
@@ -48,6 +50,8 @@ export interface MeasureOptions {
   readonly headers?: Record<string, string>
   readonly body?: string
   readonly uniqueHeader?: string
+  /** The server answering: its CPU time per request is measured beside the throughput. */
+  readonly server?: RunningServer
 }
 
 export interface Result {
@@ -57,10 +61,17 @@ export interface Result {
   readonly reqPerSec: number
   readonly p50: number
   readonly p99: number
+  /** Median over the rounds of the server process's CPU time (user + system) per answered request, when known. */
+  readonly cpuUsPerRequest?: number
   /** Summed over the measured rounds (the warm-up is not counted). */
   readonly non2xx: number
   readonly errors: number
-  readonly rounds: ReadonlyArray<LoadSample>
+  readonly rounds: ReadonlyArray<MeasuredSample>
+}
+
+/** A round, with the server's CPU time per request when the server is known. */
+export interface MeasuredSample extends LoadSample {
+  readonly cpuUsPerRequest?: number
 }
 
 const here = fileURLToPath(new URL(".", import.meta.url))
@@ -100,12 +111,15 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const summarize = (options: MeasureOptions, rounds: ReadonlyArray<LoadSample>): Result => ({
+const summarize = (options: MeasureOptions, rounds: ReadonlyArray<MeasuredSample>): Result => ({
   name: options.name,
   connections: options.connections,
   reqPerSec: median(rounds.map((r) => r.reqPerSec)),
   p50: median(rounds.map((r) => r.p50)),
   p99: median(rounds.map((r) => r.p99)),
+  ...(options.server === undefined
+    ? {}
+    : { cpuUsPerRequest: median(rounds.map((r) => r.cpuUsPerRequest ?? Number.NaN)) }),
   non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
   errors: rounds.reduce((n, r) => n + r.errors + r.timeouts, 0),
   rounds
@@ -131,8 +145,21 @@ const warmUp = async (options: MeasureOptions) => {
 
 const log = (message: string) => process.stderr.write(`${message}\n`)
 
-const describeSample = (name: string, round: number, s: LoadSample) =>
+/**
+ * One measured round; with the server known, its CPU time per request too. On a shared machine throughput swings
+ * with the neighbours' load; CPU time per request moves much less, so it is the steadier figure to compare.
+ */
+const measuredRound = async (options: MeasureOptions, seconds: number): Promise<MeasuredSample> => {
+  const before = options.server?.cpuMs()
+  const sample = await runOnce(loadOptions(options, seconds))
+  const after = options.server?.cpuMs()
+  if (before === undefined || after === undefined || sample.requests === 0) return sample
+  return { ...sample, cpuUsPerRequest: ((after - before) * 1000) / sample.requests }
+}
+
+const describeSample = (name: string, round: number, s: MeasuredSample) =>
   `  ${name} round ${round}: ${Math.round(s.reqPerSec)} req/s, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms` +
+  (s.cpuUsPerRequest === undefined ? "" : `, server CPU ${s.cpuUsPerRequest.toFixed(0)} µs/req`) +
   (s.non2xx + s.errors + s.timeouts > 0 ? `, non-2xx ${s.non2xx}, errors ${s.errors + s.timeouts}` : "")
 
 /** Warm-up, then the median of N rounds against one target. */
@@ -140,9 +167,9 @@ export const measure = async (options: MeasureOptions): Promise<Result> => {
   const settings = benchSettings()
   const seconds = options.durationSeconds ?? settings.seconds
   await warmUp(options)
-  const rounds: Array<LoadSample> = []
+  const rounds: Array<MeasuredSample> = []
   for (let i = 0; i < (options.rounds ?? settings.rounds); i++) {
-    const sample = await runOnce(loadOptions(options, seconds))
+    const sample = await measuredRound(options, seconds)
     log(describeSample(options.name, i + 1, sample))
     rounds.push(sample)
   }
@@ -156,14 +183,14 @@ export const measure = async (options: MeasureOptions): Promise<Result> => {
 export const measureAll = async (targets: ReadonlyArray<MeasureOptions>): Promise<Array<Result>> => {
   const settings = benchSettings()
   for (const target of targets) await warmUp(target)
-  const rounds = targets.map((): Array<LoadSample> => [])
+  const rounds = targets.map((): Array<MeasuredSample> => [])
   const count = Math.max(...targets.map((t) => t.rounds ?? settings.rounds))
   for (let i = 0; i < count; i++) {
     for (const [index, target] of targets.entries()) {
       if (i >= (target.rounds ?? settings.rounds)) continue
       // A short re-warm after switching targets: the previous target's load left this server idle.
       await runOnce(loadOptions(target, 1))
-      const sample = await runOnce(loadOptions(target, target.durationSeconds ?? settings.seconds))
+      const sample = await measuredRound(target, target.durationSeconds ?? settings.seconds)
       log(describeSample(target.name, i + 1, sample))
       rounds[index]!.push(sample)
     }
@@ -185,7 +212,9 @@ export const printTable = (rows: ReadonlyArray<Result>, baselineName: string): v
     padStart("p50 ms", 9) +
     padStart("p99 ms", 9) +
     padStart("non-2xx", 9) +
-    padStart(`× ${baselineName}`, Math.max(12, baselineName.length + 4))
+    padStart(`× ${baselineName}`, Math.max(12, baselineName.length + 4)) +
+    padStart("CPU µs/req", 12) +
+    padStart("× CPU", 8)
   const lines = [header, "-".repeat(header.length)]
   for (const r of rows) {
     const ratio = baseline === undefined ? "n/a" : (r.reqPerSec / baseline.reqPerSec).toFixed(2)
@@ -196,7 +225,14 @@ export const printTable = (rows: ReadonlyArray<Result>, baselineName: string): v
         padStart(r.p50.toFixed(2), 9) +
         padStart(r.p99.toFixed(2), 9) +
         padStart(String(r.non2xx + r.errors), 9) +
-        padStart(ratio, Math.max(12, baselineName.length + 4))
+        padStart(ratio, Math.max(12, baselineName.length + 4)) +
+        padStart(r.cpuUsPerRequest === undefined ? "" : r.cpuUsPerRequest.toFixed(0), 12) +
+        padStart(
+          r.cpuUsPerRequest === undefined || baseline?.cpuUsPerRequest === undefined
+            ? ""
+            : (r.cpuUsPerRequest / baseline.cpuUsPerRequest).toFixed(2),
+          8
+        )
     )
   }
   process.stdout.write(`${lines.join("\n")}\n`)
@@ -215,7 +251,19 @@ export const printRatio = (rows: ReadonlyArray<Result>, numerator: string, denom
 export interface RunningServer {
   readonly name: string
   readonly baseUrl: string
+  /** The process's CPU time so far (user + system), in milliseconds. */
+  readonly cpuMs: () => number
   readonly stop: () => Promise<void>
+}
+
+const CLOCK_TICKS_PER_SECOND = 100
+
+/** User + system CPU time of a process from `/proc/<pid>/stat` (Linux), in milliseconds. */
+const processCpuMs = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  // Fields after the command name (which may hold spaces, hence the last parenthesis): utime is 14th, stime 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND
 }
 
 /**
@@ -231,7 +279,12 @@ export const startServer = async (
 ): Promise<RunningServer> => {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", isAbsolute(script) ? script : `${here}${script}`],
+    [
+      ...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []),
+      "--import",
+      "tsx",
+      isAbsolute(script) ? script : `${here}${script}`
+    ],
     {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"]
@@ -273,7 +326,13 @@ export const startServer = async (
   // Drain the pipes so a chatty server never blocks on a full pipe.
   child.stdout?.resume()
   child.stderr?.resume()
-  return { name, baseUrl: `http://127.0.0.1:${port}`, stop }
+  const pid = child.pid
+  return {
+    name,
+    baseUrl: `http://127.0.0.1:${port}`,
+    cpuMs: () => (pid === undefined ? Number.NaN : processCpuMs(pid)),
+    stop
+  }
 }
 
 /** Starts servers, runs `body`, and stops every server however `body` ends (also on Ctrl-C). */

@@ -52,7 +52,8 @@ export async function run(): Promise<void> {
           (t): MeasureOptions => ({
             name: t.name,
             url: `${servers[t.name]!.baseUrl}${t.path}`,
-            connections: CONNECTIONS
+            connections: CONNECTIONS,
+            server: servers[t.name]!
           })
         )
       )
