@@ -144,6 +144,22 @@ export const anvilArgs = (port: number, options: AnvilOptions): Array<string> =>
   return args
 }
 
+const SETPRIV = "/usr/bin/setpriv"
+
+/**
+ * On Linux the node is told to stop (SIGTERM, so it still writes its state) when the process that started it dies,
+ * even by SIGKILL, which runs no exit hook. Otherwise an orphaned node went on serving the old port and writing the
+ * same state file as the node its restarted parent starts. `setpriv` (util-linux) sets that and execs anvil, so the
+ * child's pid is anvil's own. Elsewhere the exit and signal hooks below are all there is.
+ */
+const withParentDeathSignal = (
+  binary: string,
+  args: ReadonlyArray<string>
+): readonly [string, ReadonlyArray<string>] =>
+  process.platform === "linux" && existsSync(SETPRIV)
+    ? [SETPRIV, ["--pdeathsig", "SIGTERM", "--", binary, ...args]]
+    : [binary, args]
+
 /**
  * Starts anvil and resolves once it is ours that answers: anvil printed that it listens on the port (so it bound
  * it; a node that finds the port taken exits instead) and `eth_chainId` returns the expected id.
@@ -165,7 +181,8 @@ export const startAnvil = async (options: AnvilOptions = {}): Promise<AnvilHandl
 const launch = (port: number, options: AnvilOptions): Promise<AnvilHandle> => {
   const chainId = options.chainId ?? DEFAULT_CHAIN_ID
   const rpcUrl = `http://127.0.0.1:${port}`
-  const child = spawn(anvilBinaryPath(), anvilArgs(port, options), { stdio: ["ignore", "pipe", "pipe"] })
+  const [command, args] = withParentDeathSignal(anvilBinaryPath(), anvilArgs(port, options))
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] })
   track(child, options.handleSignals ?? true)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => {
