@@ -44,6 +44,10 @@ interface Rendered {
 
 /** Every parked poll, so a closing server can answer them instead of waiting out their timeouts. */
 const parked = new Set<ParkedPoll>()
+/** Servers that began closing: a poll that parks on one afterwards (its first read was under way) answers at once. */
+const closing = new WeakSet<Server>()
+const serverOf = (res: ServerResponse): Server | undefined =>
+  (res.socket as { server?: Server } | null)?.server
 
 /**
  * A long poll parked outside the HTTP fiber. The fiber answers an empty placeholder that is captured here, not
@@ -98,7 +102,8 @@ class ParkedPoll {
     res.removeAllListeners("close")
     res.once("close", this.abandon)
     this.timer = setTimeout(() => this.finish(), timeoutMs)
-    if (this.woken) this.finish()
+    const server = serverOf(res)
+    if (this.woken || (server !== undefined && closing.has(server))) this.finish()
   }
 
   /** The client went away: nothing to answer, only to forget. */
@@ -194,7 +199,8 @@ const renderAfterWake =
 export const answerParkedOnClose = (server: Server): Server => {
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
-    for (const poll of [...parked]) poll.finish()
+    closing.add(server)
+    for (const poll of [...parked]) if (serverOf(poll.res) === server) poll.finish()
     return close(callback)
   }) as Server["close"]
   return server

@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ChangeFeed } from "../../services/ChangeFeed"
 import { createTestDatabase } from "../support/Database"
@@ -107,6 +108,32 @@ describe("wait_for=change", () => {
     expect(res.status).toBe(200)
     expect(((await res.json()) as { version: string }).version).toBe(current.version)
     expect(Date.now() - stopping).toBeLessThan(5000)
+  })
+
+  it("answers at once a poll that parks after its instance began shutting down", async () => {
+    const id = await seed()
+    const c = await startService({ database: db, config: { rateLimitCapacity: 10_000 } })
+    const current = (await (await read(c, id)).json()) as { version: string }
+    // The poll's first read waits on this lock, so it parks only after the shutdown began.
+    const lock = new pg.Client({ connectionString: db.url })
+    await lock.connect()
+    await lock.query("begin")
+    await lock.query("lock table deposit_requests in access exclusive mode")
+    const held = read(c, id, `?wait_for=change&version=${current.version}&timeout=25`)
+    const waiting = () => c.runtime.runPromise(Effect.map(ChangeFeed, (feed) => feed.waiting()))
+    const subscribedUntil = Date.now() + 3000
+    while (Date.now() < subscribedUntil && (await waiting()) === 0)
+      await new Promise((r) => setTimeout(r, 20))
+    const stopping = Date.now()
+    const stopped = c.stop()
+    await new Promise((r) => setTimeout(r, 300))
+    await lock.query("rollback")
+    await lock.end()
+    const res = await held
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { version: string }).version).toBe(current.version)
+    expect(Date.now() - stopping).toBeLessThan(5000)
+    await stopped
   })
 
   it("answers the unchanged resource at the timeout", async () => {
