@@ -1,10 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer, Option, Queue } from "effect"
-import { type Address, createPublicClient, getAddress, type Hex, http, toHex } from "viem"
+import { type Address, createPublicClient, getAddress, http, toHex } from "viem"
 import { AppConfig } from "../src/Config"
 import { chainIdOf } from "../src/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
+import { finalBlockNumber, type JsonRpc } from "./Finality"
 import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
 
 /** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */
@@ -39,8 +40,9 @@ interface PendingCredit {
 }
 
 /**
- * Reads the token's `Transfer` logs block range by block range, up to the node's `finalized` block only, so a
- * credit that a reorganisation removes before finality is never seen. Matches `to` against the watched deposit
+ * Reads the token's `Transfer` logs block range by block range, up to the final block only (the node's `finalized`
+ * block, or N confirmations: CHAIN_FINALITY), so a credit that a reorganisation removes before finality is never
+ * seen. Matches `to` against the watched deposit
  * addresses in memory and records each credit by (chain, tx hash, log index) with its block; a second loop applies
  * recorded credits to their requests as `deposit.credited` with that key as the event id, and a third re-reads
  * recent credit blocks for reorganisations deeper than finality. The cursor, the credits and their application
@@ -200,8 +202,9 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     let cursor: bigint | undefined
     /** One step: the next range up to the finalized block is read, matched and recorded; true when it moved. */
     const step = Effect.gen(function* () {
-      const finalized = yield* rpc<{ number: Hex } | null>("eth_getBlockByNumber", ["finalized", false])
-      const head = finalized === null ? 0n : BigInt(finalized.number)
+      const head = yield* Effect.tryPromise(() =>
+        finalBlockNumber(client.request as JsonRpc, config.chainFinality)
+      )
       if (cursor === undefined) {
         // A fresh service starts at the current finalized block: history before it holds no request of ours.
         const rows = yield* sql<{ last_block: string }>`

@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { type Address, createPublicClient, erc20Abi, getAddress, http } from "viem"
 import type { Recovery } from "../machines/DepositRequest"
 import { AppConfig } from "../src/Config"
+import { finalBlockNumber, type JsonRpc } from "./Finality"
 import { dieOnSqlErrors } from "./SqlFailure"
 
 export type ReconciliationRule = "settlement" | "recoveries" | "chain_balance"
@@ -76,14 +77,14 @@ const make = Effect.gen(function* () {
   )
 
   /**
-   * Token balances at the `finalized` block read once per report, so every request is compared with the same block
+   * Token balances at the final block (CHAIN_FINALITY) read once per report, so every request is compared with the same block
    * (and the block is fetched once, not per request).
    */
   const balancesAtFinalized = Option.match(chain, {
     onNone: () => Effect.succeed((_address: Address) => Effect.succeed<bigint | null>(null)),
     onSome: ({ client, token }) =>
       Effect.map(
-        Effect.promise(() => client.getBlock({ blockTag: "finalized" })),
+        Effect.promise(() => finalBlockNumber(client.request as JsonRpc, config.chainFinality)),
         (finalized) => (address: Address) =>
           Effect.promise<bigint | null>(() =>
             client.readContract({
@@ -91,7 +92,7 @@ const make = Effect.gen(function* () {
               abi: erc20Abi,
               functionName: "balanceOf",
               args: [address],
-              blockNumber: finalized.number
+              blockNumber: finalized
             })
           )
       )

@@ -17,6 +17,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { abi } from "../infra/contracts/TestUsdc"
 import { AppConfig } from "../src/Config"
+import { finalBlockNumber, type JsonRpc } from "./Finality"
 import { chainIdOf } from "../src/Environment"
 import { ActorHost } from "./ActorHost"
 import { KeyVault } from "./KeyVault"
@@ -238,7 +239,9 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
         select command_id, deposit_request_id, kind, tx_hash, raw_tx, replaced_tx_hashes, signed_at
         from transfers where state = 'signed' order by created_at`
       if (open.length === 0) return
-      const finalized = (yield* Effect.promise(() => wallet.getBlock({ blockTag: "finalized" }))).number ?? 0n
+      const finalized = yield* Effect.promise(() =>
+        finalBlockNumber(wallet.request as JsonRpc, config.chainFinality)
+      )
       for (const t of open) {
         // The current transaction, or one it replaced: whichever was mined is the transfer.
         let receipt: Awaited<ReturnType<typeof wallet.getTransactionReceipt>> | undefined

@@ -9,6 +9,7 @@ import {
   Option,
   Redacted
 } from "effect"
+import { FINALIZED_TAG, type Finality, MAX_CONFIRMATIONS, parseFinality } from "../services/Finality"
 
 /** Where the service runs: sandbox keys and chain 10143, or production keys and chain 143. */
 export type ServiceEnv = "sandbox" | "production"
@@ -23,6 +24,8 @@ export interface AppConfigShape {
   readonly natsUrl: Option.Option<string>
   /** Absent: the embedded local chain. */
   readonly chainRpcUrl: Option.Option<string>
+  /** When a block counts as final: the node's `finalized` tag (default) or N confirmations. */
+  readonly chainFinality: Finality
   readonly serviceEnv: ServiceEnv
   readonly dashboardOrigin: string
   readonly checkoutOrigin: string
@@ -53,8 +56,7 @@ const origin = (name: string, fallback: string) =>
   Config.string(name).pipe(
     Config.withDefault(fallback),
     Config.validate({
-      message:
-        "must be an origin such as https://dashboard.example.com (scheme, host and optional port only)",
+      message: `${name}: must be an origin such as https://dashboard.example.com (scheme, host and optional port only)`,
       validation: (value) => {
         try {
           return new URL(value).origin === value
@@ -68,7 +70,7 @@ const origin = (name: string, fallback: string) =>
 const positiveInteger = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+    Config.validate({ message: `${name}: must be at least 1`, validation: (n) => n >= 1 })
   )
 
 /** An optional setting: unset or empty means "use the embedded default"; anything else must be valid. */
@@ -76,7 +78,7 @@ const optionalSetting = (name: string, message: string, validation: (value: stri
   Config.option(Config.string(name)).pipe(
     Config.map(Option.filter((value) => value.trim() !== "")),
     Config.validate({
-      message,
+      message: `${name}: ${message}`,
       validation: (value) => Option.match(value, { onNone: () => true, onSome: validation })
     })
   )
@@ -93,6 +95,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   chainRpcUrl: optionalSetting("CHAIN_RPC_URL", "must be an http(s) or ws(s) URL", (url) =>
     /^(https?|wss?):\/\//.test(url)
+  ),
+  chainFinality: Config.string("CHAIN_FINALITY").pipe(
+    Config.withDefault("finalized"),
+    Config.validate({
+      message: `CHAIN_FINALITY: must be "finalized" or a number of confirmations from 1 to ${MAX_CONFIRMATIONS}`,
+      validation: (text) => Either.isRight(parseFinality(text))
+    }),
+    Config.map((text) => Either.getOrThrow(parseFinality(text)))
   ),
   serviceEnv: Config.literal(
     "sandbox",
@@ -132,6 +142,7 @@ export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppC
     databaseUrl: Option.none(),
     natsUrl: Option.none(),
     chainRpcUrl: Option.none(),
+    chainFinality: FINALIZED_TAG,
     serviceEnv: "sandbox",
     dashboardOrigin: "http://localhost:3000",
     checkoutOrigin: "http://localhost:3001",
@@ -164,7 +175,8 @@ export const describeConfigError = (error: ConfigError.ConfigError): string => {
         walk(e.right)
         return
       default:
-        lines.push(`${e.path.length > 0 ? e.path.join(".") : "configuration"}: ${e.message}`)
+        // A value that was read but refused carries no path: its message names the setting itself.
+        lines.push(e.path.length > 0 ? `${e.path.join(".")}: ${e.message}` : e.message)
     }
   }
   walk(error)

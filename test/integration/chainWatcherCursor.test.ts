@@ -30,6 +30,38 @@ const cursor = async () =>
   )
 const finalized = async () => Number((await local.chain.getBlock({ blockTag: "finalized" })).number)
 
+describe("finality by confirmations (CHAIN_FINALITY=3)", () => {
+  it("reads up to the block 3 deep, while the node's finalized tag is far behind", async () => {
+    // A chain whose `finalized` tag lags 64 blocks: with confirmations the watcher does not wait for it.
+    const slow = await startLocalChain({ slotsInAnEpoch: 32 })
+    const other = await createTestDatabase()
+    const confirmations = actorHostRuntime(other.url, { chainFinality: { _tag: "Confirmations", n: 3 } })
+    try {
+      await slow.chain.mine({ blocks: 10 })
+      const watcher = await confirmations.runPromise(makeChainWatcher(slow.node.rpcUrl, slow.token))
+      await confirmations.runPromise(watcher.step)
+      const latest = Number(await slow.chain.getBlockNumber())
+      const c = new pg.Client({ connectionString: other.url })
+      await c.connect()
+      const cursorAt = async () =>
+        Number(
+          (await c.query<{ last_block: string }>("select last_block::text from chain_cursors")).rows[0]
+            ?.last_block
+        )
+      expect(await cursorAt()).toBe(latest - 2)
+      expect(Number((await slow.chain.getBlock({ blockTag: "finalized" })).number)).toBeLessThan(latest - 2)
+      await slow.chain.mine({ blocks: 4 })
+      expect(await confirmations.runPromise(watcher.step)).toBe(true)
+      expect(await cursorAt()).toBe(latest + 4 - 2)
+      await c.end()
+    } finally {
+      await confirmations.dispose()
+      await other.drop()
+      await slow.node.stop()
+    }
+  }, 60_000)
+})
+
 describe("the watcher's cursor", () => {
   it("moves only from where the instance read it: a stale instance records nothing and reads it again", async () => {
     const first = await runtime.runPromise(makeChainWatcher(local.node.rpcUrl, local.token))

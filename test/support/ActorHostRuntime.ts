@@ -5,15 +5,17 @@ import { Bus } from "../../services/Bus"
 import { DatabaseLive } from "../../services/Database"
 import { Ids } from "../../services/Ids"
 import { Inspector } from "../../services/Inspector"
-import { AppConfig } from "../../src/Config"
+import { AppConfig, type AppConfigShape } from "../../src/Config"
 
 /** The actor host alone over a database: for tests and benchmarks that step actors without HTTP. */
-export const actorHostRuntime = (databaseUrl: string) =>
+export const actorHostRuntime = (databaseUrl: string, config: Partial<AppConfigShape> = {}) =>
   ManagedRuntime.make(
     ActorHost.layer.pipe(
       Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.silent)),
       Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
       Layer.provideMerge(DatabaseLive),
-      Layer.provideMerge(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(databaseUrl)) }))
+      Layer.provideMerge(
+        AppConfig.layerWith({ ...config, databaseUrl: Option.some(Redacted.make(databaseUrl)) })
+      )
     )
   )
