@@ -42,10 +42,9 @@ interface PendingCredit {
 /**
  * Reads the token's `Transfer` logs block range by block range, up to the final block only (the node's `finalized`
  * block, or N confirmations: CHAIN_FINALITY), so a credit that a reorganisation removes before finality is never
- * seen. Matches `to` against the watched deposit
- * addresses in memory and records each credit by (chain, tx hash, log index) with its block; a second loop applies
- * recorded credits to their requests as `deposit.credited` with that key as the event id, and a third re-reads
- * recent credit blocks for reorganisations deeper than finality. The cursor, the credits and their application
+ * seen. Matches `to` against the watched deposit addresses in memory and records each credit by (chain, tx hash,
+ * log index) with its block; a second loop applies recorded credits to their requests as `deposit.credited` with
+ * that key as the event id, and a third re-reads recent credit blocks for reorganisations deeper than finality. The cursor, the credits and their application
  * are in PostgreSQL: a restart carries on where it was and re-applies nothing twice.
  */
 export const makeChainWatcher = (rpcUrl: string, token: Address) =>
@@ -55,10 +54,10 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     const config = yield* AppConfig
     const chainId = chainIdOf(config.serviceEnv)
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 100 })
-    // Raw JSON-RPC: the watcher needs a block number and three fields per log, not viem's formatted objects.
     // Recording wakes applying: credits reach the actors in their own loop, so a block's recording never waits on
     // the previous block's application (and a slow actor transaction never delays the cursor).
     const wake = yield* Queue.sliding<void>(1)
+    // Raw JSON-RPC: the watcher needs a block number and three fields per log, not viem's formatted objects.
     const rpc = <A>(method: string, params: ReadonlyArray<unknown>) =>
       Effect.tryPromise(() => client.request({ method, params } as never) as Promise<A>)
 
@@ -200,13 +199,13 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     // The cursor is read once per lease and then moved only by compare-and-set, so an instance that lost the
     // lease without knowing it can never record a range twice or skip one.
     let cursor: bigint | undefined
-    /** One step: the next range up to the finalized block is read, matched and recorded; true when it moved. */
+    /** One step: the next range up to the final block is read, matched and recorded; true when it moved. */
     const step = Effect.gen(function* () {
       const head = yield* Effect.tryPromise(() =>
         finalBlockNumber(client.request as JsonRpc, config.chainFinality)
       )
       if (cursor === undefined) {
-        // A fresh service starts at the current finalized block: history before it holds no request of ours.
+        // A fresh service starts at the current final block: history before it holds no request of ours.
         const rows = yield* sql<{ last_block: string }>`
           insert into chain_cursors (chain_id, last_block) values (${chainId}, ${head.toString()})
           on conflict (chain_id) do update set last_block = chain_cursors.last_block
