@@ -2,7 +2,7 @@ import pg from "pg"
 import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
-import { measureAll, printRatio, printTable, withServers } from "./harness"
+import { measureAll, printRatio, printTable, serviceNodeFlags, withServers } from "./harness"
 
 /**
  * Authenticated API routes against the bare Effect endpoint, in one run, at 32 connections:
@@ -45,7 +45,12 @@ export async function run(): Promise<void> {
     const rows = await withServers(
       [
         { name: "bareEffect", script: "servers/bareEffect.ts" },
-        { name: "service", script: "servers/serviceOnDatabase.ts", env: { BENCH_DATABASE_URL: db.url } }
+        {
+          name: "service",
+          script: "servers/serviceOnDatabase.ts",
+          env: { BENCH_DATABASE_URL: db.url },
+          nodeArgs: serviceNodeFlags()
+        }
       ],
       async (servers) => {
         const service = servers.service!

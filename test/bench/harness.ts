@@ -248,6 +248,17 @@ export const printRatio = (rows: ReadonlyArray<Result>, numerator: string, denom
   return ratio
 }
 
+/**
+ * The node flags `npm start` gives the service (read from package.json, so the benches run the service as it is
+ * deployed): the bare baselines keep Node's defaults.
+ */
+export const serviceNodeFlags = (): ReadonlyArray<string> => {
+  const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    scripts: { start: string }
+  }
+  return packageJson.scripts.start.split(/\s+/).filter((token) => token.startsWith("--"))
+}
+
 export interface RunningServer {
   readonly name: string
   readonly baseUrl: string
@@ -275,12 +286,14 @@ export const startServer = async (
   name: string,
   script: string,
   env: Record<string, string> = {},
-  timeoutMs = 60_000
+  timeoutMs = 60_000,
+  nodeArgs: ReadonlyArray<string> = []
 ): Promise<RunningServer> => {
   const child = spawn(
     process.execPath,
     [
       ...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []),
+      ...nodeArgs,
       "--import",
       "tsx",
       isAbsolute(script) ? script : `${here}${script}`
@@ -341,6 +354,8 @@ export const withServers = async <A>(
     readonly name: string
     readonly script: string
     readonly env?: Record<string, string>
+    /** Node flags of this server (the service runs with `npm start`'s: `serviceNodeFlags()`). */
+    readonly nodeArgs?: ReadonlyArray<string>
   }>,
   body: (servers: Record<string, RunningServer>) => Promise<A>
 ): Promise<A> => {
@@ -353,7 +368,9 @@ export const withServers = async <A>(
   process.once("SIGTERM", onSignal)
   try {
     // One at a time: starting them together would measure nothing but make start-up slower on two cores.
-    for (const spec of specs) started.push(await startServer(spec.name, spec.script, spec.env))
+    for (const spec of specs) {
+      started.push(await startServer(spec.name, spec.script, spec.env, undefined, spec.nodeArgs))
+    }
     return await body(Object.fromEntries(started.map((s) => [s.name, s])))
   } finally {
     process.off("SIGINT", onSignal)

@@ -6,7 +6,14 @@
  * `BENCH_HTTP_VARIANTS=1` adds service variants that show where the difference goes (see servers/service.ts):
  * health without the database round trip, `/openapi.json`, and the tracer disabled.
  */
-import { measureAll, type MeasureOptions, printRatio, printTable, withServers } from "./harness"
+import {
+  measureAll,
+  type MeasureOptions,
+  printRatio,
+  printTable,
+  serviceNodeFlags,
+  withServers
+} from "./harness"
 
 const CONNECTIONS = 32
 const TARGET = 0.85
@@ -45,7 +52,13 @@ export async function run(): Promise<void> {
   const targets = withVariants ? [...baseTargets, ...variantTargets] : baseTargets
   process.stdout.write(`\n== http: ${targets.map((t) => t.name).join(", ")} at ${CONNECTIONS} connections\n`)
   const rows = await withServers(
-    targets.map((t) => ({ name: t.name, script: t.script, ...(t.env === undefined ? {} : { env: t.env }) })),
+    targets.map((t) => ({
+      name: t.name,
+      script: t.script,
+      ...(t.env === undefined ? {} : { env: t.env }),
+      // The service runs as `npm start` runs it; the bare baselines with Node's defaults.
+      ...(t.name.startsWith("service") ? { nodeArgs: serviceNodeFlags() } : {})
+    })),
     (servers) =>
       measureAll(
         targets.map(

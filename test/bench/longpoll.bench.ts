@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { Agent, request } from "node:http"
 import { fileURLToPath } from "node:url"
+import { serviceNodeFlags } from "./harness"
 
 /**
  * Issue 5: 10,000 concurrent long polls (`wait_for=change`) held on one service instance, beside a bare node:http
@@ -17,8 +18,12 @@ interface Target {
   readonly next: (prefix: string) => Promise<string>
 }
 
-const startTarget = (script: string, env: Record<string, string> = {}): Target => {
-  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", `${here}${script}`], {
+const startTarget = (
+  script: string,
+  env: Record<string, string> = {},
+  nodeArgs: ReadonlyArray<string> = []
+): Target => {
+  const child = spawn(process.execPath, ["--expose-gc", ...nodeArgs, "--import", "tsx", `${here}${script}`], {
     env: { ...process.env, ...env },
     stdio: ["pipe", "pipe", "inherit"]
   })
@@ -102,7 +107,12 @@ export async function run() {
   await Promise.all(bareAnswers)
   bare.child.kill("SIGTERM")
 
-  const svc = startTarget("servers/longPollService.ts", { BENCH_REQUESTS: String(REQUESTS) })
+  // The service as `npm start` runs it; the bare holder with Node's defaults.
+  const svc = startTarget(
+    "servers/longPollService.ts",
+    { BENCH_REQUESTS: String(REQUESTS) },
+    serviceNodeFlags()
+  )
   const [, portText, apiKey, idList] = (await svc.next("READY ")).split(" ")
   const port = Number(portText)
   const ids = (idList ?? "").split(",")
