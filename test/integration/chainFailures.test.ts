@@ -1,16 +1,17 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
-import { Option } from "effect"
-import pg from "pg"
+import type pg from "pg"
 import { type Address, encodeAbiParameters, keccak256, numberToHex, parseTransaction } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
-import { type MerchantClient, merchantClient } from "../support/Api"
-import { createMerchant, type Merchant } from "../support/Merchant"
+import { formatAmount } from "../../src/api/Schemas"
+import type { MerchantClient } from "../support/Api"
+import { type ChainService, startChainService } from "../support/ChainService"
+import type { Merchant } from "../support/Merchant"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
-import { type RunningService, startService } from "../support/Service"
+import type { RunningService } from "../support/Service"
 
 /**
  * Issue 6: what the chain does wrong, on a local node the test drives block by block. A settlement that reverts
@@ -19,6 +20,7 @@ import { type RunningService, startService } from "../support/Service"
  * finality never counts.
  */
 let local: LocalChain
+let running: ChainService
 let service: RunningService
 let merchant: Merchant
 let api: MerchantClient
@@ -29,28 +31,15 @@ const payer = anvilDevAccount(4)
 beforeAll(async () => {
   // Automine and `finalized` two blocks behind: finality advances only as the test mines.
   local = await startLocalChain()
-  service = await startService({
-    config: {
-      chainRpcUrl: Option.some(local.node.rpcUrl),
-      tokenAddress: Option.some(local.token),
-      rateLimitCapacity: 10_000,
-      // A broadcast transfer with no receipt after 1.5 s counts as stuck here (60 s by default).
-      transferReplaceAfterMs: 1_500
-    }
+  // A broadcast transfer with no receipt after 1.5 s counts as stuck here (60 s by default).
+  running = await startChainService(local, {
+    config: { transferReplaceAfterMs: 1_500 },
+    mineWhileWaiting: true
   })
-  merchant = await createMerchant(service.databaseUrl)
-  api = merchantClient(service, merchant)
-  db = new pg.Client({ connectionString: service.databaseUrl })
-  await db.connect()
-  const until = Date.now() + 15_000
-  while (Date.now() < until && (await db.query("select 1 from chain_cursors")).rowCount === 0) {
-    await local.chain.mine({ blocks: 1 })
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  ;({ service, merchant, api, db } = running)
 }, 60_000)
 afterAll(async () => {
-  await db?.end()
-  await service?.stop()
+  await running?.stop()
   await local?.node.stop()
 })
 
@@ -71,22 +60,29 @@ const view = (id: string) =>
     `/v1/deposit-requests/${id}`
   )
 
+/**
+ * A ready request paid exactly to a fresh payout address; then automine goes off, so every
+ * transaction waits in the mempool until the test mines, and blocks are mined until the settlement is signed.
+ */
+const paidWithSettlementHeld = async (baseUnits: bigint) => {
+  const payout = privateKeyToAccount(generatePrivateKey()).address
+  const { id, address } = await readyRequest({ service, api, payer }, formatAmount(baseUnits), payout)
+  await local.mint(payer.address, baseUnits)
+  await local.pay(payer, address, baseUnits)
+  await local.chain.setAutomine(false)
+  const settlement = await local.mineUntil(async () => {
+    const rows = await db.query<{ tx_hash: `0x${string}`; raw_tx: `0x${string}` }>(
+      "select tx_hash, raw_tx from transfers where deposit_request_id = $1 and kind = 'settle'",
+      [id.slice(3)]
+    )
+    return rows.rows[0]
+  })
+  return { id, address, payout, settlement }
+}
+
 describe("a settlement that reverts", () => {
   it("pauses the request with needs_attention, and an operator's resume settles it exactly once", async () => {
-    const payout = privateKeyToAccount(generatePrivateKey()).address
-    const { id, address } = await readyRequest({ service, api, payer }, "3", payout)
-    await local.mint(payer.address, 3_000_000n)
-    await local.pay(payer, address, 3_000_000n)
-
-    // From here every transaction waits in the mempool until the test mines.
-    await local.chain.setAutomine(false)
-    const signed = await local.mineUntil(async () => {
-      const rows = await db.query<{ tx_hash: string }>(
-        "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
-        [id.slice(3)]
-      )
-      return rows.rows[0]
-    })
+    const { id, address, payout, settlement: signed } = await paidWithSettlementHeld(3_000_000n)
     // The settlement is broadcast, not mined: empty the address, then mine it into a revert.
     await new Promise((r) => setTimeout(r, 300))
     await setBalance(address, 0n)
@@ -164,18 +160,7 @@ describe("a settlement that reverts", () => {
 
 describe("a settlement stuck below the chain's fees", () => {
   it("is replaced at the same nonce with higher fees, and only one of the two is ever mined", async () => {
-    const payout = privateKeyToAccount(generatePrivateKey()).address
-    const { id, address } = await readyRequest({ service, api, payer }, "2", payout)
-    await local.mint(payer.address, 2_000_000n)
-    await local.pay(payer, address, 2_000_000n)
-    await local.chain.setAutomine(false)
-    const first = await local.mineUntil(async () => {
-      const rows = await db.query<{ tx_hash: `0x${string}`; raw_tx: `0x${string}` }>(
-        "select tx_hash, raw_tx from transfers where deposit_request_id = $1 and kind = 'settle'",
-        [id.slice(3)]
-      )
-      return rows.rows[0]
-    })
+    const { id, address, payout, settlement: first } = await paidWithSettlementHeld(2_000_000n)
     // Nothing is mined now: the treasury finds the transfer stuck and replaces it.
     const until = Date.now() + 15_000
     let replaced:

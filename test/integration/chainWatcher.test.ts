@@ -1,18 +1,19 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
-import { Option } from "effect"
-import pg from "pg"
+import type pg from "pg"
 import type { Address } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
-import { type MerchantClient, merchantClient } from "../support/Api"
-import { createMerchant, type Merchant } from "../support/Merchant"
+import type { MerchantClient } from "../support/Api"
+import { type ChainService, startChainService } from "../support/ChainService"
+import type { Merchant } from "../support/Merchant"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest as readyRequestOver } from "../support/Payer"
-import { type RunningService, startService } from "../support/Service"
+import type { RunningService } from "../support/Service"
 
 let local: LocalChain
+let running: ChainService
 let service: RunningService
 let api: MerchantClient
 let merchant: Merchant
@@ -21,26 +22,11 @@ let db: pg.Client
 beforeAll(async () => {
   // Blocks every 0.2 s and `finalized` two blocks behind `latest`, so the wait for finality is real.
   local = await startLocalChain({ blockTime: 0.2 })
-  service = await startService({
-    config: {
-      chainRpcUrl: Option.some(local.node.rpcUrl),
-      tokenAddress: Option.some(local.token),
-      rateLimitCapacity: 10_000
-    }
-  })
-  merchant = await createMerchant(service.databaseUrl)
-  api = merchantClient(service, merchant)
-  db = new pg.Client({ connectionString: service.databaseUrl })
-  await db.connect()
-  // The watcher starts from the finalized block it first sees: wait until it has a cursor.
-  const until = Date.now() + 15_000
-  while (Date.now() < until && (await db.query("select 1 from chain_cursors")).rowCount === 0) {
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  running = await startChainService(local)
+  ;({ service, merchant, api, db } = running)
 }, 60_000)
 afterAll(async () => {
-  await db?.end()
-  await service?.stop()
+  await running?.stop()
   await local?.node.stop()
 })
 

@@ -24,10 +24,12 @@ afterAll(async () => {
   await local?.node.stop()
 })
 
-const cursor = async () =>
+const cursorIn = async (client: pg.Client) =>
   Number(
-    (await db.query<{ last_block: string }>("select last_block::text from chain_cursors")).rows[0]?.last_block
+    (await client.query<{ last_block: string }>("select last_block::text from chain_cursors")).rows[0]
+      ?.last_block
   )
+const cursor = () => cursorIn(db)
 const finalized = async () => Number((await local.chain.getBlock({ blockTag: "finalized" })).number)
 
 describe("finality by confirmations (CHAIN_FINALITY=3)", () => {
@@ -43,16 +45,11 @@ describe("finality by confirmations (CHAIN_FINALITY=3)", () => {
       const latest = Number(await slow.chain.getBlockNumber())
       const c = new pg.Client({ connectionString: other.url })
       await c.connect()
-      const cursorAt = async () =>
-        Number(
-          (await c.query<{ last_block: string }>("select last_block::text from chain_cursors")).rows[0]
-            ?.last_block
-        )
-      expect(await cursorAt()).toBe(latest - 2)
+      expect(await cursorIn(c)).toBe(latest - 2)
       expect(Number((await slow.chain.getBlock({ blockTag: "finalized" })).number)).toBeLessThan(latest - 2)
       await slow.chain.mine({ blocks: 4 })
       expect(await confirmations.runPromise(watcher.step)).toBe(true)
-      expect(await cursorAt()).toBe(latest + 4 - 2)
+      expect(await cursorIn(c)).toBe(latest + 4 - 2)
       await c.end()
     } finally {
       await confirmations.dispose()
