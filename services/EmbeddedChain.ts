@@ -37,12 +37,15 @@ export const withRunningChain = (config: AppConfigShape): AppConfigShape =>
     ? config
     : Option.match(readEmbeddedChain(config.dataDir), {
         onNone: () => config,
-        onSome: (chain) => ({
-          ...config,
-          chainRpcUrl: Option.some(chain.rpc_url),
-          tokenAddress: Option.some(chain.token_address as string)
-        })
+        onSome: (chain) => withChain(config, chain)
       })
+
+/** The configuration pointed at an embedded chain: its node and its token. */
+export const withChain = (config: AppConfigShape, chain: EmbeddedChainInfo): AppConfigShape => ({
+  ...config,
+  chainRpcUrl: Option.some(chain.rpc_url),
+  tokenAddress: Option.some(chain.token_address as string)
+})
 
 /**
  * The embedded local chain of `npm start` in the sandbox: anvil on loopback with the sandbox chain id, a block

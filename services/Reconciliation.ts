@@ -77,8 +77,8 @@ const make = Effect.gen(function* () {
   )
 
   /**
-   * Token balances at the final block (CHAIN_FINALITY) read once per report, so every request is compared with the same block
-   * (and the block is fetched once, not per request).
+   * Token balances at the final block (CHAIN_FINALITY), read once per report: every request is compared at the
+   * same block, and the block is fetched once, not per request.
    */
   const balancesAtFinalized = Option.match(chain, {
     onNone: () => Effect.succeed((_address: Address) => Effect.succeed<bigint | null>(null)),

@@ -1,7 +1,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { describeDatabase } from "../services/Database"
-import { embeddedChain } from "../services/EmbeddedChain"
+import { embeddedChain, withChain } from "../services/EmbeddedChain"
 import { AppConfig, loadConfig } from "./Config"
 import { AppLive } from "./Server"
 
@@ -17,11 +17,7 @@ const program = Effect.gen(function* () {
   // The sandbox with no CHAIN_RPC_URL gets the embedded local chain, stopped with the service.
   const effective =
     Option.isNone(config.chainRpcUrl) && config.serviceEnv === "sandbox"
-      ? yield* Effect.map(embeddedChain(config), (chain) => ({
-          ...config,
-          chainRpcUrl: Option.some(chain.rpc_url),
-          tokenAddress: Option.some(chain.token_address as string)
-        }))
+      ? yield* Effect.map(embeddedChain(config), (chain) => withChain(config, chain))
       : config
   yield* Effect.logInfo(
     `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}; chain: ${Option.getOrElse(effective.chainRpcUrl, () => "none")}${Option.isNone(config.chainRpcUrl) && Option.isSome(effective.chainRpcUrl) ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
