@@ -16,10 +16,11 @@ const MAX_BATCH = 64
 const MAX_IN_FLIGHT = 4
 
 /**
- * Group commit of creates. One statement claims every key, only where each request's issuer, payout address and
- * customer are still the account's own and live (a key past its window is taken over), and inserts the requests
- * whose key was claimed. Each caller learns whether its own create went in; one that did not (the key was taken,
- * a reference changed) reads and decides, so the statement never needs to explain a refusal.
+ * Group commit of creates. One statement (`create_deposit_requests`, migration 0013) claims every key, only where
+ * each request's issuer, payout address and customer are still the account's own and live (a key past its window
+ * is taken over), and inserts the requests whose key was claimed. Each caller learns whether its own create went
+ * in; one that did not (the key was taken, a reference changed) reads and decides, so the statement never needs to
+ * explain a refusal.
  */
 export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowMs: number) => {
   const commit = (batch: ReadonlyArray<CreateClaim>) =>
@@ -57,41 +58,7 @@ export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowM
           secret_digest: secretDigest === null ? null : Buffer.from(secretDigest).toString("hex")
         }))
       const inserted = yield* sql<{ id: string }>`
-        with input as (
-          select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(
-            id uuid, account_id uuid, key text, fingerprint text, status text,
-            machine_version integer, snapshot jsonb, amount_base_units numeric, received_base_units numeric,
-            heading text, reference text, metadata jsonb, customer_id uuid, issuer_id uuid, payout_address_id uuid,
-            payer_policy_mode text, expected_email text, payer_reference text, expires_at timestamptz,
-            created_at timestamptz, secret_digest text)
-        ),
-        claimed as (
-          insert into idempotency_keys (account_id, key, fingerprint, resource_id, created_at)
-          select i.account_id, i.key, decode(i.fingerprint, 'hex'), i.id, i.created_at from input i
-          where exists (select 1 from issuers s
-              where s.id = i.issuer_id and s.account_id = i.account_id and s.deleted_at is null)
-            and exists (select 1 from payout_addresses p
-              where p.id = i.payout_address_id and p.account_id = i.account_id and p.disabled_at is null)
-            and (i.customer_id is null or exists (select 1 from customers c
-              where c.id = i.customer_id and c.account_id = i.account_id and c.deleted_at is null))
-          on conflict (account_id, key) do update
-            set fingerprint = excluded.fingerprint, resource_id = excluded.resource_id,
-              created_at = excluded.created_at
-            where idempotency_keys.created_at <
-              excluded.created_at - ${idempotencyWindowMs}::bigint * interval '1 millisecond'
-          returning resource_id
-        )
-        insert into deposit_requests (
-          id, account_id, status, version, machine_version, snapshot, amount_base_units, received_base_units,
-          heading, reference, metadata, customer_id, issuer_id, payout_address_id, payer_policy_mode,
-          expected_email, payer_reference, deposit_index, deposit_address, expires_at, created_at, updated_at,
-          merchant_session_secret_digest)
-        select i.id, i.account_id, i.status, 1, i.machine_version, i.snapshot, i.amount_base_units,
-          i.received_base_units, i.heading, i.reference, i.metadata, i.customer_id, i.issuer_id,
-          i.payout_address_id, i.payer_policy_mode, i.expected_email, i.payer_reference, null, null, i.expires_at,
-          i.created_at, i.created_at, decode(i.secret_digest, 'hex')
-        from input i join claimed c on c.resource_id = i.id
-        returning id`
+        select id from create_deposit_requests(${JSON.stringify(rows)}::jsonb, ${idempotencyWindowMs}::bigint)`
       const committed = new Set(inserted.map((r) => r.id))
       return batch.map((claim) => committed.has(claim.row.id))
     })

@@ -10,6 +10,7 @@ import transfers from "./0009_transfers"
 import rateBatches from "./0010_rate_batches"
 import transferReplacements from "./0011_transfer_replacements"
 import creditReorgs from "./0012_credit_reorgs"
+import createFunction from "./0013_create_function"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -24,5 +25,6 @@ export const migrations = {
   "0009_transfers": transfers,
   "0010_rate_batches": rateBatches,
   "0011_transfer_replacements": transferReplacements,
-  "0012_credit_reorgs": creditReorgs
+  "0012_credit_reorgs": creditReorgs,
+  "0013_create_function": createFunction
 }
