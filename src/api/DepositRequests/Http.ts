@@ -29,21 +29,19 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
       .handle("create", ({ headers, payload }) =>
         Effect.gen(function* () {
           const { accountId } = yield* CurrentIdentity
-          const result = yield* requests.create(accountId, headers["idempotency-key"], {
-            ...payload,
-            amount: payload.amount
-          })
+          const result = yield* requests.create(accountId, headers["idempotency-key"], payload)
           const body =
             result.secret === undefined
               ? result.wire
               : { ...result.wire, merchant_session_secret: result.secret }
-          if (result.replayed) {
-            return HttpServerResponse.unsafeJson(body, {
-              status: 200,
-              headers: { "idempotency-replayed": "true" }
-            })
-          }
-          return body
+          // `toWire` builds the schema's encoded form (a property test holds them equal), so the answer is sent as
+          // is: re-encoding it through the endpoint's two success schemas cost ~40 µs of every create.
+          return result.replayed
+            ? HttpServerResponse.unsafeJson(body, {
+                status: 200,
+                headers: { "idempotency-replayed": "true" }
+              })
+            : HttpServerResponse.unsafeJson(body, { status: 201 })
         })
       )
       .handle("list", ({ urlParams }) =>
