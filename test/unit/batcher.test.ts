@@ -1,4 +1,4 @@
-import { Deferred, Effect, Exit } from "effect"
+import { Deferred, Effect, Exit, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeBatcher } from "../../services/Batcher"
 
@@ -58,5 +58,33 @@ describe("Batcher", () => {
     )
     expect(Exit.isFailure(bad)).toBe(true)
     expect(good).toEqual(["ok:x", "ok:y"])
+  })
+
+  it("lets an interrupted caller go without cancelling the round trip it shares", async () => {
+    const gate = Effect.runSync(Deferred.make<void>())
+    const ran: Array<ReadonlyArray<number>> = []
+    const batcher = makeBatcher({
+      maxBatch: 10,
+      maxInFlight: 1,
+      run: (_key, batch: ReadonlyArray<number>) =>
+        Effect.gen(function* () {
+          ran.push(batch)
+          yield* Deferred.await(gate)
+          return batch.map((n) => n + 1)
+        })
+    })
+    const [interrupted, other] = await Effect.runPromise(
+      Effect.gen(function* () {
+        const first = yield* Effect.fork(batcher.submit("a", 1))
+        const second = yield* Effect.fork(batcher.submit("a", 2))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(first)
+        yield* Deferred.succeed(gate, undefined)
+        return [yield* first.await, yield* second.await]
+      })
+    )
+    expect(Exit.isInterrupted(interrupted)).toBe(true)
+    expect(other).toEqual(Exit.succeed(3))
+    expect(ran).toEqual([[1, 2]])
   })
 })
