@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 
 /**
- * A polling loop's wake-up: `idle(ms)` returns after `ms`, or as soon as `wake()` is called (by a notice that
- * there is work). A wake with nobody idle is kept for the next `idle`, so a notice between two polls is not lost.
+ * A polling loop's wake-up: `idle(ms)` returns after `ms`, or as soon as `wake()` (every idler) or `wakeOne()`
+ * is called (by a notice that there is work). A wake with nobody idle is kept for the next `idle`, so a notice between two polls is not lost.
  * The poll interval stays as the safety net for notices that never arrive.
  */
 export const makeWake = () => {
@@ -14,6 +14,12 @@ export const makeWake = () => {
       return
     }
     for (const resume of [...idlers]) resume()
+  }
+  /** Wakes one idler only (the longest idle), or is kept for the next `idle` like `wake`. */
+  const wakeOne = () => {
+    const first = idlers.values().next()
+    if (first.done) pending = true
+    else first.value()
   }
   const idle = (ms: number) =>
     Effect.async<void>((resume) => {
@@ -33,5 +39,5 @@ export const makeWake = () => {
         idlers.delete(done)
       })
     })
-  return { wake, idle } as const
+  return { wake, wakeOne, idle } as const
 }

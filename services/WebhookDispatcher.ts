@@ -92,18 +92,26 @@ export const dispatchOnce = Effect.gen(function* () {
   return true
 })
 
+/** How long a worker other than the lead waits when idle, if nothing wakes it first (a safety net only). */
+export const DISPATCH_FOLLOWER_IDLE = Duration.seconds(5)
+
 export const WebhookDispatcherLive = Layer.scopedDiscard(
   Effect.gen(function* () {
-    // Jobs relayed on any instance wake every idle worker here; the idle interval is the safety net.
+    // Jobs relayed on any instance wake every idle worker here. Of the idle workers only the lead polls for due
+    // retries every DISPATCH_IDLE (16 polling workers were ~64 queries a second on an idle instance); a worker
+    // that found work wakes one idle peer, so a backlog fans out to every worker within a few claims.
     const wake = makeWake()
     yield* (yield* Bus).listen(JOBS_SUBJECT, () => wake.wake())
-    const worker = dispatchOnce.pipe(
-      Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhook dispatch failed", cause), false)),
-      Effect.flatMap((worked) => (worked ? Effect.void : wake.idle(Duration.toMillis(DISPATCH_IDLE)))),
-      Effect.forever
-    )
+    const worker = (idleMs: number) =>
+      dispatchOnce.pipe(
+        Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhook dispatch failed", cause), false)),
+        Effect.flatMap((worked) => (worked ? Effect.sync(wake.wakeOne) : wake.idle(idleMs))),
+        Effect.forever
+      )
     const { databaseUrl } = yield* AppConfig
     const workers = Option.isSome(databaseUrl) ? DISPATCH_CONCURRENCY : EMBEDDED_DISPATCH_CONCURRENCY
-    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
+    for (let i = 0; i < workers; i++) {
+      yield* Effect.forkScoped(worker(Duration.toMillis(i === 0 ? DISPATCH_IDLE : DISPATCH_FOLLOWER_IDLE)))
+    }
   })
 )
