@@ -28,7 +28,8 @@ export interface CreateInput {
   readonly customer_id?: string | undefined
   readonly issuer_id: string
   readonly payout_address_id: string
-  readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
+  /** Absent means `none`. */
+  readonly payer_policy_mode?: "none" | "mailbox" | "merchant_session" | undefined
   readonly expected_email?: string | undefined
   readonly payer_reference?: string | undefined
   readonly expires_at?: Date | undefined
@@ -43,6 +44,8 @@ export interface UpdateInput {
 
 const uuidOfId = (id: string) => id.slice(id.indexOf("_") + 1)
 
+const policyOf = (input: CreateInput) => input.payer_policy_mode ?? "none"
+
 /**
  * The immutable fields, canonically ordered: a replay with the same key must carry the same ones. Mutable fields
  * (heading, reference, metadata, customer) are not compared, as they can change by PATCH anyway.
@@ -53,7 +56,7 @@ const fingerprintOf = (input: CreateInput) =>
       input.amount.toString(),
       input.issuer_id,
       input.payout_address_id,
-      input.payer_policy_mode,
+      policyOf(input),
       input.expected_email ?? null,
       input.payer_reference ?? null,
       input.expires_at?.toISOString() ?? null
@@ -84,19 +87,20 @@ const make = Effect.gen(function* () {
           param: "amount"
         })
       }
-      if (input.payer_policy_mode === "mailbox" && input.expected_email === undefined) {
+      const policy = policyOf(input)
+      if (policy === "mailbox" && input.expected_email === undefined) {
         return yield* new InvalidRequest({
           message: "'expected_email' is required when payer_policy_mode is 'mailbox'.",
           param: "expected_email"
         })
       }
-      if (input.payer_policy_mode !== "mailbox" && input.expected_email !== undefined) {
+      if (policy !== "mailbox" && input.expected_email !== undefined) {
         return yield* new InvalidRequest({
           message: "'expected_email' is only allowed when payer_policy_mode is 'mailbox'.",
           param: "expected_email"
         })
       }
-      if (input.payer_policy_mode !== "merchant_session" && input.payer_reference !== undefined) {
+      if (policy !== "merchant_session" && input.payer_reference !== undefined) {
         return yield* new InvalidRequest({
           message: "'payer_reference' is only allowed when payer_policy_mode is 'merchant_session'.",
           param: "payer_reference"
@@ -166,7 +170,8 @@ const make = Effect.gen(function* () {
   ) =>
     Effect.gen(function* () {
       const uuid = ids.next()
-      const secret = input.payer_policy_mode === "merchant_session" ? newSecret("mss_") : undefined
+      const policy = policyOf(input)
+      const secret = policy === "merchant_session" ? newSecret("mss_") : undefined
       const { row, step } = host.firstStep(
         {
           id: uuid,
@@ -178,7 +183,7 @@ const make = Effect.gen(function* () {
           customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
           issuer_id: uuidOfId(input.issuer_id),
           payout_address_id: uuidOfId(input.payout_address_id),
-          payer_policy_mode: input.payer_policy_mode,
+          payer_policy_mode: policy,
           expected_email: input.expected_email ?? null,
           payer_reference: input.payer_reference ?? null,
           deposit_index: null,
@@ -190,7 +195,7 @@ const make = Effect.gen(function* () {
           id: toId("dr", uuid),
           amount_base_units: input.amount.toString(),
           payout_address: payoutAddress,
-          payer_policy_mode: input.payer_policy_mode,
+          payer_policy_mode: policy,
           expires_at: expiresAt.toISOString(),
           created_at: now.toISOString()
         }

@@ -136,7 +136,9 @@ export const CreateDepositRequest = StrictStruct({
   customer_id: Schema.optional(Id("cus")),
   issuer_id: Id("iss"),
   payout_address_id: Id("pa"),
-  payer_policy_mode: Schema.optionalWith(PayerPolicyMode, { default: () => "none" as const }),
+  // Absent means `none`, applied by the service: a default in the schema turns the whole payload into a
+  // transformation and doubled its decoding cost (~5 µs of every create).
+  payer_policy_mode: Schema.optional(PayerPolicyMode),
   expected_email: Schema.optional(Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))),
   payer_reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
   expires_at: Schema.optional(Timestamp)
