@@ -35,9 +35,10 @@ export class DepositRequestMissing extends Data.TaggedError("DepositRequestMissi
 }> {}
 
 /** The machine's context as the API shows it. One adapter, so the view never reaches into machine internals. */
+const str = (v: unknown) => (typeof v === "string" ? v : null)
+
 export const factsOf = (s: Step): LifecycleFacts => {
   const c = s.context as DepositRequestContext & Record<string, unknown>
-  const str = (v: unknown) => (typeof v === "string" ? v : null)
   const attention = c.attention as LifecycleFacts["attention"] | undefined
   const settlement = c.settlement as
     | { tx_hash?: string | null; block_number?: string | null; settled_at?: string | null }

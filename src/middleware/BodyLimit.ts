@@ -18,42 +18,66 @@ export type BodyRead =
   | { readonly _tag: "Aborted" }
 
 /**
+ * One body being read. Its listeners are made in the constructor by plain assignment: named closures made per
+ * request each cost ~0.5 µs under tsx (it keeps function names by redefining `name` on every one).
+ */
+class BodyReader {
+  private readonly chunks: Array<Buffer> = []
+  private bytes = 0
+  private over = false
+  private readonly onData: (chunk: Buffer) => void
+  private readonly onEnd: () => void
+  private readonly onError: () => void
+
+  constructor(
+    private readonly source: IncomingMessage,
+    private readonly limit: number,
+    private readonly resolve: (result: BodyRead) => void
+  ) {
+    this.onData = (chunk) => this.data(chunk)
+    this.onEnd = () => this.end()
+    this.onError = () => this.done({ _tag: "Aborted" })
+    source.on("data", this.onData)
+    source.once("end", this.onEnd)
+    source.once("error", this.onError)
+    source.once("aborted", this.onError)
+  }
+
+  private data(chunk: Buffer) {
+    this.bytes += chunk.length
+    if (!this.over && this.bytes > this.limit) {
+      this.over = true
+      this.chunks.length = 0
+    }
+    if (this.over) {
+      if (this.bytes > DRAIN_CAP) this.done({ _tag: "TooLarge", drained: false })
+      return
+    }
+    this.chunks.push(chunk)
+  }
+
+  private end() {
+    this.done(
+      this.over
+        ? { _tag: "TooLarge", drained: true }
+        : { _tag: "Body", text: Buffer.concat(this.chunks).toString("utf8") }
+    )
+  }
+
+  private done(result: BodyRead) {
+    this.source.off("data", this.onData)
+    this.source.off("end", this.onEnd)
+    this.source.off("error", this.onError)
+    this.source.off("aborted", this.onError)
+    this.resolve(result)
+  }
+}
+
+/**
  * Reads a body counting bytes as they arrive, so an oversized body is refused before it is parsed (and before it
  * is all read). A modest overage is drained so the client reads the 413 cleanly; a huge one is cut off.
  */
 export const readBody = (source: IncomingMessage, limit: number): Promise<BodyRead> =>
   new Promise((resolve) => {
-    const chunks: Array<Buffer> = []
-    let bytes = 0
-    let over = false
-    const done = (result: BodyRead) => {
-      source.off("data", onData)
-      source.off("end", onEnd)
-      source.off("error", onError)
-      source.off("aborted", onError)
-      resolve(result)
-    }
-    const onData = (chunk: Buffer) => {
-      bytes += chunk.length
-      if (!over && bytes > limit) {
-        over = true
-        chunks.length = 0
-      }
-      if (over) {
-        if (bytes > DRAIN_CAP) done({ _tag: "TooLarge", drained: false })
-        return
-      }
-      chunks.push(chunk)
-    }
-    const onEnd = () =>
-      done(
-        over
-          ? { _tag: "TooLarge", drained: true }
-          : { _tag: "Body", text: Buffer.concat(chunks).toString("utf8") }
-      )
-    const onError = () => done({ _tag: "Aborted" })
-    source.on("data", onData)
-    source.once("end", onEnd)
-    source.once("error", onError)
-    source.once("aborted", onError)
+    new BodyReader(source, limit, resolve)
   })
