@@ -76,46 +76,45 @@ const make = Effect.gen(function* () {
       if (rows.length === 0) return yield* NotFound.of("customer")
     })
 
-  /** The rules a create's own fields must meet, before anything is read. */
-  const validateFields = (input: CreateInput, now: Date) =>
-    Effect.gen(function* () {
-      if (input.amount <= 0n)
-        return yield* new InvalidRequest({ message: "'amount' must be above zero.", param: "amount" })
-      if (input.amount > MAX_AMOUNT_BASE_UNITS) {
-        return yield* new InvalidRequest({
-          message: "'amount' is above the largest amount allowed.",
-          param: "amount"
-        })
-      }
-      const policy = policyOf(input)
-      if (policy === "mailbox" && input.expected_email === undefined) {
-        return yield* new InvalidRequest({
-          message: "'expected_email' is required when payer_policy_mode is 'mailbox'.",
-          param: "expected_email"
-        })
-      }
-      if (policy !== "mailbox" && input.expected_email !== undefined) {
-        return yield* new InvalidRequest({
-          message: "'expected_email' is only allowed when payer_policy_mode is 'mailbox'.",
-          param: "expected_email"
-        })
-      }
-      if (policy !== "merchant_session" && input.payer_reference !== undefined) {
-        return yield* new InvalidRequest({
-          message: "'payer_reference' is only allowed when payer_policy_mode is 'merchant_session'.",
-          param: "payer_reference"
-        })
-      }
-      const expiresAt = input.expires_at ?? new Date(now.getTime() + DEFAULT_TTL_MS)
-      const ttl = expiresAt.getTime() - now.getTime()
-      if (ttl < MIN_TTL_MS || ttl > MAX_TTL_MS) {
-        return yield* new InvalidRequest({
-          message: "'expires_at' must be between 5 minutes and 30 days from now.",
-          param: "expires_at"
-        })
-      }
-      return expiresAt
-    })
+  /**
+   * The rules a create's own fields must meet, before anything is read: the deadline when they hold, else the
+   * error. A plain function (no Effect): it runs on every create.
+   */
+  const checkFields = (input: CreateInput, now: Date): Date | InvalidRequest => {
+    if (input.amount <= 0n)
+      return new InvalidRequest({ message: "'amount' must be above zero.", param: "amount" })
+    if (input.amount > MAX_AMOUNT_BASE_UNITS) {
+      return new InvalidRequest({ message: "'amount' is above the largest amount allowed.", param: "amount" })
+    }
+    const policy = policyOf(input)
+    if (policy === "mailbox" && input.expected_email === undefined) {
+      return new InvalidRequest({
+        message: "'expected_email' is required when payer_policy_mode is 'mailbox'.",
+        param: "expected_email"
+      })
+    }
+    if (policy !== "mailbox" && input.expected_email !== undefined) {
+      return new InvalidRequest({
+        message: "'expected_email' is only allowed when payer_policy_mode is 'mailbox'.",
+        param: "expected_email"
+      })
+    }
+    if (policy !== "merchant_session" && input.payer_reference !== undefined) {
+      return new InvalidRequest({
+        message: "'payer_reference' is only allowed when payer_policy_mode is 'merchant_session'.",
+        param: "payer_reference"
+      })
+    }
+    const expiresAt = input.expires_at ?? new Date(now.getTime() + DEFAULT_TTL_MS)
+    const ttl = expiresAt.getTime() - now.getTime()
+    if (ttl < MIN_TTL_MS || ttl > MAX_TTL_MS) {
+      return new InvalidRequest({
+        message: "'expires_at' must be between 5 minutes and 30 days from now.",
+        param: "expires_at"
+      })
+    }
+    return expiresAt
+  }
 
   /** Which reference is missing or unusable, as the error a merchant can act on. */
   const referenceError = (
@@ -255,7 +254,8 @@ const make = Effect.gen(function* () {
           secret: undefined
         })
       }
-      const expiresAt = yield* validateFields(input, now)
+      const expiresAt = checkFields(input, now)
+      if (expiresAt instanceof InvalidRequest) return yield* expiresAt
       const refused = referenceError(read!, input)
       if (refused !== undefined) return yield* refused
       rememberPayout(accountId, input.payout_address_id, read!.payout_address!)
@@ -277,16 +277,9 @@ const make = Effect.gen(function* () {
       if (knownPayout !== undefined) {
         const now = new Date(yield* Clock.currentTimeMillis)
         // A field error may still be a replay of a request that was valid then: let the full path decide.
-        const expiresAt = yield* Effect.option(validateFields(input, now))
-        if (Option.isSome(expiresAt)) {
-          const created = yield* claimAndInsert(
-            accountId,
-            idempotencyKey,
-            input,
-            now,
-            expiresAt.value,
-            knownPayout
-          )
+        const expiresAt = checkFields(input, now)
+        if (!(expiresAt instanceof InvalidRequest)) {
+          const created = yield* claimAndInsert(accountId, idempotencyKey, input, now, expiresAt, knownPayout)
           if (Option.isSome(created)) return created.value
         }
       }
