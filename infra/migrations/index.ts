@@ -11,6 +11,7 @@ import rateBatches from "./0010_rate_batches"
 import transferReplacements from "./0011_transfer_replacements"
 import creditReorgs from "./0012_credit_reorgs"
 import createFunction from "./0013_create_function"
+import partialUniqueDepositSlots from "./0014_partial_unique_deposit_slots"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -26,5 +27,6 @@ export const migrations = {
   "0010_rate_batches": rateBatches,
   "0011_transfer_replacements": transferReplacements,
   "0012_credit_reorgs": creditReorgs,
-  "0013_create_function": createFunction
+  "0013_create_function": createFunction,
+  "0014_partial_unique_deposit_slots": partialUniqueDepositSlots
 }
