@@ -160,6 +160,7 @@ const measuredRound = async (options: MeasureOptions, seconds: number): Promise<
 const describeSample = (name: string, round: number, s: MeasuredSample) =>
   `  ${name} round ${round}: ${Math.round(s.reqPerSec)} req/s, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms` +
   (s.cpuUsPerRequest === undefined ? "" : `, server CPU ${s.cpuUsPerRequest.toFixed(0)} µs/req`) +
+  `, load generator CPU ${s.loadgenCpuUsPerRequest.toFixed(0)} µs/req` +
   (s.non2xx + s.errors + s.timeouts > 0 ? `, non-2xx ${s.non2xx}, errors ${s.errors + s.timeouts}` : "")
 
 /** Warm-up, then the median of N rounds against one target. */
