@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http"
+import { Effect } from "effect"
 
 export const KiB = 1024
 
@@ -75,9 +76,10 @@ class BodyReader {
 
 /**
  * Reads a body counting bytes as they arrive, so an oversized body is refused before it is parsed (and before it
- * is all read). A modest overage is drained so the client reads the 413 cleanly; a huge one is cut off.
+ * is all read). A modest overage is drained so the client reads the 413 cleanly; a huge one is cut off. An Effect
+ * resumed by the reader itself (no Promise in between: one microtask hop less per request).
  */
-export const readBody = (source: IncomingMessage, limit: number): Promise<BodyRead> =>
-  new Promise((resolve) => {
-    new BodyReader(source, limit, resolve)
+export const readBody = (source: IncomingMessage, limit: number): Effect.Effect<BodyRead> =>
+  Effect.async<BodyRead>((resume) => {
+    new BodyReader(source, limit, (result) => resume(Effect.succeed(result)))
   })

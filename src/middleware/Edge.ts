@@ -93,9 +93,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
                 param: "Content-Type"
               })
             }
-            const read = yield* Effect.promise(() =>
-              readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
-            )
+            const read = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
             if (read._tag === "Aborted") return yield* Effect.interrupt
             if (read._tag === "TooLarge") {
               return yield* new PayloadTooLarge({
