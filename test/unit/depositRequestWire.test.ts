@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { statusValues } from "../../machines/step"
 import { type DepositRequestRow, type LifecycleFacts, toWire } from "../../services/DepositRequestView"
 import { CreatedDepositRequest, DepositRequest } from "../../src/api/DepositRequests/Api"
 import { Metadata } from "../../src/api/Schemas"
@@ -52,16 +53,7 @@ const row: fc.Arbitrary<DepositRequestRow> = fc.record({
 })
 
 const facts: fc.Arbitrary<LifecycleFacts> = fc.record({
-  status: fc.constantFrom(
-    "awaiting_payer",
-    "ready",
-    "partially_deposited",
-    "deposited",
-    "settled",
-    "expired",
-    "returned",
-    "needs_attention"
-  ),
+  status: fc.constantFrom(...statusValues),
   receivedBaseUnits: baseUnits,
   verificationCompletedAt: fc.option(iso, { nil: null }),
   likelyUnsolicitedAt: fc.option(iso, { nil: null }),
