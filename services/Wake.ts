@@ -2,8 +2,8 @@ import { Effect } from "effect"
 
 /**
  * A polling loop's wake-up: `idle(ms)` returns after `ms`, or as soon as `wake()` (every idler) or `wakeOne()`
- * is called (by a notice that there is work). A wake with nobody idle is kept for the next `idle`, so a notice between two polls is not lost.
- * The poll interval stays as the safety net for notices that never arrive.
+ * is called (by a notice that there is work). A wake with nobody idle is kept for the next `idle`, so a notice
+ * between two polls is not lost. The poll interval stays as the safety net for notices that never arrive.
  */
 export const makeWake = () => {
   let pending = false
