@@ -1,9 +1,19 @@
 import { Effect, Exit } from "effect"
 
+/** Resumes after the I/O callbacks of the event loop's current pass (the "check" phase). */
+const afterThisPass = Effect.async<void>((resume) => {
+  const pending = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(pending))
+})
+
 /**
  * Group commit for one process: calls that arrive while `maxInFlight` round trips for their key are under way
- * wait and then share the next one. An idle key answers at once (a batch of one, no added wait); under load one
- * round trip serves up to `maxBatch` callers, which is what lets many small writes share one commit.
+ * wait and then share the next one. Under load one round trip serves up to `maxBatch` callers, which is what lets
+ * many small writes share one commit.
+ *
+ * A key's first round trip starts once the event loop has run the I/O callbacks it is in (`setImmediate`), not
+ * at once: requests read from several sockets in one pass of the loop then share it, where before the first of
+ * them went alone and the rest queued behind it. An idle key's call waits for nothing but the end of that pass.
  *
  * `run` gets the batch in arrival order and answers one result per item, in the same order. A failed round trip
  * fails every caller that shared it, with the same cause.
@@ -83,7 +93,10 @@ export const makeBatcher = <A, B, E>(options: {
       if (queue.inFlight >= options.maxInFlight) return outcome(waiting)
       queue.inFlight++
       // A daemon: the round trip serves other callers too, so one caller's interruption must not cancel it.
-      return Effect.zipRight(Effect.forkDaemon(drain(key, queue)), outcome(waiting))
+      return Effect.zipRight(
+        Effect.forkDaemon(Effect.zipRight(afterThisPass, drain(key, queue))),
+        outcome(waiting)
+      )
     })
 
   return { submit } as const

@@ -3,23 +3,27 @@ import { describe, expect, it } from "vitest"
 import { makeBatcher } from "../../services/Batcher"
 
 describe("Batcher", () => {
-  it("runs an idle key's call at once, then lets callers that waited share one round trip, in order", async () => {
+  it("runs an idle key's call alone, then lets callers that waited share one round trip, in order", async () => {
     const batches: Array<ReadonlyArray<number>> = []
     const gate = Effect.runSync(Deferred.make<void>())
+    const started = Effect.runSync(Deferred.make<void>())
     const batcher = makeBatcher({
       maxBatch: 100,
       maxInFlight: 1,
       run: (_key, batch: ReadonlyArray<number>) =>
         Effect.gen(function* () {
           batches.push(batch)
-          if (batches.length === 1) yield* Deferred.await(gate)
+          if (batches.length === 1) {
+            yield* Deferred.succeed(started, undefined)
+            yield* Deferred.await(gate)
+          }
           return batch.map((n) => n * 10)
         })
     })
     const results = await Effect.runPromise(
       Effect.gen(function* () {
         const first = yield* Effect.fork(batcher.submit("a", 1))
-        yield* Effect.yieldNow()
+        yield* Deferred.await(started)
         const rest = yield* Effect.fork(
           Effect.all(
             [2, 3, 4].map((n) => batcher.submit("a", n)),
@@ -34,6 +38,30 @@ describe("Batcher", () => {
     expect(batches).toEqual([[1], [2, 3, 4]])
     expect(results[0]).toEqual(Exit.succeed(10))
     expect(results[1]).toEqual(Exit.succeed([20, 30, 40]))
+  })
+
+  it("lets calls made in separate callbacks of one event-loop pass share the first round trip", async () => {
+    const batches: Array<ReadonlyArray<number>> = []
+    const batcher = makeBatcher({
+      maxBatch: 100,
+      maxInFlight: 4,
+      run: (_key, batch: ReadonlyArray<number>) => {
+        batches.push(batch)
+        return Effect.succeed(batch)
+      }
+    })
+    // Two timers due together run in one pass of the loop, each callback followed by its own microtasks: the
+    // way requests read from two sockets in one poll arrive.
+    const results = await Promise.all(
+      [1, 2].map(
+        (n) =>
+          new Promise<number>((resolve, reject) => {
+            setTimeout(() => Effect.runPromise(batcher.submit("a", n)).then(resolve, reject), 0)
+          })
+      )
+    )
+    expect(results).toEqual([1, 2])
+    expect(batches).toEqual([[1, 2]])
   })
 
   it("keeps keys apart and fails every caller of a failed round trip", async () => {
