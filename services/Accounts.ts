@@ -4,7 +4,7 @@ import { AppConfig, type ServiceEnv } from "../src/Config"
 import { apiKeyPrefixOf } from "../src/Environment"
 import { CredentialCache } from "./CredentialCache"
 import { Ids } from "./Ids"
-import { digestOf, newSecret, sameDigest } from "./Secrets"
+import { digestHexOf, digestOf, newSecret, sameDigest } from "./Secrets"
 
 export const SESSION_PREFIX = "session_"
 /** How long a rotated-out key keeps working. */
@@ -164,12 +164,12 @@ const make = Effect.gen(function* () {
    */
   const authenticate = (credential: string): Effect.Effect<Option.Option<Identity>> =>
     Effect.gen(function* () {
-      const digest = digestOf(credential)
-      const key = digest.toString("hex")
+      const key = digestHexOf(credential)
       const at = yield* now
       const nowMs = at.getTime()
       const cached = cache.lookup(key, nowMs)
       if (cached !== undefined) return Option.some(cached)
+      const digest = Buffer.from(key, "hex")
       const remember = (accountId: string, via: Identity["via"], until: Date | null) => {
         cache.remember(key, {
           accountId,

@@ -7,8 +7,9 @@ import type { DepositRequestRow } from "./DepositRequestView"
 export interface CreateClaim {
   readonly row: DepositRequestRow
   readonly idempotencyKey: string
-  readonly fingerprint: Uint8Array
-  readonly secretDigest: Uint8Array | null
+  /** SHA-256 digests, hex (as the statement takes them). */
+  readonly fingerprint: string
+  readonly secretDigest: string | null
 }
 
 /**
@@ -43,7 +44,7 @@ export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowM
           id: row.id,
           account_id: row.account_id,
           key: idempotencyKey,
-          fingerprint: Buffer.from(fingerprint).toString("hex"),
+          fingerprint,
           status: row.status,
           machine_version: row.machine_version,
           snapshot: row.snapshot,
@@ -60,7 +61,7 @@ export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowM
           payer_reference: row.payer_reference,
           expires_at: row.expires_at.toISOString(),
           created_at: row.created_at.toISOString(),
-          secret_digest: secretDigest === null ? null : Buffer.from(secretDigest).toString("hex")
+          secret_digest: secretDigest
         }))
       const inserted = yield* sql<{ id: string }>`
         select id from create_deposit_requests(${JSON.stringify(rows)}::jsonb, ${idempotencyWindowMs}::bigint)`

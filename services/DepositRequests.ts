@@ -9,7 +9,7 @@ import type { DepositRequestRow, DepositRequestWire } from "./DepositRequestView
 import { Ids } from "./Ids"
 import { makeCreateGroupCommit } from "./CreateGroupCommit"
 import { dieOnSqlErrors } from "./SqlFailure"
-import { digestOf, newSecret } from "./Secrets"
+import { digestHexOf, newSecret } from "./Secrets"
 
 /** Default and bounds of a request's deadline. */
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000
@@ -51,7 +51,7 @@ const policyOf = (input: CreateInput) => input.payer_policy_mode ?? "none"
  * (heading, reference, metadata, customer) are not compared, as they can change by PATCH anyway.
  */
 const fingerprintOf = (input: CreateInput) =>
-  digestOf(
+  digestHexOf(
     JSON.stringify([
       input.amount.toString(),
       input.issuer_id,
@@ -206,7 +206,7 @@ const make = Effect.gen(function* () {
         row,
         idempotencyKey,
         fingerprint: fingerprintOf(input),
-        secretDigest: secret === undefined ? null : digestOf(secret)
+        secretDigest: secret === undefined ? null : digestHexOf(secret)
       })
       if (!claimed) return Option.none()
       host.created(row)
@@ -241,7 +241,7 @@ const make = Effect.gen(function* () {
         left join payout_addresses p on p.id = ${uuidOfId(input.payout_address_id)}::uuid
           and p.account_id = ${accountId}::uuid`
       if (read!.resource_id !== null) {
-        if (!Buffer.from(read!.fingerprint!).equals(fingerprintOf(input))) {
+        if (Buffer.from(read!.fingerprint!).toString("hex") !== fingerprintOf(input)) {
           return yield* new IdempotencyConflict({
             message:
               "This Idempotency-Key was already used with different immutable fields (amount, issuer, payout address, payer policy or deadline). Use a new key for a new request."
