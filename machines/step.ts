@@ -67,16 +67,10 @@ let firstShape:
   | { readonly json: string; readonly contextJson: string; readonly status: DepositRequestStatus }
   | undefined
   | null
-const contextOf = (contextJson: string, input: DepositRequestInput): DepositRequestContext => {
-  const context = JSON.parse(contextJson) as { -readonly [K in keyof DepositRequestInput]: string }
-  context.id = input.id
-  context.amount_base_units = input.amount_base_units
-  context.payout_address = input.payout_address
-  context.payer_policy_mode = input.payer_policy_mode
-  context.expires_at = input.expires_at
-  context.created_at = input.created_at
-  return context as unknown as DepositRequestContext
-}
+// Every input field, as `initialContext`'s spread copies them; they are already properties of the parsed
+// context, so assigning them adds none (no hidden-class change).
+const contextOf = (contextJson: string, input: DepositRequestInput): DepositRequestContext =>
+  Object.assign(JSON.parse(contextJson) as DepositRequestContext, input)
 export const start = (input: DepositRequestInput): Step => {
   if (firstShape === undefined) {
     const probe = startByXState(input)
