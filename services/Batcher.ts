@@ -15,8 +15,11 @@ const afterThisPass = Effect.async<void>((resume) => {
  * at once: requests read from several sockets in one pass of the loop then share it, where before the first of
  * them went alone and the rest queued behind it. An idle key's call waits for nothing but the end of that pass.
  *
- * `run` gets the batch in arrival order and answers one result per item, in the same order. A failed round trip
- * fails every caller that shared it, with the same cause.
+ * `run` gets the batch in arrival order and answers one result per item, in the same order. A round trip of
+ * several items that fails is split in halves and each half run again, down to single items: one member's input
+ * (a value the database refuses) must not fail the others that shared its statement. A single item's failure is
+ * its own caller's. `run` must therefore be safe to repeat for items whose round trip failed (one statement, or
+ * one transaction, that rolled back whole).
  */
 export const makeBatcher = <A, B, E>(options: {
   readonly maxBatch: number
@@ -44,7 +47,7 @@ export const makeBatcher = <A, B, E>(options: {
     else w.resume(exit)
   }
 
-  const runBatch = (key: string, batch: ReadonlyArray<Waiting>) =>
+  const runBatch = (key: string, batch: ReadonlyArray<Waiting>): Effect.Effect<void> =>
     options
       .run(
         key,
@@ -53,6 +56,10 @@ export const makeBatcher = <A, B, E>(options: {
       .pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
+          if (Exit.isFailure(exit) && batch.length > 1) {
+            const half = Math.ceil(batch.length / 2)
+            return Effect.zipRight(runBatch(key, batch.slice(0, half)), runBatch(key, batch.slice(half)))
+          }
           for (let i = 0; i < batch.length; i++) {
             settle(
               batch[i]!,

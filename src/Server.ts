@@ -37,6 +37,7 @@ import { PayerLive } from "./api/Payer/Http"
 import { ReconciliationLive } from "./api/Reconciliation/Http"
 import { AppConfig } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
+import { answerClientErrors } from "./middleware/ClientError"
 import { EdgeLive } from "./middleware/Edge"
 
 /** Every route group's handlers (the health group can be swapped, for benchmarks of the edge alone). */
@@ -72,7 +73,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
 export const LISTEN_BACKLOG = 4096
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
-    NodeHttpServer.layer(() => answerParkedOnClose(createServer()), {
+    NodeHttpServer.layer(() => answerParkedOnClose(answerClientErrors(createServer())), {
       port: config.port,
       host: config.host,
       backlog: LISTEN_BACKLOG

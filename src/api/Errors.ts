@@ -114,6 +114,16 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   }
 }
 
+export class RequestHeadersTooLarge extends Schema.TaggedError<RequestHeadersTooLarge>()(
+  "RequestHeadersTooLarge",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 431 })
+) {
+  get code() {
+    return "request_headers_too_large" as const
+  }
+}
+
 export class RateLimited extends Schema.TaggedError<RateLimited>()(
   "RateLimited",
   { message: Schema.String },
@@ -155,6 +165,7 @@ export type ApiError =
   | IdempotencyInProgress
   | InvalidState
   | PayloadTooLarge
+  | RequestHeadersTooLarge
   | RateLimited
   | InternalError
   | ServiceUnavailable
@@ -174,6 +185,7 @@ export const statusOf: Record<ApiError["_tag"], number> = {
   IdempotencyInProgress: 409,
   InvalidState: 409,
   PayloadTooLarge: 413,
+  RequestHeadersTooLarge: 431,
   RateLimited: 429,
   InternalError: 500,
   ServiceUnavailable: 503
@@ -245,6 +257,11 @@ export const errorTable: ReadonlyArray<{
     when: "The body is above the route's limit (64 KiB, 16 KiB or 8 KiB)."
   },
   { status: 429, code: "rate_limited", when: "The account's token bucket is empty (`Retry-After: 1`)." },
+  {
+    status: 431,
+    code: "request_headers_too_large",
+    when: "The request's headers are larger than the server reads (16 KiB in all); nothing was processed."
+  },
   { status: 500, code: "internal_error", when: "An unexpected failure; it is logged with the request id." },
   {
     status: 503,
@@ -265,6 +282,7 @@ export const AllErrors = [
   IdempotencyInProgress,
   InvalidState,
   PayloadTooLarge,
+  RequestHeadersTooLarge,
   RateLimited,
   InternalError,
   ServiceUnavailable

@@ -9,9 +9,24 @@ export const StrictStruct = <Fields extends Schema.Struct.Fields>(fields: Fields
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const forbiddenControl = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/
 
+/**
+ * A JavaScript string that UTF-8 can carry: no lone UTF-16 surrogate (JSON's `"\ud800"` escape makes one).
+ * PostgreSQL refuses such strings, and they are not text in the spec's sense.
+ */
+export const isWellFormedText = (s: string): boolean =>
+  (s as unknown as { isWellFormed(): boolean }).isWellFormed()
+
+/** Why a caller's string is not text, or undefined when it is: the one rule for every text field and query value. */
+export const textProblem = (s: string): string | undefined =>
+  forbiddenControl.test(s)
+    ? "must not contain control characters"
+    : isWellFormedText(s)
+      ? undefined
+      : "must be UTF-8 text (it holds a lone UTF-16 surrogate)"
+
 /** UTF-8 text from a caller: no C0 control characters except tab, CR and LF (which are preserved). */
 export const Text = Schema.String.pipe(
-  Schema.filter((s) => !forbiddenControl.test(s) || "must not contain control characters"),
+  Schema.filter((s) => textProblem(s) ?? true),
   Schema.annotations({
     identifier: "Text",
     description: "UTF-8 text without C0 control characters (tab, CR and LF are allowed)"
@@ -175,9 +190,20 @@ export const BlockNumber = Schema.String.pipe(Schema.pattern(/^\d+$/)).annotatio
 /** Hashes and signatures: 0x-prefixed lowercase hex on the way out. */
 export const Hex = Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]*$/)).annotations({ identifier: "Hex" })
 
+/**
+ * An integer query value written as plain decimal digits: `1e2`, `+5`, `0x10`, `5.0` or ` 5` are refused rather
+ * than read as numbers (`Number()` would take them all).
+ */
+export const DecimalInteger = (min: number, max: number) =>
+  Schema.String.pipe(
+    Schema.pattern(/^(0|[1-9]\d{0,8})$/, { message: () => "must be an integer written in decimal digits" }),
+    Schema.compose(Schema.NumberFromString),
+    Schema.between(min, max)
+  )
+
 /** `limit` of a list: 1 to 100, default 20. */
 export const Limit = Schema.optionalWith(
-  Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
+  DecimalInteger(1, 100).annotations({
     description: "Page size, 1 to 100 (default 20)."
   }),
   { default: () => 20 }

@@ -13,8 +13,12 @@ export const bodyLimitFor = (path: string): number => {
 // Past this we stop draining an oversized upload and drop the connection instead of reading it for nothing.
 const DRAIN_CAP = 1024 * KiB
 
+// Fatal: invalid UTF-8 is refused, not silently turned into U+FFFD (the spec's text is UTF-8).
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
 export type BodyRead =
   | { readonly _tag: "Body"; readonly text: string }
+  | { readonly _tag: "NotUtf8" }
   | { readonly _tag: "TooLarge"; readonly drained: boolean }
   | { readonly _tag: "Aborted" }
 
@@ -58,11 +62,14 @@ class BodyReader {
   }
 
   private end() {
-    this.done(
-      this.over
-        ? { _tag: "TooLarge", drained: true }
-        : { _tag: "Body", text: Buffer.concat(this.chunks).toString("utf8") }
-    )
+    if (this.over) return this.done({ _tag: "TooLarge", drained: true })
+    let text: string
+    try {
+      text = utf8.decode(Buffer.concat(this.chunks))
+    } catch {
+      return this.done({ _tag: "NotUtf8" })
+    }
+    this.done({ _tag: "Body", text })
   }
 
   private done(result: BodyRead) {

@@ -13,13 +13,11 @@ import { hasForbiddenControl } from "../api/Schemas"
 import { AppConfig } from "../Config"
 import { rateLimitHeadersOf } from "./Authentication"
 import { bodyLimitFor, readBody } from "./BodyLimit"
+import { checkJsonBody, checkQuery, isJsonContentType } from "./JsonBody"
 import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
 import { classifyCause, logUnexpected, renderError } from "./ErrorEnvelope"
 import { resolveRequestId } from "./RequestId"
 import { makeRouteLookup } from "./Routes"
-
-const hasJsonType = (contentType: string | undefined) =>
-  contentType !== undefined && /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(contentType.trim())
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
@@ -65,6 +63,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
       request: HttpServerRequest.HttpServerRequest,
       method: string,
       path: string,
+      query: string,
       app: HttpApp.Default
     ) =>
       Effect.gen(function* () {
@@ -75,6 +74,10 @@ export const EdgeLive = HttpApiBuilder.middleware(
             param: "Idempotency-Key"
           })
         }
+        if (query !== "") {
+          const problem = checkQuery(query)
+          if (problem !== undefined) return yield* new InvalidRequest(problem)
+        }
         if (bodyMethods.has(method)) {
           const limit = bodyLimitFor(path)
           const lengthHeader = request.headers["content-length"]
@@ -84,15 +87,21 @@ export const EdgeLive = HttpApiBuilder.middleware(
               message: `The body is larger than this route's ${limit / 1024} KiB limit.`
             })
           }
+          const contentType = request.headers["content-type"]
           const hasBody =
             (declared !== undefined && declared > 0) || request.headers["transfer-encoding"] !== undefined
+          // Any declared type must be JSON, body or not: the framework picks its body reader by this header, and
+          // a reader for another type would wait on a stream we have already consumed.
+          if (
+            (hasBody || contentType !== undefined) &&
+            (contentType === undefined || !isJsonContentType(contentType))
+          ) {
+            return yield* new InvalidRequest({
+              message: "Send the body as JSON with Content-Type: application/json.",
+              param: "Content-Type"
+            })
+          }
           if (hasBody) {
-            if (!hasJsonType(request.headers["content-type"])) {
-              return yield* new InvalidRequest({
-                message: "Send the body as JSON with Content-Type: application/json.",
-                param: "Content-Type"
-              })
-            }
             const read = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
             if (read._tag === "Aborted") return yield* Effect.interrupt
             if (read._tag === "TooLarge") {
@@ -100,7 +109,17 @@ export const EdgeLive = HttpApiBuilder.middleware(
                 message: `The body is larger than this route's ${limit / 1024} KiB limit.`
               })
             }
+            if (read._tag === "NotUtf8") {
+              return yield* new InvalidRequest({ message: "The body is not valid UTF-8.", param: "body" })
+            }
+            const problem = checkJsonBody(read.text)
+            if (problem !== undefined) return yield* new InvalidRequest(problem)
             primeBody(request, read.text)
+          } else if (method === "PATCH") {
+            return yield* new InvalidRequest({
+              message: "A PATCH needs a JSON object body naming the fields to change.",
+              param: "body"
+            })
           } else {
             // An absent body reads as an empty object, so body-less actions work and required fields are named.
             primeBody(request, "{}")
@@ -132,9 +151,10 @@ export const EdgeLive = HttpApiBuilder.middleware(
         }
 
         // The common case (a GET without an Idempotency-Key) goes straight to the router.
+        const query = queryAt === -1 ? "" : request.url.slice(queryAt + 1)
         const handled =
-          bodyMethods.has(method) || request.headers["idempotency-key"] !== undefined
-            ? checkAndPrime(request, method, path, app)
+          bodyMethods.has(method) || query !== "" || request.headers["idempotency-key"] !== undefined
+            ? checkAndPrime(request, method, path, query, app)
             : app
 
         // Anonymous callbacks, not named ones: under tsx every named closure made per request costs ~0.5 µs.

@@ -7,9 +7,11 @@ import {
   InvalidRequest,
   isApiError,
   MethodNotAllowed,
+  NotFound,
   RouteNotFound,
   statusOf
 } from "../api/Errors"
+import type { RouteMatch } from "./Routes"
 
 /** The wire form of every error: `{ "error": { "code", "message", "param"? }, "request_id" }`. */
 export const errorBody = (error: ApiError, requestId: string) => ({
@@ -52,7 +54,7 @@ export const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): Invalid
   return new InvalidRequest(param === "" ? { message } : { message, param })
 }
 
-export type RouteLookup = (method: string, path: string) => ReadonlyArray<string>
+export type RouteLookup = (method: string, path: string) => RouteMatch
 
 /**
  * Turns whatever a request ended with into one of the table's errors: typed API errors as they are, schema and
@@ -71,7 +73,9 @@ export const classifyCause = (
     return { error: fromDecodeError(squashed), unexpected: false }
   if (HttpServerError.isServerError(squashed)) {
     if (squashed._tag === "RouteNotFound") {
-      const allow = methodsForPath(method, path)
+      const { allow, resource } = methodsForPath(method, path)
+      // A pattern of this very method matched, so the router refused the id itself (undecodable, too long).
+      if (resource !== undefined) return { error: NotFound.of(resource), unexpected: false }
       return allow.length > 0
         ? {
             error: new MethodNotAllowed({ message: `${method} is not allowed on ${path}.`, allow }),

@@ -1,24 +1,58 @@
 import { HttpApi } from "@effect/platform"
+import { idPrefixes } from "../api/Schemas"
 
-/** The methods each path pattern answers, so an unmatched request can tell 404 from 405. */
+type ResourceName = (typeof idPrefixes)[keyof typeof idPrefixes]
+const resourceNames = new Set<string>(Object.values(idPrefixes))
+
+/** The resource a path's first id names, from the collection before it (`/deposit-requests/:id` → deposit_request). */
+const resourceOf = (path: string): ResourceName | undefined => {
+  const segments = path.split("/")
+  const at = segments.findIndex((segment) => segment.startsWith(":"))
+  const collection = (segments[at - 1] ?? "").replaceAll("-", "_")
+  for (const singular of [collection.replace(/es$/, ""), collection.replace(/s$/, "")]) {
+    if (resourceNames.has(singular)) return singular as ResourceName
+  }
+  return undefined
+}
+
+export interface RouteMatch {
+  /** Methods the path's pattern answers. */
+  readonly allow: ReadonlyArray<string>
+  /** The resource of the id in the path, when a pattern with this method matched it. */
+  readonly resource: ResourceName | undefined
+}
+
+/**
+ * The methods each path pattern answers, so an unmatched request can tell 404 from 405; and, when a pattern of the
+ * request's own method matches but the router refused it (an id it cannot decode, or longer than it takes), the
+ * resource whose `<resource>_not_found` answers.
+ */
 export const makeRouteLookup = (
   api: HttpApi.HttpApi.Any,
   extra: ReadonlyArray<readonly [string, string]> = []
 ) => {
-  const routes: Array<{ readonly method: string; readonly regex: RegExp }> = []
+  const routes: Array<{
+    readonly method: string
+    readonly regex: RegExp
+    readonly resource: ResourceName | undefined
+  }> = []
   const add = (method: string, path: string) => {
     const pattern = path
       .split("/")
       .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
       .join("/")
-    routes.push({ method, regex: new RegExp(`^${pattern}/?$`) })
+    routes.push({ method, regex: new RegExp(`^${pattern}/?$`), resource: resourceOf(path) })
   }
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => add(endpoint.method, endpoint.path)
   })
   for (const [method, path] of extra) add(method, path)
-  return (_method: string, path: string): ReadonlyArray<string> => [
-    ...new Set(routes.filter((r) => r.regex.test(path)).map((r) => r.method))
-  ]
+  return (method: string, path: string): RouteMatch => {
+    const matching = routes.filter((r) => r.regex.test(path))
+    return {
+      allow: [...new Set(matching.map((r) => r.method))],
+      resource: matching.find((r) => r.method === method)?.resource
+    }
+  }
 }

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeBatcher } from "../../services/Batcher"
 
@@ -64,7 +64,7 @@ describe("Batcher", () => {
     expect(batches).toEqual([[1, 2]])
   })
 
-  it("keeps keys apart and fails every caller of a failed round trip", async () => {
+  it("keeps keys apart and fails the callers whose items always fail", async () => {
     const batcher = makeBatcher({
       maxBatch: 10,
       maxInFlight: 1,
@@ -114,5 +114,49 @@ describe("Batcher", () => {
     expect(Exit.isInterrupted(interrupted)).toBe(true)
     expect(other).toEqual(Exit.succeed(3))
     expect(ran).toEqual([[1, 2]])
+  })
+
+  it("fails only the member whose item fails a shared round trip; the others commit", async () => {
+    const runs: Array<ReadonlyArray<string>> = []
+    const batcher = makeBatcher({
+      maxBatch: 100,
+      maxInFlight: 1,
+      run: (_key, batch: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          runs.push(batch)
+          // Like a statement PostgreSQL refuses whole for one row's value.
+          if (batch.includes("poison")) return yield* Effect.fail(`refused ${batch.join(",")}`)
+          return batch.map((s) => s.toUpperCase())
+        })
+    })
+    const items = ["a", "b", "c", "poison", "d", "e", "f", "g"]
+    // Submitted in one pass of the event loop, so they share the first round trip.
+    const exits = await Effect.runPromise(
+      Effect.all(
+        items.map((item) => Effect.exit(batcher.submit("k", item))),
+        { concurrency: "unbounded" }
+      )
+    )
+    expect(exits.map((exit) => (Exit.isSuccess(exit) ? exit.value : "failed"))).toEqual([
+      "A",
+      "B",
+      "C",
+      "failed",
+      "D",
+      "E",
+      "F",
+      "G"
+    ])
+    expect(Exit.isFailure(exits[3]!) && String(Cause.squash(exits[3].cause))).toBe("refused poison")
+    // The batch of 8 failed, then halves until the poison stood alone; a clean half went once.
+    expect(runs).toEqual([
+      items,
+      items.slice(0, 4),
+      ["a", "b"],
+      ["c", "poison"],
+      ["c"],
+      ["poison"],
+      items.slice(4)
+    ])
   })
 })

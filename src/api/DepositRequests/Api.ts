@@ -11,7 +11,18 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import { Amount, Id, IdParam, Limit, ListOf, Metadata, StrictStruct, Text, Timestamp } from "../Schemas"
+import {
+  Amount,
+  DecimalInteger,
+  Id,
+  IdParam,
+  Limit,
+  ListOf,
+  Metadata,
+  StrictStruct,
+  Text,
+  Timestamp
+} from "../Schemas"
 
 /** The status values: the top-level states of the lifecycle machine. */
 export const DepositRequestStatus = Schema.Literal(
@@ -184,7 +195,7 @@ export const LongPollParams = Schema.Struct({
   version: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,20}$/))).annotations({
     description: "The `version` the client already has (required with wait_for=change)."
   }),
-  timeout: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 30)), {
+  timeout: Schema.optionalWith(DecimalInteger(1, 30), {
     default: () => 25
   }).annotations({ description: "Seconds to hold the request, 1 to 30 (default 25)." })
 })
