@@ -137,27 +137,48 @@ const make = Effect.gen(function* () {
 
   const read = (uuid: string) => Effect.map(require(uuid), view)
 
-  const record = (
-    uuid: string,
-    kind: string,
-    outcome: "accepted" | "refused",
-    reason: string | null,
-    proof: Buffer | null
-  ) =>
-    Effect.gen(function* () {
-      yield* sql`
-        insert into verification_attempts (id, deposit_request_id, kind, outcome, reason, proof_digest, attempted_at)
-        values (${ids.next()}, ${uuid}, ${kind}, ${outcome}, ${reason}, ${proof}, ${yield* now})`
-    })
+  /**
+   * Takes one of the request's attempts before the check runs: under the request's row lock, counts and records in
+   * one transaction, so concurrent guesses cannot pass the limit between a count and a record. A proof's slot is
+   * recorded as refused ("being checked") and turned into its outcome after the check; a send's is final at once.
+   */
+  const takeAttempt = (uuid: string, kind: "merchant_session" | "wallet" | "mailbox_code" | "mailbox_send") =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`select 1 from deposit_requests where id = ${uuid} for update`
+        const sending = kind === "mailbox_send"
+        const rows = sending
+          ? yield* sql<{ n: string }>`
+              select count(*)::text as n from verification_attempts
+              where deposit_request_id = ${uuid} and kind = 'mailbox_send'`
+          : yield* sql<{ n: string }>`
+              select count(*)::text as n from verification_attempts
+              where deposit_request_id = ${uuid} and outcome = 'refused'`
+        if (Number(rows[0]?.n ?? 0) >= (sending ? MAX_MAILBOX_SENDS : MAX_REFUSED_ATTEMPTS)) {
+          return yield* new RateLimited({
+            message: sending
+              ? "Too many codes were sent for this deposit request."
+              : "Too many refused proofs for this deposit request."
+          })
+        }
+        const id = ids.next()
+        yield* sql`
+          insert into verification_attempts (id, deposit_request_id, kind, outcome, reason, proof_digest, attempted_at)
+          values (${id}, ${uuid}, ${kind}, ${sending ? "accepted" : "refused"}, ${sending ? null : "being checked"},
+                  null, ${yield* now})`
+        return id
+      })
+    )
 
-  const guardAttempts = (uuid: string) =>
-    Effect.gen(function* () {
-      const rows = yield* sql<{ n: string }>`
-        select count(*)::text as n from verification_attempts where deposit_request_id = ${uuid} and outcome = 'refused'`
-      if (Number(rows[0]?.n ?? 0) >= MAX_REFUSED_ATTEMPTS) {
-        return yield* new RateLimited({ message: "Too many refused proofs for this deposit request." })
-      }
-    })
+  const refuseAttempt = (attempt: string, reason: string) =>
+    sql`update verification_attempts set reason = ${reason} where id = ${attempt}`.pipe(Effect.asVoid)
+  const acceptAttempt = (attempt: string, proof: Buffer | null) =>
+    sql`
+      update verification_attempts set outcome = 'accepted', reason = null, proof_digest = ${proof}
+      where id = ${attempt}`.pipe(Effect.asVoid)
+  /** An attempt that ended through no fault of the payer (a node that did not answer, a lost race) counts for nothing. */
+  const dropAttempt = (attempt: string) =>
+    sql`delete from verification_attempts where id = ${attempt}`.pipe(Effect.asVoid)
 
   /** The merchant-session proof: the secret handed over by the merchant's page, compared by digest. */
   const exchangeSession = (uuid: string, secret: string) =>
@@ -168,21 +189,22 @@ const make = Effect.gen(function* () {
           message: "This deposit request does not wait for a merchant-session proof."
         })
       }
-      yield* guardAttempts(uuid)
+      const attempt = yield* takeAttempt(uuid, "merchant_session")
       const stored = row.merchant_session_secret_digest
       if (stored === null || !sameDigest(Buffer.from(stored), digestOf(secret))) {
-        yield* record(uuid, "merchant_session", "refused", "wrong secret", null)
+        yield* refuseAttempt(attempt, "wrong secret")
         return yield* new InvalidRequest({
           message: "The secret does not match this deposit request.",
           param: "secret"
         })
       }
-      yield* apply(
+      const applied = yield* apply(
         uuid,
         "verified:merchant_session",
         { type: "payer.verified", at: (yield* now).toISOString(), method: "merchant_session" },
-        () => record(uuid, "merchant_session", "accepted", null, null)
-      )
+        () => acceptAttempt(attempt, null)
+      ).pipe(Effect.tapError(() => dropAttempt(attempt)))
+      if (applied._tag === "Duplicate") yield* dropAttempt(attempt)
       return view(yield* require(uuid))
     })
 
@@ -204,7 +226,7 @@ const make = Effect.gen(function* () {
             : "This deposit request already has a wallet."
         })
       }
-      yield* guardAttempts(uuid)
+      const attempt = yield* takeAttempt(uuid, "wallet")
       const at = yield* now
       const statement: Statement = {
         depositRequest: toId("dr", uuid),
@@ -225,16 +247,16 @@ const make = Effect.gen(function* () {
           new ServiceUnavailable({
             message: "The wallet's signature could not be checked on chain; try again."
           })
-      })
+      }).pipe(Effect.tapError(() => dropAttempt(attempt)))
       const proof = Buffer.from(keccak256(body.signature as Hex).slice(2), "hex")
       if (refusal !== undefined) {
-        yield* record(uuid, "wallet", "refused", refusal.message, null)
+        yield* refuseAttempt(attempt, refusal.message)
         return yield* new InvalidRequest(refusal)
       }
       const used =
         yield* sql`select 1 from verification_attempts where proof_digest = ${proof} and outcome = 'accepted'`
       if (used.length > 0) {
-        yield* record(uuid, "wallet", "refused", "replayed statement", null)
+        yield* refuseAttempt(attempt, "replayed statement")
         return yield* new InvalidRequest({
           message: "This signed statement was already used.",
           param: "signature"
@@ -261,10 +283,11 @@ const make = Effect.gen(function* () {
             if (claimed.length === 0) {
               return yield* new InvalidState({ message: "This deposit request already has a wallet." })
             }
-            yield* record(uuid, "wallet", "accepted", null, proof)
+            yield* acceptAttempt(attempt, proof)
           })
-      )
+      ).pipe(Effect.tapError(() => dropAttempt(attempt)))
       if (applied._tag === "Duplicate") {
+        yield* dropAttempt(attempt)
         return yield* new InvalidRequest({
           message: "This signed statement was already used.",
           param: "signature"
@@ -280,18 +303,13 @@ const make = Effect.gen(function* () {
       if (row.payer_policy_mode !== "mailbox" || !proofOwed(row).owed || row.expected_email === null) {
         return yield* new InvalidState({ message: "This deposit request does not wait for a mailbox proof." })
       }
-      const sends = yield* sql<{ n: string }>`
-        select count(*)::text as n from verification_attempts where deposit_request_id = ${uuid} and kind = 'mailbox_send'`
-      if (Number(sends[0]?.n ?? 0) >= MAX_MAILBOX_SENDS) {
-        return yield* new RateLimited({ message: "Too many codes were sent for this deposit request." })
-      }
+      yield* takeAttempt(uuid, "mailbox_send")
       const at = yield* now
       const code = randomInt(0, 1_000_000).toString().padStart(6, "0")
       const expiresAt = new Date(at.getTime() + MAILBOX_CODE_TTL_MS)
       yield* sql`
         insert into mailbox_codes (id, deposit_request_id, code_digest, expires_at)
         values (${ids.next()}, ${uuid}, ${codeDigest(uuid, code)}, ${expiresAt})`
-      yield* record(uuid, "mailbox_send", "accepted", null, null)
       yield* mailer
         .send({
           to: row.expected_email,
@@ -314,25 +332,26 @@ const make = Effect.gen(function* () {
       if (row.payer_policy_mode !== "mailbox" || !proofOwed(row).owed) {
         return yield* new InvalidState({ message: "This deposit request does not wait for a mailbox proof." })
       }
-      yield* guardAttempts(uuid)
+      const attempt = yield* takeAttempt(uuid, "mailbox_code")
       const at = yield* now
       const used = yield* sql<{ id: string }>`
         update mailbox_codes set used_at = ${at}
         where deposit_request_id = ${uuid} and code_digest = ${codeDigest(uuid, code)} and used_at is null and expires_at > ${at}
         returning id`
       if (used.length === 0) {
-        yield* record(uuid, "mailbox_code", "refused", "wrong, used or expired code", null)
+        yield* refuseAttempt(attempt, "wrong, used or expired code")
         return yield* new InvalidRequest({
           message: "The code is wrong, already used or expired.",
           param: "code"
         })
       }
-      yield* apply(
+      const applied = yield* apply(
         uuid,
         "verified:mailbox",
         { type: "payer.verified", at: at.toISOString(), method: "mailbox" },
-        () => record(uuid, "mailbox_code", "accepted", null, null)
-      )
+        () => acceptAttempt(attempt, null)
+      ).pipe(Effect.tapError(() => dropAttempt(attempt)))
+      if (applied._tag === "Duplicate") yield* dropAttempt(attempt)
       return view(yield* require(uuid))
     })
 

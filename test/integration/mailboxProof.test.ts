@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { Option } from "effect"
+import pg from "pg"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ReceivedMail, startSmtpInbox } from "../support/SmtpInbox"
@@ -114,5 +115,105 @@ describe("the mailbox proof", () => {
     const sixth = await payer("POST", path)
     expect(sixth.status).toBe(429)
     expect(inbox.filter((m) => m.to === email)).toHaveLength(5)
+  })
+
+  it("bounds the codes mailed per request when the sends arrive together", async () => {
+    const email = `burst-${randomUUID().slice(0, 8)}@example.com`
+    const made = await createMailboxRequest(email)
+    const path = `/v1/payer/deposit-requests/${made.body.id}/mailbox/start`
+    const answers = await Promise.all(Array.from({ length: 15 }, () => payer("POST", path)))
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(5)
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(10)
+    expect(await attemptsOf(made.body.id, "mailbox_send")).toEqual({ accepted: 5 })
+  })
+})
+
+/** A request's verification attempts of one kind, counted by outcome, straight from the database. */
+const attemptsOf = async (id: string, kind: string): Promise<Record<string, number>> => {
+  const client = new pg.Client({ connectionString: service.databaseUrl })
+  await client.connect()
+  try {
+    const rows = await client.query<{ outcome: string; n: number }>(
+      `select outcome, count(*)::int as n from verification_attempts
+       where deposit_request_id = $1 and kind = $2 group by outcome`,
+      [id.slice(3), kind]
+    )
+    return Object.fromEntries(rows.rows.map((r) => [r.outcome, r.n]))
+  } finally {
+    await client.end()
+  }
+}
+
+/** Thirty wrong proofs at once, then the right one: exactly five refusals counted, the rest and the right one 429. */
+const expectLockoutUnderBurst = async (
+  id: string,
+  kind: string,
+  send: (right: boolean) => Promise<{ status: number }>
+) => {
+  const answers = await Promise.all(Array.from({ length: 30 }, () => send(false)))
+  expect(answers.filter((a) => a.status === 400)).toHaveLength(5)
+  expect(answers.filter((a) => a.status === 429)).toHaveLength(25)
+  expect(await attemptsOf(id, kind)).toEqual({ refused: 5 })
+  expect((await send(true)).status).toBe(429)
+  expect(await attemptsOf(id, kind)).toEqual({ refused: 5 })
+}
+
+describe("the five-refusal lockout under a burst of guesses", () => {
+  it("holds for mailbox codes", async () => {
+    const email = `guess-${randomUUID().slice(0, 8)}@example.com`
+    const made = await createMailboxRequest(email)
+    const path = `/v1/payer/deposit-requests/${made.body.id}`
+    expect((await payer("POST", `${path}/mailbox/start`)).status).toBe(202)
+    const code = codeFor(email)
+    const wrong = code === "000000" ? "111111" : "000000"
+    await expectLockoutUnderBurst(made.body.id, "mailbox_code", (right) =>
+      payer("POST", `${path}/mailbox/verify`, { code: right ? code : wrong })
+    )
+  })
+
+  it("holds for merchant-session secrets", async () => {
+    const made = await api.call<{ id: string; merchant_session_secret: string }>(
+      "POST",
+      "/v1/deposit-requests",
+      {
+        amount: "3",
+        issuer_id: refs.issuerId,
+        payout_address_id: refs.payoutAddressId,
+        payer_policy_mode: "merchant_session"
+      },
+      { "idempotency-key": randomUUID() }
+    )
+    const path = `/v1/payer/deposit-requests/${made.body.id}/merchant-session`
+    await expectLockoutUnderBurst(made.body.id, "merchant_session", (right) =>
+      payer("POST", path, { secret: right ? made.body.merchant_session_secret : `wrong-${randomUUID()}` })
+    )
+  })
+
+  it("holds for wallet attestations", async () => {
+    const made = await api.call<{ id: string }>(
+      "POST",
+      "/v1/deposit-requests",
+      { amount: "3", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+      { "idempotency-key": randomUUID() }
+    )
+    const account = privateKeyToAccount(generatePrivateKey())
+    const impostor = privateKeyToAccount(generatePrivateKey())
+    const statement = {
+      depositRequest: made.body.id,
+      wallet: account.address,
+      chainId: 10143,
+      expiresAt: Math.floor(Date.now() / 1000) + 600
+    }
+    const good = await account.signTypedData(typedData(statement))
+    // Signed by another key than the wallet it names: refused as a wrong signature.
+    const bad = await impostor.signTypedData(typedData(statement))
+    await expectLockoutUnderBurst(made.body.id, "wallet", (right) =>
+      payer("POST", `/v1/payer/deposit-requests/${made.body.id}/wallet`, {
+        wallet: account.address,
+        chain_id: 10143,
+        expires_at: statement.expiresAt,
+        signature: right ? good : bad
+      })
+    )
   })
 })
