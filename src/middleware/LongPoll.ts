@@ -1,6 +1,6 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Exit, Option, Schema } from "effect"
 import type { OutgoingHttpHeaders, Server, ServerResponse } from "node:http"
 import { ChangeFeed } from "../../services/ChangeFeed"
 import { InternalError, InvalidRequest, NotFound } from "../api/Errors"
@@ -228,20 +228,30 @@ export const longPoll = <A extends { readonly version: string }, I, E>(
     }
     const request = yield* HttpServerRequest.HttpServerRequest
     const address = request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "unknown"
-    const holding = held.get(address) ?? 0
-    if (holding >= (yield* AppConfig).longPollMaxPerAddress) return Option.map(yield* poll.read, noStore)
-
+    const maxPerAddress = (yield* AppConfig).longPollMaxPerAddress
     const feed = yield* ChangeFeed
+    const holding = held.get(address) ?? 0
+    if (holding >= maxPerAddress) return Option.map(yield* poll.read, noStore)
+    // Counted before the first read, not after it: a burst of polls would otherwise all pass the check while
+    // their reads are under way. Every way out but parking gives the place back; a parked poll gives it back when
+    // it is answered.
+    held.set(address, holding + 1)
+
     const waiter = new ParkedPoll(NodeHttpServerRequest.toServerResponse(request), address)
     waiter.render = renderAfterWake(poll.readAfter, poll.schema, poll.resource, waiter)
     // Subscribed before the read, so a change committed in between wakes the poll.
     waiter.unsubscribe = feed.subscribe(poll.uuid, waiter.wake)
-    const first = yield* poll.read.pipe(Effect.onError(() => Effect.sync(() => waiter.unsubscribe())))
-    if (Option.isNone(first) || first.value.version !== params.version) {
-      waiter.unsubscribe()
-      return Option.map(first, noStore)
-    }
-    held.set(address, holding + 1)
+    const first = yield* poll.read.pipe(
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit) && Option.isSome(exit.value) && exit.value.value.version === params.version
+          ? Effect.void
+          : Effect.sync(() => {
+              waiter.unsubscribe()
+              release(address)
+            })
+      )
+    )
+    if (Option.isNone(first) || first.value.version !== params.version) return Option.map(first, noStore)
     waiter.park(Math.round(params.timeout * 1000 * (1 - Math.random() * 0.1)))
     // The placeholder the framework "sends"; the parked poll keeps its headers and answers later.
     return Option.some<A | HttpServerResponse.HttpServerResponse>(HttpServerResponse.empty({ status: 200 }))

@@ -136,6 +136,35 @@ describe("wait_for=change", () => {
     await stopped
   })
 
+  it("holds at most the per-address cap of polls from a burst; the rest answer at once", async () => {
+    const capped = await startService({
+      database: db,
+      config: {
+        natsUrl: Option.some("nats://127.0.0.1:4222"),
+        rateLimitCapacity: 10_000,
+        longPollMaxPerAddress: 50
+      }
+    })
+    try {
+      const id = await seed()
+      const current = (await (await read(capped, id)).json()) as { version: string }
+      const started = Date.now()
+      const answeredAfter = await Promise.all(
+        Array.from({ length: 400 }, async () => {
+          const res = await read(capped, id, `?wait_for=change&version=${current.version}&timeout=5`)
+          expect(res.status).toBe(200)
+          await res.arrayBuffer()
+          return Date.now() - started
+        })
+      )
+      // A held poll answers at its timeout (5 s less at most 10% jitter); one over the cap answers at once.
+      expect(answeredAfter.filter((ms) => ms >= 4_000)).toHaveLength(50)
+      expect(answeredAfter.filter((ms) => ms < 4_000)).toHaveLength(350)
+    } finally {
+      await capped.stop()
+    }
+  })
+
   it("answers the unchanged resource at the timeout", async () => {
     const id = await seed()
     const current = (await (await read(a, id)).json()) as { version: string }
