@@ -50,6 +50,7 @@ const post = (
     const done = (outcome: Omit<DeliveryOutcome, "durationMs">) => {
       if (settled) return
       settled = true
+      clearTimeout(connecting)
       clearTimeout(total)
       resume(Effect.succeed({ ...outcome, durationMs: performance.now() - started }))
     }
@@ -72,7 +73,6 @@ const post = (
         lookup: pinned,
         servername: url.hostname,
         agent: false,
-        timeout: CONNECT_TIMEOUT_MS,
         ...(ca === undefined ? {} : { ca })
       },
       (res) => {
@@ -107,13 +107,29 @@ const post = (
         res.on("error", finish)
       }
     )
+    // Two timers, not `http.request`'s `timeout` (a socket idle timeout, which cut receivers that answer after
+    // 5 s): the connect limit ends once the connection is up (TLS included), the total limit never.
+    const connecting = setTimeout(() => {
+      req.destroy()
+      done({
+        ok: false,
+        errorKind: "timeout",
+        errorMessage: `connect limit: no connection within ${CONNECT_TIMEOUT_MS} ms`
+      })
+    }, CONNECT_TIMEOUT_MS)
     const total = setTimeout(() => {
       req.destroy()
-      done({ ok: false, errorKind: "timeout", errorMessage: `no answer within ${TOTAL_TIMEOUT_MS} ms` })
+      done({
+        ok: false,
+        errorKind: "timeout",
+        errorMessage: `total limit: no complete answer within ${TOTAL_TIMEOUT_MS} ms`
+      })
     }, TOTAL_TIMEOUT_MS)
-    req.on("timeout", () => {
-      req.destroy()
-      done({ ok: false, errorKind: "timeout", errorMessage: `no connection within ${CONNECT_TIMEOUT_MS} ms` })
+    req.on("socket", (socket) => {
+      const connected = () => clearTimeout(connecting)
+      if (url.protocol === "https:") socket.once("secureConnect", connected)
+      else if (socket.connecting) socket.once("connect", connected)
+      else connected()
     })
     req.on("error", (error: NodeJS.ErrnoException) =>
       done({ ok: false, errorKind: classify(error), errorMessage: error.message })
