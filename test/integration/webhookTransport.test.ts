@@ -1,4 +1,4 @@
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { createServer as createHttpsServer } from "node:https"
 import { createServer as createTcpServer, type Server, type Socket } from "node:net"
