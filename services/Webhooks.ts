@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { InvalidRequest, NotFound } from "../src/api/Errors"
+import { InvalidRequest, InvalidState, NotFound } from "../src/api/Errors"
 import { formatTimestamp, toId } from "../src/api/Schemas"
 import { Ids } from "./Ids"
 import { dieOnSqlErrors } from "./SqlFailure"
@@ -46,7 +46,7 @@ export const deliveryWire = (row: DeliveryRow) => ({
   event_type: row.event_type,
   attempt: row.attempt,
   redelivery: row.redelivery,
-  outcome: row.outcome as "succeeded" | "retrying" | "failed",
+  outcome: row.outcome as "succeeded" | "retrying" | "failed" | "cancelled",
   response_status: row.response_status,
   error_kind: row.error_kind,
   error_message: row.error_message,
@@ -113,7 +113,18 @@ const make = Effect.gen(function* () {
         yield* require(accountId, uuid)
         const at = yield* now
         yield* sql`update webhook_endpoints set disabled_at = coalesce(disabled_at, ${at}) where id = ${uuid}`
-        yield* sql`update webhook_jobs set state = 'cancelled' where endpoint_id = ${uuid} and state = 'pending'`
+        const cancelled = yield* sql<{ id: string }>`
+          update webhook_jobs set state = 'cancelled' where endpoint_id = ${uuid} and state = 'pending' returning id`
+        // The last attempt of each cancelled series promised a retry that will not come.
+        if (cancelled.length > 0) {
+          yield* sql`
+            update webhook_deliveries set outcome = 'cancelled', next_attempt_at = null
+            where id in (
+              select distinct on (job_id) id from webhook_deliveries
+              where job_id in ${sql.in(cancelled.map((job) => job.id))}
+              order by job_id, attempt desc
+            ) and outcome = 'retrying'`
+        }
       })
     )
 
@@ -129,7 +140,9 @@ const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const endpoint = yield* require(accountId, uuid)
         if (endpoint.disabled_at !== null) {
-          return yield* new InvalidRequest({ message: "The webhook endpoint is disabled.", param: "id" })
+          return yield* new InvalidState({
+            message: "The webhook endpoint is disabled; it takes no test event."
+          })
         }
         const at = yield* now
         const eventId = ids.next()
@@ -153,9 +166,8 @@ const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const endpoint = yield* require(accountId, endpointUuid)
         if (endpoint.disabled_at !== null) {
-          return yield* new InvalidRequest({
-            message: "The webhook endpoint is disabled.",
-            param: "webhook_id"
+          return yield* new InvalidState({
+            message: "The webhook endpoint is disabled; it takes no redelivery."
           })
         }
         const event =

@@ -12,6 +12,7 @@ import transferReplacements from "./0011_transfer_replacements"
 import creditReorgs from "./0012_credit_reorgs"
 import createFunction from "./0013_create_function"
 import partialUniqueDepositSlots from "./0014_partial_unique_deposit_slots"
+import cancelledDeliveries from "./0015_cancelled_deliveries"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -28,5 +29,6 @@ export const migrations = {
   "0011_transfer_replacements": transferReplacements,
   "0012_credit_reorgs": creditReorgs,
   "0013_create_function": createFunction,
-  "0014_partial_unique_deposit_slots": partialUniqueDepositSlots
+  "0014_partial_unique_deposit_slots": partialUniqueDepositSlots,
+  "0015_cancelled_deliveries": cancelledDeliveries
 }

@@ -205,7 +205,8 @@ describe("deliveries", () => {
     // A disabled endpoint gets nothing more.
     await api.call("POST", `/v1/webhooks/${endpoint.body.id}/disable`)
     const test = await api.call<{ error: { code: string } }>("POST", `/v1/webhooks/${endpoint.body.id}/test`)
-    expect(test.status).toBe(400)
+    expect(test.status).toBe(409)
+    expect(test.body.error.code).toBe("invalid_state")
     const count = receiver.received.length
     await new Promise((r) => setTimeout(r, 800))
     expect(receiver.received.length).toBe(count)

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
-import { InvalidRequest, NotFound, RateLimited, Unauthenticated } from "../Errors"
+import { InvalidRequest, InvalidState, NotFound, RateLimited, Unauthenticated } from "../Errors"
 import { Id, IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
 
 export const Event = Schema.Struct({
@@ -34,6 +34,7 @@ export class EventsApi extends HttpApiGroup.make("events")
       .setPayload(StrictStruct({ webhook_id: Id("wh") }))
       .addSuccess(Schema.Struct({ event_id: Schema.String, webhook_id: Schema.String }), { status: 202 })
       .addError(NotFound)
+      .addError(InvalidState)
       .annotate(
         OpenApi.Summary,
         "Deliver an event again to one endpoint: a new attempt series, same id and bytes"

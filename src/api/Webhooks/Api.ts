@@ -1,7 +1,14 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
-import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unauthenticated } from "../Errors"
+import {
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  Unauthenticated
+} from "../Errors"
 import { Id, IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
 
 export const WebhookEndpoint = Schema.Struct({
@@ -28,7 +35,7 @@ export const WebhookDelivery = Schema.Struct({
   redelivery: Schema.Boolean.annotations({
     description: "True for a series started by a manual redelivery."
   }),
-  outcome: Schema.Literal("succeeded", "retrying", "failed"),
+  outcome: Schema.Literal("succeeded", "retrying", "failed", "cancelled"),
   response_status: Schema.NullOr(Schema.Number),
   error_kind: Schema.NullOr(Schema.String).annotations({
     description: "timeout, connection, dns, ssrf_refused, redirect_refused, non_2xx or tls."
@@ -75,6 +82,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .setPath(idPath)
       .addSuccess(Schema.Struct({ event_id: Schema.String }), { status: 202 })
       .addError(NotFound)
+      .addError(InvalidState)
       .annotate(OpenApi.Summary, "Queue a webhook.test event to this endpoint only")
       .annotate(
         OpenApi.Description,
