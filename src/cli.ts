@@ -16,8 +16,8 @@ const usage = `Usage: npm run cli -- <command> [options]
   sandbox [--name NAME] [--json]              create an account with a dashboard session and an API key
   accounts create [--name NAME] [--json]      create an account and a dashboard session token
   sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
-  devnet fund --address 0x… --amount 12.5     sandbox faucet: mint test USDC on the local chain
-  devnet pay --request DR_ID --mode exact|partial|over|late|stranger [--amount 1.5]
+  devnet fund --address 0x… --amount 12.500000  sandbox faucet: mint test USDC on the local chain
+  devnet pay --request DR_ID --mode exact|partial|over|late|stranger [--amount 1.500000]
                                               sandbox: pay a ready request on the local chain from its payer's
                                               wallet (impersonated) or a stranger's, to try every money path
   devnet treasury-gas --eth 0|10               sandbox: set the treasury's gas; 0 makes the next payout fail

@@ -51,7 +51,7 @@ export const fund = async (
     throw new Error("--address must be a 0x address")
   const baseUnits = amount === undefined ? undefined : parseAmount(amount)
   if (baseUnits === undefined || baseUnits <= 0n)
-    throw new Error("--amount must be a positive decimal USDC amount")
+    throw new Error("--amount must be a positive USDC amount with six fractional digits, such as 12.500000")
   const client = createWalletClient({ chain, transport }).extend(publicActions)
   const hash = await mintTestUsdc(client, {
     token,
@@ -97,7 +97,7 @@ export const payRequest = async (
   }
   const explicit = amount === undefined ? undefined : parseAmount(amount)
   if (amount !== undefined && (explicit === undefined || explicit <= 0n))
-    throw new Error("--amount must be a positive decimal USDC amount")
+    throw new Error("--amount must be a positive USDC amount with six fractional digits, such as 12.500000")
   const value = explicit ?? byMode[mode]
   const from =
     mode === "stranger" ? privateKeyToAccount(generatePrivateKey()).address : getAddress(request.payerWallet)

@@ -94,20 +94,24 @@ export const formatAmount = (baseUnits: bigint): string => {
   return `${negative ? "-" : ""}${whole}.${fraction}`
 }
 
-const amountPattern = /^(0|[1-9]\d{0,17})(\.\d{1,6})?$/
+const amountPattern = /^(0|[1-9]\d{0,17})\.\d{6}$/
 
-/** Parses a decimal USDC amount (up to six fractional digits, no sign, no exponent) into base units. */
+/**
+ * Parses a decimal USDC amount in the spec's exact format (six fractional digits; no sign, exponent or padding)
+ * into base units. Looser forms such as `12.5` are refused, not guessed at: the API, the CLI and answers share one
+ * format.
+ */
 export const parseAmount = (input: string): bigint | undefined => {
   if (!amountPattern.test(input)) return undefined
   const [whole = "0", fraction = ""] = input.split(".")
-  return BigInt(whole) * BASE + BigInt(fraction.padEnd(6, "0"))
+  return BigInt(whole) * BASE + BigInt(fraction)
 }
 
 /** A USDC amount on the wire: a decimal string; inside, bigint base units. */
 export const Amount = Schema.transformOrFail(
   Schema.String.annotations({
     description:
-      "A USDC amount as a decimal string with up to six fractional digits (answers always carry six).",
+      "A USDC amount as a decimal string with exactly six fractional digits, as answers carry it (`12.500000`).",
     examples: ["25.000000"]
   }),
   Schema.BigIntFromSelf,
@@ -117,7 +121,11 @@ export const Amount = Schema.transformOrFail(
       const value = parseAmount(s)
       return value === undefined
         ? ParseResult.fail(
-            new ParseResult.Type(ast, s, "must be a decimal string with at most six fractional digits")
+            new ParseResult.Type(
+              ast,
+              s,
+              "must be a decimal string with exactly six fractional digits, such as 12.500000"
+            )
           )
         : ParseResult.succeed(value)
     },

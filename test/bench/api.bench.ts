@@ -77,7 +77,7 @@ export async function run(): Promise<void> {
             method: "POST",
             headers: { "content-type": "application/json" },
             body: JSON.stringify({
-              amount: "12.5",
+              amount: "12.500000",
               issuer_id: refs.issuerId,
               payout_address_id: refs.payoutAddressId
             }),
@@ -97,7 +97,7 @@ export async function run(): Promise<void> {
             method: "POST",
             headers: { ...auth, "content-type": "application/json" },
             body: JSON.stringify({
-              amount: "12.5",
+              amount: "12.500000",
               issuer_id: refs.issuerId,
               payout_address_id: refs.payoutAddressId
             }),

@@ -58,7 +58,7 @@ describe("npm start on embedded defaults", () => {
 
       // The embedded chain: the faucet mints test USDC on it through the CLI.
       expect(first.output()).toMatch(/chain: http:\/\/127\.0\.0\.1:\d+ \(embedded\)/)
-      const funded = await cli(["devnet", "fund", "--address", PAYER, "--amount", "12.5", "--json"])
+      const funded = await cli(["devnet", "fund", "--address", PAYER, "--amount", "12.500000", "--json"])
       expect(JSON.parse(funded.stdout)).toMatchObject({ amount_base_units: "12500000" })
       expect(await balanceOf(readChain())).toBe(12_500_000n)
     } finally {

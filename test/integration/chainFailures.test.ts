@@ -208,7 +208,7 @@ describe("a settlement stuck below the chain's fees", () => {
 
 describe("a payment reorganised away after it was final", () => {
   it("pauses its request with needs_attention (deep_reorg), and reconciliation shows the missing funds", async () => {
-    const { id, address } = await readyRequest({ service, api, payer }, "5")
+    const { id, address } = await readyRequest({ service, api, payer }, "5.000000")
     await local.mint(payer.address, 2_000_000n)
     const receipt = await local.pay(payer, address, 2_000_000n)
     await local.mineUntil(async () =>
@@ -240,7 +240,7 @@ describe("a payment reorganised away after it was final", () => {
 
 describe("a payment reorganised away before it was final", () => {
   it("never counts, and a later payment still does", async () => {
-    const { id, address } = await readyRequest({ service, api, payer }, "1")
+    const { id, address } = await readyRequest({ service, api, payer }, "1.000000")
     await local.mint(payer.address, 2_000_000n)
     const snapshot = await local.chain.snapshot()
     await local.pay(payer, address, 1_000_000n)
@@ -270,7 +270,7 @@ describe("a treasury out of gas", () => {
     const treasury = anvilDevAccount(1).address
     const gas = await local.chain.getBalance({ address: treasury })
     const payout = privateKeyToAccount(generatePrivateKey()).address
-    const { id, address } = await readyRequest({ service, api, payer }, "1", payout)
+    const { id, address } = await readyRequest({ service, api, payer }, "1.000000", payout)
     await local.mint(payer.address, 1_000_000n)
     // The sandbox command a merchant uses to see this path on `npm start`.
     const emptied = await promisify(execFile)(

@@ -53,7 +53,7 @@ const waitForStatus = async (id: string, status: string, ms = 20_000) => {
 
 describe("the chain watcher", () => {
   it("counts finalized transfers to a deposit address: partial, then funded, once each", async () => {
-    const { id, address } = await readyRequest("5")
+    const { id, address } = await readyRequest("5.000000")
     await local.mint(payer.address, 10_000_000n)
     await pay(address, 2_000_000n)
     const partial = await waitForStatus(id, "partially_deposited")
@@ -82,7 +82,7 @@ describe("the chain watcher", () => {
   })
 
   it("marks funds first arriving from a wallet other than the attested one as likely unsolicited", async () => {
-    const { id, address } = await readyRequest("1")
+    const { id, address } = await readyRequest("1.000000")
     await local.mint(address, 1_000_000n)
     await waitForStatus(id, "deposited")
     const view = await api.call<{ likely_unsolicited_at: string | null }>("GET", `/v1/deposit-requests/${id}`)
@@ -98,7 +98,7 @@ describe("the chain watcher", () => {
     const balance = local.balanceOf
     // A payout address of its own, so settlements of the other tests' requests do not land in the balance.
     const payout = privateKeyToAccount(generatePrivateKey()).address
-    const { id, address } = await readyRequest("4", payout)
+    const { id, address } = await readyRequest("4.000000", payout)
     await local.mint(payer.address, 10_000_000n)
     const payoutBefore = await balance(payout)
     const payerBefore = await balance(payer.address)
@@ -192,7 +192,7 @@ describe("the chain watcher", () => {
         "--address",
         to.toLowerCase(),
         "--amount",
-        "1.5",
+        "1.500000",
         "--json"
       ],
       { env }
@@ -201,7 +201,7 @@ describe("the chain watcher", () => {
     expect(await local.balanceOf(to)).toBe(1_500_000n)
     const refused = promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", "src/cli.ts", "devnet", "fund", "--address", to, "--amount", "1"],
+      ["--import", "tsx", "src/cli.ts", "devnet", "fund", "--address", to, "--amount", "1.000000"],
       { env: { ...env, SERVICE_ENV: "production" } }
     )
     await expect(refused).rejects.toMatchObject({ stderr: expect.stringContaining("sandbox only") })
@@ -217,7 +217,7 @@ describe("the chain watcher", () => {
 
   it("lets a sandbox merchant try the money paths from the CLI: partial, exact, then a late transfer returned", async () => {
     const payout = privateKeyToAccount(generatePrivateKey()).address
-    const { id, address } = await readyRequest("2", payout)
+    const { id, address } = await readyRequest("2.000000", payout)
     const pay = async (mode: string) =>
       JSON.parse(
         (

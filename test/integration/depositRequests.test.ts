@@ -36,7 +36,11 @@ const create = (body: Record<string, unknown>, idempotencyKey = key()) =>
 
 describe("POST /v1/deposit-requests", () => {
   it("creates a request in awaiting_payer with wire formats and a 24-hour default deadline", async () => {
-    const res = await create({ amount: "25.5", heading: "Invoice 7\twith a tab", metadata: { order: "7" } })
+    const res = await create({
+      amount: "25.500000",
+      heading: "Invoice 7\twith a tab",
+      metadata: { order: "7" }
+    })
     expect(res.status).toBe(201)
     const b = res.body
     expect(b.id).toMatch(/^dr_[0-9a-f-]{36}$/)
@@ -60,13 +64,13 @@ describe("POST /v1/deposit-requests", () => {
 
   it("replays the same key and document with 200 and Idempotency-Replayed, refuses other immutable fields", async () => {
     const k = key()
-    const first = await create({ amount: "10" }, k)
+    const first = await create({ amount: "10.000000" }, k)
     expect(first.status).toBe(201)
-    const replay = await create({ amount: "10" }, k)
+    const replay = await create({ amount: "10.000000" }, k)
     expect(replay.status).toBe(200)
     expect(replay.headers.get("idempotency-replayed")).toBe("true")
     expect(replay.body.id).toBe(first.body.id)
-    const conflict = await create({ amount: "11" }, k)
+    const conflict = await create({ amount: "11.000000" }, k)
     expect(conflict.status).toBe(409)
     expect(conflict.body.error.code).toBe("idempotency_conflict")
   })
@@ -74,7 +78,7 @@ describe("POST /v1/deposit-requests", () => {
   it("creates exactly one request for 50 concurrent creates with one key", async () => {
     const k = key()
     const before = await countRows(db.url)
-    const results = await Promise.all(Array.from({ length: 50 }, () => create({ amount: "3" }, k)))
+    const results = await Promise.all(Array.from({ length: 50 }, () => create({ amount: "3.000000" }, k)))
     const ids = new Set(results.map((r) => r.body.id))
     expect(ids.size).toBe(1)
     expect(results.filter((r) => r.status === 201)).toHaveLength(1)
@@ -87,20 +91,29 @@ describe("POST /v1/deposit-requests", () => {
     const before = await countRows(db.url)
     const cases: Array<[Record<string, unknown>, number, string, string?]> = [
       [{ amount: "1.1234567" }, 400, "invalid_request", "amount"],
-      [{ amount: "0" }, 400, "invalid_request", "amount"],
+      // The spec's format is exact: six fractional digits, no sign, no exponent, no padding.
+      ...["12.5", "12.5000000", "+12.500000", " 12.500000", "1e1", "12", "12.", ".500000", "012.500000"].map(
+        (amount): [Record<string, unknown>, number, string, string] => [
+          { amount },
+          400,
+          "invalid_request",
+          "amount"
+        ]
+      ),
+      [{ amount: "0.000000" }, 400, "invalid_request", "amount"],
       [{ amount: 5 }, 400, "invalid_request", "amount"],
       [{ amount: "-1" }, 400, "invalid_request", "amount"],
       [{}, 400, "invalid_request", "amount"],
-      [{ amount: "1", color: "red" }, 400, "invalid_request", "color"],
-      [{ amount: "1", issuer_id: randomUUID() }, 400, "invalid_request", "issuer_id"],
-      [{ amount: "1", issuer_id: `cus_${randomUUID()}` }, 400, "invalid_request", "issuer_id"],
-      [{ amount: "1", issuer_id: `iss_${randomUUID()}` }, 404, "issuer_not_found"],
-      [{ amount: "1", payout_address_id: `pa_${randomUUID()}` }, 404, "payout_address_not_found"],
-      [{ amount: "1", customer_id: `cus_${randomUUID()}` }, 404, "customer_not_found"],
-      [{ amount: "1", heading: "bell\u0007" }, 400, "invalid_request", "heading"],
-      [{ amount: "1", payer_policy_mode: "mailbox" }, 400, "invalid_request", "expected_email"],
-      [{ amount: "1", expected_email: "a@b.example" }, 400, "invalid_request", "expected_email"],
-      [{ amount: "1", expires_at: "2020-01-01T00:00:00Z" }, 400, "invalid_request", "expires_at"]
+      [{ amount: "1.000000", color: "red" }, 400, "invalid_request", "color"],
+      [{ amount: "1.000000", issuer_id: randomUUID() }, 400, "invalid_request", "issuer_id"],
+      [{ amount: "1.000000", issuer_id: `cus_${randomUUID()}` }, 400, "invalid_request", "issuer_id"],
+      [{ amount: "1.000000", issuer_id: `iss_${randomUUID()}` }, 404, "issuer_not_found"],
+      [{ amount: "1.000000", payout_address_id: `pa_${randomUUID()}` }, 404, "payout_address_not_found"],
+      [{ amount: "1.000000", customer_id: `cus_${randomUUID()}` }, 404, "customer_not_found"],
+      [{ amount: "1.000000", heading: "bell\u0007" }, 400, "invalid_request", "heading"],
+      [{ amount: "1.000000", payer_policy_mode: "mailbox" }, 400, "invalid_request", "expected_email"],
+      [{ amount: "1.000000", expected_email: "a@b.example" }, 400, "invalid_request", "expected_email"],
+      [{ amount: "1.000000", expires_at: "2020-01-01T00:00:00Z" }, 400, "invalid_request", "expires_at"]
     ]
     for (const [body, status, code, param] of cases) {
       const res = await create(body)
@@ -108,13 +121,13 @@ describe("POST /v1/deposit-requests", () => {
       if (param !== undefined) expect(res.body.error.param).toBe(param)
     }
     const noKey = await api.call<ErrorBody>("POST", "/v1/deposit-requests", {
-      amount: "1",
+      amount: "1.000000",
       issuer_id: refs.issuerId,
       payout_address_id: refs.payoutAddressId
     })
     expect(noKey.status).toBe(400)
     expect(noKey.body.error.param).toBe("idempotency-key")
-    const longKey = await create({ amount: "1" }, "k".repeat(256))
+    const longKey = await create({ amount: "1.000000" }, "k".repeat(256))
     expect(longKey.status).toBe(400)
     expect(await countRows(db.url)).toEqual(before)
   })
@@ -126,17 +139,17 @@ describe("POST /v1/deposit-requests", () => {
     const issuer = await api.call<{ id: string }>("POST", "/v1/issuers", { display_name: "Short-lived" })
     const own = { issuer_id: issuer.body.id, payout_address_id: payout.body.id }
     // The first create makes the payout address known to this instance, so the next ones take the fast path.
-    expect((await create({ amount: "1", ...own })).status).toBe(201)
+    expect((await create({ amount: "1.000000", ...own })).status).toBe(201)
     expect((await api.call("POST", `/v1/payout-addresses/${payout.body.id}/disable`)).status).toBe(200)
     const before = (await countRows(db.url)).deposit_requests!
-    const disabled = await create({ amount: "1", ...own })
+    const disabled = await create({ amount: "1.000000", ...own })
     expect(disabled.status).toBe(400)
     expect(disabled.body.error.code).toBe("invalid_request")
     expect(disabled.body.error.param).toBe("payout_address_id")
-    const deleted = await create({ amount: "1", ...own, payout_address_id: refs.payoutAddressId })
+    const deleted = await create({ amount: "1.000000", ...own, payout_address_id: refs.payoutAddressId })
     expect(deleted.status).toBe(201)
     expect((await api.call("DELETE", `/v1/issuers/${issuer.body.id}`)).status).toBe(204)
-    const gone = await create({ amount: "1", ...own, payout_address_id: refs.payoutAddressId })
+    const gone = await create({ amount: "1.000000", ...own, payout_address_id: refs.payoutAddressId })
     expect(gone.status).toBe(404)
     expect(gone.body.error.code).toBe("issuer_not_found")
     expect((await countRows(db.url)).deposit_requests).toBe(before + 1)
@@ -145,14 +158,14 @@ describe("POST /v1/deposit-requests", () => {
   it("returns a merchant-session secret once, and never on a replay", async () => {
     const k = key()
     const res = await create(
-      { amount: "1", payer_policy_mode: "merchant_session", payer_reference: "user-9" },
+      { amount: "1.000000", payer_policy_mode: "merchant_session", payer_reference: "user-9" },
       k
     )
     expect(res.status).toBe(201)
     expect(res.body.merchant_session_secret).toMatch(/^mss_/)
     expect(res.body.payer_reference).toBe("user-9")
     const replay = await create(
-      { amount: "1", payer_policy_mode: "merchant_session", payer_reference: "user-9" },
+      { amount: "1.000000", payer_policy_mode: "merchant_session", payer_reference: "user-9" },
       k
     )
     expect(replay.body.merchant_session_secret).toBeUndefined()
@@ -161,7 +174,7 @@ describe("POST /v1/deposit-requests", () => {
 
 describe("reading, listing and updating", () => {
   it("gets a request and answers 404 for bare, wrong-prefix and unknown ids", async () => {
-    const made = await create({ amount: "2" })
+    const made = await create({ amount: "2.000000" })
     const got = await api.call<Wire>("GET", `/v1/deposit-requests/${made.body.id}`)
     expect(got.status).toBe(200)
     expect(got.body).toEqual(made.body)
@@ -181,7 +194,11 @@ describe("reading, listing and updating", () => {
       const r = await own.call<Wire>(
         "POST",
         "/v1/deposit-requests",
-        { amount: `${i + 1}`, issuer_id: ownRefs.issuerId, payout_address_id: ownRefs.payoutAddressId },
+        {
+          amount: `${i + 1}.000000`,
+          issuer_id: ownRefs.issuerId,
+          payout_address_id: ownRefs.payoutAddressId
+        },
         { "idempotency-key": key() }
       )
       made.push(r.body.id)
@@ -222,7 +239,7 @@ describe("reading, listing and updating", () => {
   })
 
   it("patches mutable fields, clears with null, and refuses immutable ones", async () => {
-    const made = await create({ amount: "4", reference: "ref-1", heading: "h" })
+    const made = await create({ amount: "4.000000", reference: "ref-1", heading: "h" })
     const patched = await api.call<Wire>("PATCH", `/v1/deposit-requests/${made.body.id}`, {
       heading: "new heading",
       reference: null
@@ -233,7 +250,7 @@ describe("reading, listing and updating", () => {
     expect(patched.body.amount).toBe("4.000000")
     expect(BigInt(patched.body.version)).toBeGreaterThan(BigInt(made.body.version))
     const refused = await api.call<ErrorBody>("PATCH", `/v1/deposit-requests/${made.body.id}`, {
-      amount: "5"
+      amount: "5.000000"
     })
     expect(refused.status).toBe(400)
     expect(refused.body.error.param).toBe("amount")

@@ -42,7 +42,7 @@ describe("the Stately inspector stream", () => {
     const created = await api.call<{ id: string }>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "5", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+      { amount: "5.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
       { "idempotency-key": randomUUID() }
     )
     expect(created.status).toBe(201)

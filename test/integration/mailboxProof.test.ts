@@ -44,7 +44,7 @@ const createMailboxRequest = (email: string) =>
     "POST",
     "/v1/deposit-requests",
     {
-      amount: "3",
+      amount: "3.000000",
       issuer_id: refs.issuerId,
       payout_address_id: refs.payoutAddressId,
       payer_policy_mode: "mailbox",
@@ -176,7 +176,7 @@ describe("the five-refusal lockout under a burst of guesses", () => {
       "POST",
       "/v1/deposit-requests",
       {
-        amount: "3",
+        amount: "3.000000",
         issuer_id: refs.issuerId,
         payout_address_id: refs.payoutAddressId,
         payer_policy_mode: "merchant_session"
@@ -193,7 +193,7 @@ describe("the five-refusal lockout under a burst of guesses", () => {
     const made = await api.call<{ id: string }>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "3", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+      { amount: "3.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
       { "idempotency-key": randomUUID() }
     )
     const account = privateKeyToAccount(generatePrivateKey())

@@ -115,7 +115,7 @@ describe("payout addresses", () => {
     const refused = await api.call<Body>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "1", issuer_id: issuer.body.id, payout_address_id: made.body.id },
+      { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: made.body.id },
       { "idempotency-key": randomUUID() }
     )
     expect(refused.status).toBe(400)

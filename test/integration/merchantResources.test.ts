@@ -416,7 +416,7 @@ describe("issuers", () => {
     const refused = await api.call<Body>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "1", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
+      { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
       { "idempotency-key": randomUUID() }
     )
     expect(refused.status).toBeGreaterThanOrEqual(400)
@@ -506,7 +506,7 @@ describe("payout addresses", () => {
     const usable = await api.call<Body>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "1", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
+      { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
       { "idempotency-key": randomUUID() }
     )
     expect(usable.status).toBe(201)
@@ -514,7 +514,7 @@ describe("payout addresses", () => {
     const refused = await api.call<Body>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "1", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
+      { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
       { "idempotency-key": randomUUID() }
     )
     expectInvalid(refused, "payout_address_id")

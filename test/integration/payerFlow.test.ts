@@ -44,7 +44,7 @@ const create = (extra: Record<string, unknown> = {}) =>
     "POST",
     "/v1/deposit-requests",
     {
-      amount: "12.5",
+      amount: "12.500000",
       heading: "Order 42",
       reference: "private-ref",
       metadata: { secret: "x" },
@@ -388,7 +388,7 @@ describe("the mailbox policy, end to end over SMTP", () => {
       "POST",
       "/v1/deposit-requests",
       {
-        amount: "7",
+        amount: "7.000000",
         issuer_id: mailRefs.issuerId,
         payout_address_id: mailRefs.payoutAddressId,
         payer_policy_mode: "mailbox",
@@ -518,7 +518,7 @@ describe("smart-contract wallets over HTTP (ERC-1271 through CHAIN_RPC_URL)", ()
     const made = await chainApi.call<{ id: string }>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "1", issuer_id: chainRefs.issuerId, payout_address_id: chainRefs.payoutAddressId },
+      { amount: "1.000000", issuer_id: chainRefs.issuerId, payout_address_id: chainRefs.payoutAddressId },
       { "idempotency-key": randomUUID() }
     )
     const path = `/v1/payer/deposit-requests/${made.body.id}/wallet`

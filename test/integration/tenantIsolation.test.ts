@@ -24,7 +24,7 @@ beforeAll(async () => {
     await alice.call<{ id: string }>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "1", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+      { amount: "1.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
       { "idempotency-key": randomUUID() }
     )
   ).body.id
@@ -123,7 +123,7 @@ describe("tenant isolation", () => {
     const borrowed = await bob.call<{ error: { code: string } }>(
       "POST",
       "/v1/deposit-requests",
-      { amount: "1", issuer_id: owned.issuer, payout_address_id: bobRefs.payoutAddressId },
+      { amount: "1.000000", issuer_id: owned.issuer, payout_address_id: bobRefs.payoutAddressId },
       { "idempotency-key": randomUUID() }
     )
     expect(borrowed.status).toBe(404)

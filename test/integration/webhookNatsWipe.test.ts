@@ -93,7 +93,7 @@ describe("NATS wiped mid-flow", () => {
       const created = await api.call<{ id: string }>(
         "POST",
         "/v1/deposit-requests",
-        { amount: "3", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+        { amount: "3.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
         { "idempotency-key": `wipe-${Date.now()}-${i}` }
       )
       expect(created.status).toBe(201)

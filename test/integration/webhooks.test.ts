@@ -94,7 +94,7 @@ describe("deliveries", () => {
       "POST",
       "/v1/deposit-requests",
       {
-        amount: "7",
+        amount: "7.000000",
         issuer_id: refs.issuerId,
         payout_address_id: refs.payoutAddressId,
         metadata: { order: "1" }
