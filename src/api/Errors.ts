@@ -114,6 +114,16 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   }
 }
 
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()(
+  "RequestTimeout",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 408 })
+) {
+  get code() {
+    return "request_timeout" as const
+  }
+}
+
 export class RequestHeadersTooLarge extends Schema.TaggedError<RequestHeadersTooLarge>()(
   "RequestHeadersTooLarge",
   { message: Schema.String },
@@ -165,6 +175,7 @@ export type ApiError =
   | IdempotencyInProgress
   | InvalidState
   | PayloadTooLarge
+  | RequestTimeout
   | RequestHeadersTooLarge
   | RateLimited
   | InternalError
@@ -185,6 +196,7 @@ export const statusOf: Record<ApiError["_tag"], number> = {
   IdempotencyInProgress: 409,
   InvalidState: 409,
   PayloadTooLarge: 413,
+  RequestTimeout: 408,
   RequestHeadersTooLarge: 431,
   RateLimited: 429,
   InternalError: 500,
@@ -252,6 +264,11 @@ export const errorTable: ReadonlyArray<{
   },
   { status: 409, code: "invalid_state", when: "The action is not allowed in the resource's current status." },
   {
+    status: 408,
+    code: "request_timeout",
+    when: "The request's headers or body did not arrive in time (Node's request timeouts); nothing was processed."
+  },
+  {
     status: 413,
     code: "payload_too_large",
     when: "The body is above the route's limit (64 KiB, 16 KiB or 8 KiB)."
@@ -282,6 +299,7 @@ export const AllErrors = [
   IdempotencyInProgress,
   InvalidState,
   PayloadTooLarge,
+  RequestTimeout,
   RequestHeadersTooLarge,
   RateLimited,
   InternalError,

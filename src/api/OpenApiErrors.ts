@@ -16,6 +16,7 @@ const codesOf: Record<string, ReadonlyArray<string>> = {
   IdempotencyInProgress: ["idempotency_in_progress"],
   InvalidState: ["invalid_state"],
   PayloadTooLarge: ["payload_too_large"],
+  RequestTimeout: ["request_timeout"],
   RequestHeadersTooLarge: ["request_headers_too_large"],
   RateLimited: ["rate_limited"],
   InternalError: ["internal_error"],

@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto"
+import { createServer } from "node:http"
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { merchantClient } from "../support/Api"
 import { countRows } from "../support/Database"
+import { answerClientErrors } from "../../src/middleware/ClientError"
 import { createMerchant, type Merchant } from "../support/Merchant"
 import { type RawAnswer, rawRequest } from "../support/RawHttp"
 import { type RunningService, startService } from "../support/Service"
@@ -253,13 +255,20 @@ describe("exact inputs", () => {
     expect((await send("GET", "/v1/customers?limit=100")).status).toBe(200)
   })
 
-  it("takes a long poll's timeout only as plain decimal digits", async () => {
+  it("takes a long poll's version and timeout only as plain decimal digits", async () => {
     const made = await merchantClient(service, merchant).call<{ id: string }>(
       "POST",
       "/v1/deposit-requests",
       { amount: "1.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
       { "idempotency-key": randomUUID() }
     )
+    for (const version of ["01", "+1", "1e2", " 1"]) {
+      const answer = await send(
+        "GET",
+        `/v1/deposit-requests/${made.body.id}?wait_for=change&version=${encodeURIComponent(version)}&timeout=1`
+      )
+      expectRefused(answer, 400, "invalid_request", "version")
+    }
     for (const timeout of ["1e1", "0x5", "2.0"]) {
       const answer = await send(
         "GET",
@@ -313,5 +322,39 @@ describe("requests Node's parser refuses", () => {
     }
     expect(body.error.code).toBe("invalid_request")
     expect(text.toLowerCase()).toContain(`x-request-id: ${body.request_id}`)
+  })
+
+  it("answers a request whose headers never finish arriving with 408 in the envelope", async () => {
+    // Node's own request timeouts, shortened on a bare server with the same handler as the service's.
+    const server = answerClientErrors(
+      createServer(
+        { headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 50 },
+        (_req, res) => res.end()
+      )
+    )
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const port = (server.address() as { port: number }).port
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, "127.0.0.1")
+        let out = ""
+        const timer = setTimeout(() => reject(new Error("no answer")), 3_000)
+        socket.on("data", (chunk) => {
+          out += chunk.toString("utf8")
+        })
+        socket.on("end", () => {
+          clearTimeout(timer)
+          resolve(out)
+        })
+        socket.on("error", reject)
+        socket.write("GET /v1/health HTTP/1.1\r\nhost: x\r\n")
+      })
+      expect(text).toMatch(/^HTTP\/1\.1 408 /)
+      const body = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as { error: { code: string } }
+      expect(body.error.code).toBe("request_timeout")
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
   })
 })

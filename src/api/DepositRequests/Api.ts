@@ -192,7 +192,8 @@ export const LongPollParams = Schema.Struct({
   wait_for: Schema.optional(Schema.Literal("change")).annotations({
     description: "`change`: answer when the resource's `version` differs from `version`, or at the timeout."
   }),
-  version: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,20}$/))).annotations({
+  // Digits as written, no leading zero: a version is compared as text with the current one.
+  version: Schema.optional(Schema.String.pipe(Schema.pattern(/^(0|[1-9]\d{0,19})$/))).annotations({
     description: "The `version` the client already has (required with wait_for=change)."
   }),
   timeout: Schema.optionalWith(DecimalInteger(1, 30), {
