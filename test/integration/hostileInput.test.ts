@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
-import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { merchantClient } from "../support/Api"
 import { countRows } from "../support/Database"
 import { answerClientErrors } from "../../src/middleware/ClientError"
 import { createMerchant, type Merchant } from "../support/Merchant"
-import { type RawAnswer, rawRequest } from "../support/RawHttp"
+import { type RawAnswer, rawExchange, rawRequest } from "../support/RawHttp"
 import { type RunningService, startService } from "../support/Service"
 
 // Regression tests for input that once answered 500, 405 or nothing at all (the hardening issue's defects 1-4, 7
@@ -300,21 +299,7 @@ describe("requests Node's parser refuses", () => {
   })
 
   it("answers a request that is not HTTP with 400 in the envelope", async () => {
-    const url = new URL(service.baseUrl)
-    const text = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(url.port), url.hostname)
-      let out = ""
-      const timer = setTimeout(() => reject(new Error("no answer")), 3_000)
-      socket.on("data", (chunk) => {
-        out += chunk.toString("utf8")
-      })
-      socket.on("end", () => {
-        clearTimeout(timer)
-        resolve(out)
-      })
-      socket.on("error", reject)
-      socket.write("NOT HTTP AT ALL\r\n\r\n")
-    })
+    const text = await rawExchange(Number(new URL(service.baseUrl).port), "NOT HTTP AT ALL\r\n\r\n")
     expect(text).toMatch(/^HTTP\/1\.1 400 /)
     const body = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as {
       error: { code: string }
@@ -335,20 +320,7 @@ describe("requests Node's parser refuses", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     try {
       const port = (server.address() as { port: number }).port
-      const text = await new Promise<string>((resolve, reject) => {
-        const socket = connect(port, "127.0.0.1")
-        let out = ""
-        const timer = setTimeout(() => reject(new Error("no answer")), 3_000)
-        socket.on("data", (chunk) => {
-          out += chunk.toString("utf8")
-        })
-        socket.on("end", () => {
-          clearTimeout(timer)
-          resolve(out)
-        })
-        socket.on("error", reject)
-        socket.write("GET /v1/health HTTP/1.1\r\nhost: x\r\n")
-      })
+      const text = await rawExchange(port, "GET /v1/health HTTP/1.1\r\nhost: x\r\n")
       expect(text).toMatch(/^HTTP\/1\.1 408 /)
       const body = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as { error: { code: string } }
       expect(body.error.code).toBe("request_timeout")

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { Option } from "effect"
 import pg from "pg"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ReceivedMail, startSmtpInbox } from "../support/SmtpInbox"
 import { typedData } from "../../services/WalletAttestation"
@@ -53,6 +53,18 @@ const createMailboxRequest = (email: string) =>
     { "idempotency-key": randomUUID() }
   )
 
+/** The wallet route's body: the statement for `wallet`, signed by `signer` (the wallet itself unless given). */
+const attestation = async (id: string, wallet: LocalAccount, signer: LocalAccount = wallet) => {
+  const expiresAt = Math.floor(Date.now() / 1000) + 600
+  const statement = { depositRequest: id, wallet: wallet.address, chainId: 10143, expiresAt }
+  return {
+    wallet: wallet.address,
+    chain_id: 10143,
+    expires_at: expiresAt,
+    signature: await signer.signTypedData(typedData(statement))
+  }
+}
+
 const codeFor = (email: string) => {
   const mail = [...inbox].reverse().find((m) => m.to === email)
   const match = mail?.raw.match(/one-time code is (\d{6})/)
@@ -86,19 +98,7 @@ describe("the mailbox proof", () => {
     expect(reused.status).toBe(409)
 
     const account = privateKeyToAccount(generatePrivateKey())
-    const statement = {
-      depositRequest: made.body.id,
-      wallet: account.address,
-      chainId: 10143,
-      expiresAt: Math.floor(Date.now() / 1000) + 600
-    }
-    const signature = await account.signTypedData(typedData(statement))
-    const ready = await payer("POST", `${path}/wallet`, {
-      wallet: account.address,
-      chain_id: 10143,
-      expires_at: statement.expiresAt,
-      signature
-    })
+    const ready = await payer("POST", `${path}/wallet`, await attestation(made.body.id, account))
     expect(ready.body).toMatchObject({ status: "ready" })
     const attempts = await api.call<{ verification_completed_at: string | null }>(
       "GET",
@@ -197,23 +197,11 @@ describe("the five-refusal lockout under a burst of guesses", () => {
       { "idempotency-key": randomUUID() }
     )
     const account = privateKeyToAccount(generatePrivateKey())
-    const impostor = privateKeyToAccount(generatePrivateKey())
-    const statement = {
-      depositRequest: made.body.id,
-      wallet: account.address,
-      chainId: 10143,
-      expiresAt: Math.floor(Date.now() / 1000) + 600
-    }
-    const good = await account.signTypedData(typedData(statement))
+    const good = await attestation(made.body.id, account)
     // Signed by another key than the wallet it names: refused as a wrong signature.
-    const bad = await impostor.signTypedData(typedData(statement))
+    const bad = await attestation(made.body.id, account, privateKeyToAccount(generatePrivateKey()))
     await expectLockoutUnderBurst(made.body.id, "wallet", (right) =>
-      payer("POST", `/v1/payer/deposit-requests/${made.body.id}/wallet`, {
-        wallet: account.address,
-        chain_id: 10143,
-        expires_at: statement.expiresAt,
-        signature: right ? good : bad
-      })
+      payer("POST", `/v1/payer/deposit-requests/${made.body.id}/wallet`, right ? good : bad)
     )
   })
 })

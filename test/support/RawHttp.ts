@@ -1,4 +1,5 @@
 import { request } from "node:http"
+import { connect } from "node:net"
 
 export interface RawAnswer {
   readonly status: number
@@ -68,4 +69,27 @@ export const rawRequest = (
     })
     if (options.body !== undefined) req.write(options.body)
     req.end()
+  })
+
+/** Writes raw bytes on a fresh connection and reads until the server closes it, failing after `timeoutMs`. */
+export const rawExchange = (port: number, bytes: string, timeoutMs = 3_000): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1")
+    let out = ""
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`no answer within ${timeoutMs} ms to ${JSON.stringify(bytes.slice(0, 40))}`))
+    }, timeoutMs)
+    socket.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+    })
+    socket.on("end", () => {
+      clearTimeout(timer)
+      resolve(out)
+    })
+    socket.on("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    socket.write(bytes)
   })
