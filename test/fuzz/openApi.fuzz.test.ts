@@ -326,7 +326,9 @@ const pathFor = (op: Operation): fc.Arbitrary<string> =>
               "%00",
               "..",
               "%2e%2e",
-              "%ED%A0%80"
+              "%ED%A0%80",
+              `${prefix}_${randomUUID()};x=1`,
+              ";"
             )
           }
         )
