@@ -1,4 +1,4 @@
-import { Effect, Exit } from "effect"
+import { type Cause, Effect, Exit } from "effect"
 
 /** Resumes after the I/O callbacks of the event loop's current pass (the "check" phase). */
 const afterThisPass = Effect.async<void>((resume) => {
@@ -25,7 +25,13 @@ export const makeBatcher = <A, B, E>(options: {
   readonly maxBatch: number
   readonly maxInFlight: number
   readonly run: (key: string, batch: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>
+  /**
+   * Whether a failure may be one member's doing and so worth splitting the batch for (default: every failure).
+   * A failure that is nobody's input (no connection) fails the whole batch at once: halves would only meet it again.
+   */
+  readonly isolate?: (cause: Cause.Cause<E>) => boolean
 }) => {
+  const isolate = options.isolate ?? (() => true)
   /**
    * A caller's place in the queue: its outcome lands in `exit`, or goes straight to `resume` once the caller is
    * waiting. A plain object and `Effect.async` rather than a `Deferred` each: making a Deferred spreads a prototype
@@ -56,7 +62,7 @@ export const makeBatcher = <A, B, E>(options: {
       .pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
-          if (Exit.isFailure(exit) && batch.length > 1) {
+          if (Exit.isFailure(exit) && batch.length > 1 && isolate(exit.cause)) {
             const half = Math.ceil(batch.length / 2)
             return Effect.zipRight(runBatch(key, batch.slice(0, half)), runBatch(key, batch.slice(half)))
           }

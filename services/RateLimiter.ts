@@ -80,7 +80,9 @@ const make = Effect.gen(function* () {
   const batcher = makeBatcher({
     maxBatch: MAX_BATCH,
     maxInFlight: 1,
-    run: (accountId: string, batch: ReadonlyArray<null>) => takeTokens(accountId, batch.length)
+    run: (accountId: string, batch: ReadonlyArray<null>) => takeTokens(accountId, batch.length),
+    // One account's identical calls with no caller input: a failure is never one member's, so it is not split.
+    isolate: () => false
   })
 
   const take = (accountId: string) => batcher.submit(accountId, null).pipe(Effect.orDie)

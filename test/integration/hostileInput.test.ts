@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto"
+import { Effect, Exit } from "effect"
 import { createServer } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { merchantClient } from "../support/Api"
 import { countRows } from "../support/Database"
+import { DepositRequests } from "../../services/DepositRequests"
 import { answerClientErrors } from "../../src/middleware/ClientError"
 import { createMerchant, type Merchant } from "../support/Merchant"
 import { type RawAnswer, rawExchange, rawRequest } from "../support/RawHttp"
@@ -220,6 +222,62 @@ describe("one tenant's hostile creates beside another's valid ones", () => {
     expect(hostileAnswers.map((a) => a.status)).toEqual(Array(20).fill(400))
     const after = await countRows(service.databaseUrl)
     expect(after.deposit_requests).toBe((before.deposit_requests ?? 0) + 20)
+  })
+})
+
+describe("a group commit the database refuses for one member", () => {
+  it("commits the batch's other creates when PostgreSQL refuses one member's row", async () => {
+    // Past the edge's text rule, straight into the service: the statement itself must not let one row fail the rest.
+    const deposits = await service.runtime.runPromise(DepositRequests)
+    const honest = await createMerchant(service.databaseUrl)
+    const honestRefs = await merchantClient(service, honest).setup()
+    const accountId = merchant.accountId.slice("acct_".length)
+    const poison = () =>
+      Effect.runPromiseExit(
+        deposits.create(accountId, `poison-${randomUUID()}`, {
+          amount: 1_000_000n,
+          heading: "\ud800",
+          issuer_id: refs.issuerId,
+          payout_address_id: refs.payoutAddressId
+        })
+      )
+    // The first create through the service makes the payout address known, so later ones take the batched path.
+    await poison()
+    const before = await countRows(service.databaseUrl)
+    let sending = true
+    const poisons: Array<ReturnType<typeof poison>> = []
+    const sender = (async () => {
+      while (sending) {
+        poisons.push(poison())
+        await new Promise((r) => setImmediate(r))
+      }
+    })()
+    const valid = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        rawRequest(service.baseUrl, {
+          method: "POST",
+          path: "/v1/deposit-requests",
+          headers: honest.headers("api_key", {
+            "content-type": "application/json",
+            "idempotency-key": randomUUID()
+          }),
+          body: JSON.stringify({
+            amount: "2.000000",
+            issuer_id: honestRefs.issuerId,
+            payout_address_id: honestRefs.payoutAddressId
+          })
+        })
+      )
+    )
+    sending = false
+    await sender
+    const exits = await Promise.all(poisons)
+    expect(valid.map((a) => a.status)).toEqual(Array(20).fill(201))
+    expect(poisons.length).toBeGreaterThan(0)
+    expect(exits.every((exit) => Exit.isFailure(exit))).toBe(true)
+    const after = await countRows(service.databaseUrl)
+    expect(after.deposit_requests).toBe((before.deposit_requests ?? 0) + 20)
+    expect(after.idempotency_keys).toBe((before.idempotency_keys ?? 0) + 20)
   })
 })
 
