@@ -1,4 +1,5 @@
 import { assign, emit, enqueueActions, setup } from "xstate"
+import type { DepositRequestStatus, PayerPolicyMode, RecoveryReason } from "../services/domain/Lifecycle"
 
 /**
  * The deposit request lifecycle, pure: no I/O, no clock, no randomness. Time arrives in events (`at`, ISO 8601).
@@ -12,9 +13,6 @@ import { assign, emit, enqueueActions, setup } from "xstate"
  * Bump MACHINE_VERSION when a change alters the shape of persisted snapshots, and add a snapshot migration.
  */
 export const MACHINE_VERSION = 1
-
-export type PayerPolicyMode = "none" | "mailbox" | "merchant_session"
-export type RecoveryReason = "overpayment" | "expired_balance" | "late_transfer"
 
 export interface DepositRequestInput {
   readonly id: string
@@ -102,16 +100,6 @@ export interface LifecycleEvent {
 }
 
 export type Emitted = LifecycleEvent | Command
-
-export type DepositRequestStatus =
-  | "awaiting_payer"
-  | "ready"
-  | "partially_deposited"
-  | "deposited"
-  | "settled"
-  | "expired"
-  | "returned"
-  | "needs_attention"
 
 /** The statuses a pause can come from: every one where money may move (not before an address exists). */
 export type PausableStatus = Exclude<DepositRequestStatus, "awaiting_payer" | "needs_attention">

@@ -1,9 +1,15 @@
-import { type AnyEventObject, type ExecutableActionsFrom, initialTransition, transition } from "xstate"
+import {
+  type AnyEventObject,
+  type ExecutableActionsFrom,
+  initialTransition,
+  type StateValueFrom,
+  transition
+} from "xstate"
+import { type DepositRequestStatus, depositRequestStatuses } from "../services/domain/Lifecycle"
 import {
   type DepositRequestContext,
   type DepositRequestEvent,
   type DepositRequestInput,
-  type DepositRequestStatus,
   depositRequestMachine,
   type Emitted
 } from "./DepositRequest"
@@ -13,7 +19,6 @@ export type {
   DepositRequestContext,
   DepositRequestEvent,
   DepositRequestInput,
-  DepositRequestStatus,
   Emitted,
   LifecycleEvent
 } from "./DepositRequest"
@@ -105,10 +110,15 @@ export const step = (persisted: unknown, event: DepositRequestEvent): Step => {
   return toStep(snapshot, actions)
 }
 
-/** The status values: the machine's top-level states, in definition order. */
-export const statusValues: ReadonlyArray<DepositRequestStatus> = Object.keys(
-  depositRequestMachine.config.states ?? {}
-) as Array<DepositRequestStatus>
+type TopLevel<V> = V extends string ? V : keyof V
+type MachineStatus = TopLevel<StateValueFrom<typeof depositRequestMachine>>
+// The domain's status list and the machine's top-level states are the same set, or this does not compile.
+const sameStatuses: [MachineStatus, DepositRequestStatus] extends [DepositRequestStatus, MachineStatus]
+  ? true
+  : never = true
+
+/** The status values: the machine's top-level states, in the domain's order. */
+export const statusValues: ReadonlyArray<DepositRequestStatus> = sameStatuses ? depositRequestStatuses : []
 
 interface Row {
   readonly from: string

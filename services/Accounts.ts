@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { AppConfig, type ServiceEnv } from "../src/Config"
-import { apiKeyPrefixOf } from "../src/Environment"
+import { apiKeyPrefixOf } from "./domain/Environment"
 import { CredentialCache } from "./CredentialCache"
 import { Ids } from "./Ids"
 import { digestHexOf, digestOf, newSecret, sameDigest } from "./Secrets"

@@ -11,9 +11,11 @@ import {
   start,
   step
 } from "../machines/step"
-import { formatAmount, formatTimestamp, toId } from "../src/api/Schemas"
+import { formatAmount } from "./domain/Amount"
+import { formatTimestamp } from "./domain/Timestamp"
+import { toId } from "./domain/PrefixedId"
 import { AppConfig } from "../src/Config"
-import { chainIdOf } from "../src/Environment"
+import { chainIdOf } from "./domain/Environment"
 import { type DepositRequestRow, type LifecycleFacts, toWire, webhookSubset } from "./DepositRequestView"
 import { ChangeFeed } from "./ChangeFeed"
 import { Ids } from "./Ids"

@@ -1,4 +1,7 @@
-import { formatAmount, formatTimestamp, toId } from "../src/api/Schemas"
+import type { DepositRequestStatus } from "./domain/Lifecycle"
+import { formatAmount } from "./domain/Amount"
+import { formatTimestamp } from "./domain/Timestamp"
+import { toId } from "./domain/PrefixedId"
 
 /** A deposit request row as stored (merchant fields and the queryable mirror of the machine's facts). */
 export interface DepositRequestRow {
@@ -28,7 +31,7 @@ export interface DepositRequestRow {
 
 /** What the lifecycle machine knows that the API shows. */
 export interface LifecycleFacts {
-  readonly status: string
+  readonly status: DepositRequestStatus
   readonly receivedBaseUnits: string
   readonly verificationCompletedAt: string | null
   readonly likelyUnsolicitedAt: string | null
@@ -50,15 +53,7 @@ const isoSeconds = (iso: string | null) => (iso === null ? null : formatTimestam
 /** The merchant's view of a request, in wire form (strings for amounts, RFC 3339 seconds, EIP-55). */
 export const toWire = (row: DepositRequestRow, facts: LifecycleFacts, chainId: number) => ({
   id: toId("dr", row.id) as string,
-  status: facts.status as
-    | "awaiting_payer"
-    | "ready"
-    | "partially_deposited"
-    | "deposited"
-    | "settled"
-    | "expired"
-    | "returned"
-    | "needs_attention",
+  status: facts.status,
   amount: formatAmount(BigInt(row.amount_base_units)),
   amount_base_units: BigInt(row.amount_base_units).toString(),
   received: formatAmount(BigInt(facts.receivedBaseUnits)),

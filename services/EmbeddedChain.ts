@@ -5,7 +5,7 @@ import { type Address, createWalletClient, getAddress, http, publicActions } fro
 import { anvilChain, startAnvil } from "../infra/chain/Anvil"
 import { deployTestUsdc } from "../infra/chain/deployTestUsdc"
 import type { AppConfigShape } from "../src/Config"
-import { chainIdOf } from "../src/Environment"
+import { chainIdOf } from "./domain/Environment"
 
 /** Seconds between blocks of the embedded chain, and its finality lag (finalized = latest − 2 × slots). */
 export const EMBEDDED_BLOCK_SECONDS = 1

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Option } from "effect"
-import { NotFound } from "../src/api/Errors"
-import type { IdPrefix, ResourceName } from "../src/api/Schemas"
+import { NotFound } from "./domain/Errors"
+import type { IdPrefix, ResourceName } from "./domain/PrefixedId"
 import { Ids } from "./Ids"
 import { orDieOnSql } from "./SqlFailure"
 

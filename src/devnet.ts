@@ -12,9 +12,9 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
 import { abi } from "../infra/contracts/TestUsdc"
-import { parseAmount } from "./api/Schemas"
+import { parseAmount } from "../services/domain/Amount"
 import type { AppConfigShape } from "./Config"
-import { chainIdOf } from "./Environment"
+import { chainIdOf } from "../services/domain/Environment"
 
 /**
  * The local chain a sandbox command talks to: the configured one, or the embedded chain of a running `npm start`

@@ -1,27 +1,9 @@
-import { errorTable } from "./Errors"
+import { codesOf as errorCodesOf } from "./Errors"
+
+// The platform's decode failure is answered as invalid_request by the edge.
+const codesOf = { ...errorCodesOf, HttpApiDecodeError: ["invalid_request"] }
 
 type Spec = { components?: { schemas?: Record<string, unknown> } } & Record<string, unknown>
-
-const codesOf: Record<string, ReadonlyArray<string>> = {
-  InvalidRequest: ["invalid_request"],
-  HttpApiDecodeError: ["invalid_request"],
-  Unauthenticated: ["unauthenticated"],
-  IdentityUnauthorized: ["identity_unauthorized"],
-  NotFound: errorTable
-    .filter((e) => e.code.endsWith("_not_found") && e.code !== "route_not_found")
-    .map((e) => e.code),
-  RouteNotFound: ["route_not_found"],
-  MethodNotAllowed: ["method_not_allowed"],
-  IdempotencyConflict: ["idempotency_conflict"],
-  IdempotencyInProgress: ["idempotency_in_progress"],
-  InvalidState: ["invalid_state"],
-  PayloadTooLarge: ["payload_too_large"],
-  RequestTimeout: ["request_timeout"],
-  RequestHeadersTooLarge: ["request_headers_too_large"],
-  RateLimited: ["rate_limited"],
-  InternalError: ["internal_error"],
-  ServiceUnavailable: ["service_unavailable"]
-}
 
 /**
  * Errors are tagged classes in code, but the edge renders every one as the same envelope; the published

@@ -48,7 +48,7 @@ export const answerClientErrors = (server: Server): Server =>
     }
     const refusal = refusalFor(error.code)
     const requestId = newUuid7()
-    const status = statusOf[refusal._tag]
+    const status = statusOf(refusal)
     const body = JSON.stringify(errorBody(refusal, requestId))
     socket.end(
       `HTTP/1.1 ${status} ${reasons[status] ?? "Error"}\r\ncontent-type: application/json\r\n` +

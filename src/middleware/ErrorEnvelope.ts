@@ -25,7 +25,7 @@ export const errorBody = (error: ApiError, requestId: string) => ({
 
 export const renderError = (error: ApiError, requestId: string): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(errorBody(error, requestId), {
-    status: statusOf[error._tag],
+    status: statusOf(error),
     headers: headersOf(error)
   })
 

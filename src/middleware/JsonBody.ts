@@ -1,4 +1,4 @@
-import { textProblem } from "../api/Schemas"
+import { textProblem } from "../../services/domain/Text"
 
 /**
  * How deep a body may nest arrays and objects. Ours nest two levels (metadata); the limit only has to stop bodies

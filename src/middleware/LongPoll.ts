@@ -4,7 +4,7 @@ import { Effect, Exit, Option, Schema } from "effect"
 import type { OutgoingHttpHeaders, Server, ServerResponse } from "node:http"
 import { ChangeFeed } from "../../services/ChangeFeed"
 import { InternalError, InvalidRequest, NotFound } from "../api/Errors"
-import type { ResourceName } from "../api/Schemas"
+import type { ResourceName } from "../../services/domain/PrefixedId"
 import { AppConfig } from "../Config"
 import { errorBody, logUnexpected } from "./ErrorEnvelope"
 

@@ -1,5 +1,5 @@
 import { HttpApi } from "@effect/platform"
-import { idPrefixes } from "../api/Schemas"
+import { idPrefixes } from "../../services/domain/PrefixedId"
 
 type ResourceName = (typeof idPrefixes)[keyof typeof idPrefixes]
 const resourceNames = new Set<string>(Object.values(idPrefixes))

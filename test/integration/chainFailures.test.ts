@@ -5,7 +5,7 @@ import { type Address, encodeAbiParameters, keccak256, numberToHex, parseTransac
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
-import { formatAmount } from "../../src/api/Schemas"
+import { formatAmount } from "../../services/domain/Amount"
 import type { MerchantClient } from "../support/Api"
 import { type ChainService, startChainService } from "../support/ChainService"
 import type { Merchant } from "../support/Merchant"

@@ -3,7 +3,7 @@ import { Bus } from "../../services/Bus"
 import { Accounts } from "../../services/Accounts"
 import { DatabaseLive } from "../../services/Database"
 import { Ids } from "../../services/Ids"
-import { toId } from "../../src/api/Schemas"
+import { toId } from "../../services/domain/PrefixedId"
 import { AppConfig, type ServiceEnv } from "../../src/Config"
 
 export interface Merchant {

@@ -3,13 +3,12 @@ import { describe, expect, it } from "vitest"
 import {
   type Command,
   type DepositRequestEvent,
-  type DepositRequestStatus,
   depositRequestMachine,
   type Emitted,
   type LifecycleEvent,
-  MACHINE_VERSION,
-  type PayerPolicyMode
+  MACHINE_VERSION
 } from "../../machines/DepositRequest"
+import type { DepositRequestStatus, PayerPolicyMode } from "../../services/domain/Lifecycle"
 import { type Step, start, startByXState, statusValues, step, transitionTable } from "../../machines/step"
 
 const ID = "dr_test"

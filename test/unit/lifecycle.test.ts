@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { DepositRequestEvent, DepositRequestStatus, Emitted } from "../../machines/DepositRequest"
+import type { DepositRequestEvent, Emitted } from "../../machines/DepositRequest"
+import type { DepositRequestStatus } from "../../services/domain/Lifecycle"
 import { type Step, start, statusValues, step } from "../../machines/step"
 
 const WALLET = "0x1111111111111111111111111111111111111111"

@@ -9,7 +9,8 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import { Id, Timestamp } from "../Schemas"
+import { Id } from "../../../services/domain/PrefixedId"
+import { Timestamp } from "../../../services/domain/Timestamp"
 
 // A Struct, not a Class: encoding the answer then needs no instance built per request (it is the hot read).
 export const Account = Schema.Struct({

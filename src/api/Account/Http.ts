@@ -4,7 +4,7 @@ import { Accounts } from "../../../services/Accounts"
 import { Api } from "../../Api"
 import { CurrentIdentity, requireSession } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"
-import { toId } from "../Schemas"
+import { toId } from "../../../services/domain/PrefixedId"
 
 const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
   (request.headers.authorization ?? "").slice("Bearer ".length)

@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as Lifecycle from "../../../services/domain/Lifecycle"
 import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
 import {
@@ -11,32 +12,18 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import {
-  Amount,
-  DecimalInteger,
-  Id,
-  IdParam,
-  Limit,
-  ListOf,
-  Metadata,
-  StrictStruct,
-  Text,
-  Timestamp
-} from "../Schemas"
+import { Amount } from "../../../services/domain/Amount"
+import { DecimalInteger, IdParam, Limit, ListOf, Metadata, StrictStruct } from "../Schemas"
+import { Id } from "../../../services/domain/PrefixedId"
+import { Text } from "../../../services/domain/Text"
+import { Timestamp } from "../../../services/domain/Timestamp"
 
-/** The status values: the top-level states of the lifecycle machine. */
-export const DepositRequestStatus = Schema.Literal(
-  "awaiting_payer",
-  "ready",
-  "partially_deposited",
-  "deposited",
-  "settled",
-  "expired",
-  "returned",
-  "needs_attention"
-).annotations({ identifier: "DepositRequestStatus" })
+/** The status values: the top-level states of the lifecycle machine (listed once, in the domain). */
+export const DepositRequestStatus = Lifecycle.DepositRequestStatus.annotations({
+  identifier: "DepositRequestStatus"
+})
 
-export const PayerPolicyMode = Schema.Literal("none", "mailbox", "merchant_session").annotations({
+export const PayerPolicyMode = Lifecycle.PayerPolicyMode.annotations({
   identifier: "PayerPolicyMode",
   description:
     "`none`: the payer attests a wallet and pays. `mailbox`: the payer first proves the expected mailbox with a one-time code. `merchant_session`: the payer screen first exchanges the secret the merchant received at creation."

@@ -7,7 +7,7 @@ import { CurrentIdentity, requireSession } from "../../middleware/Authentication
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
 import { DepositRequest } from "./Api"
-import { uuidFromId } from "../Schemas"
+import { uuidFromId } from "../../../services/domain/PrefixedId"
 
 const requireId = (id: string) => {
   const uuid = uuidFromId("dr", id)

@@ -2,7 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
 import { InvalidRequest, InvalidState, NotFound, RateLimited, Unauthenticated } from "../Errors"
-import { Id, IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
+import { Id } from "../../../services/domain/PrefixedId"
+import { IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
 
 export const Event = Schema.Struct({
   id: Schema.String,

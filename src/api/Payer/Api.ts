@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { PayerPolicyMode } from "../../../services/domain/Lifecycle"
 import { Schema } from "effect"
 import { LongPollParams } from "../DepositRequests/Api"
 import {
@@ -9,7 +10,8 @@ import {
   RateLimited,
   ServiceUnavailable
 } from "../Errors"
-import { IdParam, StrictStruct, Text } from "../Schemas"
+import { IdParam, StrictStruct } from "../Schemas"
+import { Text } from "../../../services/domain/Text"
 
 export const PayerDepositRequest = Schema.Struct({
   id: Schema.String,
@@ -20,8 +22,8 @@ export const PayerDepositRequest = Schema.Struct({
   received_base_units: Schema.String,
   heading: Schema.String,
   issuer_display_name: Schema.NullOr(Schema.String),
-  payer_policy_mode: Schema.Literal("none", "mailbox", "merchant_session"),
-  proof_required: Schema.NullOr(Schema.Literal("none", "mailbox", "merchant_session")).annotations({
+  payer_policy_mode: PayerPolicyMode,
+  proof_required: Schema.NullOr(PayerPolicyMode).annotations({
     description: "The proof still owed before the wallet, or null."
   }),
   wallet_required: Schema.Boolean.annotations({ description: "True while the wallet statement is owed." }),

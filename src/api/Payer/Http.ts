@@ -5,7 +5,7 @@ import { Api } from "../../Api"
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
 import { PayerDepositRequest } from "./Api"
-import { uuidFromId } from "../Schemas"
+import { uuidFromId } from "../../../services/domain/PrefixedId"
 
 const requireId = (id: string) => {
   const uuid = uuidFromId("dr", id)

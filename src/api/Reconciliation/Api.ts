@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
 import { InvalidRequest, RateLimited, Unauthenticated } from "../Errors"
-import { Timestamp } from "../Schemas"
+import { Timestamp } from "../../../services/domain/Timestamp"
 
 const BaseUnits = Schema.String.annotations({ description: "Integer base units as a string of digits." })
 

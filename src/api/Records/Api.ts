@@ -2,7 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
 import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unauthenticated } from "../Errors"
-import { Address, Id, type IdPrefix, IdParam, Limit, ListOf, Metadata, StrictStruct, Text } from "../Schemas"
+import { Address } from "../../../services/domain/Address"
+import { Id, type IdPrefix } from "../../../services/domain/PrefixedId"
+import { IdParam, Limit, ListOf, Metadata, StrictStruct } from "../Schemas"
+import { Text } from "../../../services/domain/Text"
 
 const Email = Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/)).annotations({
   description: "An email address."

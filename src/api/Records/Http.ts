@@ -5,7 +5,8 @@ import type { RecordStore, StoredRecord } from "../../../services/RecordStore"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"
-import { formatTimestamp, type IdPrefix, type ResourceName, toId, uuidFromId } from "../Schemas"
+import { formatTimestamp } from "../../../services/domain/Timestamp"
+import { type IdPrefix, type ResourceName, toId, uuidFromId } from "../../../services/domain/PrefixedId"
 
 const str = (v: unknown) => (typeof v === "string" ? v : null)
 const stamps = (row: StoredRecord) => ({

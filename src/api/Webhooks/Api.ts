@@ -9,7 +9,8 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import { Id, IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
+import { Id } from "../../../services/domain/PrefixedId"
+import { IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
 
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,

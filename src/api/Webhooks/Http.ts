@@ -4,7 +4,7 @@ import { Webhooks } from "../../../services/Webhooks"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"
-import { uuidFromId } from "../Schemas"
+import { uuidFromId } from "../../../services/domain/PrefixedId"
 
 const requireId = (id: string) => {
   const uuid = uuidFromId("wh", id)

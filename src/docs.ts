@@ -1,6 +1,9 @@
-import { statechartMermaid, statusValues, transitionTableMarkdown } from "../../machines/step"
 import { readFileSync, writeFileSync } from "node:fs"
-const p = new URL("../../README.md", import.meta.url)
+import { statechartMermaid, statusValues, transitionTableMarkdown } from "../machines/step"
+import { errorTableMarkdown } from "./api/Errors"
+
+/** Regenerates the README's generated sections (lifecycle and error table); tests fail when they drift. */
+const p = new URL("../README.md", import.meta.url)
 let s = readFileSync(p, "utf8")
 const block = `<!-- lifecycle:start -->
 Statuses (the machine's top-level states): ${statusValues.map((v) => `\`${v}\``).join(", ")}.
@@ -18,4 +21,8 @@ else
     "## Errors",
     `## Deposit request lifecycle\n\nGenerated from \`machines/DepositRequest.ts\` (a test fails when this section drifts from the machine; regenerate with \`npm run docs\`).\n\n${block}\n\n## Errors`
   )
+s = s.replace(
+  /<!-- errors:start -->[\s\S]*<!-- errors:end -->/,
+  `<!-- errors:start -->\n${errorTableMarkdown()}\n<!-- errors:end -->`
+)
 writeFileSync(p, s)

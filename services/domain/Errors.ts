@@ -1,0 +1,129 @@
+import { Schema } from "effect"
+import { idPrefixes, type ResourceName } from "./PrefixedId"
+import { errorFacts } from "./PublicError"
+
+/**
+ * The errors the domain raises. Each class carries its wire code, HTTP status, headers and the one line the
+ * README's table shows; the HTTP edge renders every one as `{ "error": { "code", "message", "param"? },
+ * "request_id" }`.
+ */
+
+const invalidRequest = errorFacts({
+  status: 400,
+  code: "invalid_request",
+  when: "Malformed JSON, a missing, unknown or mistyped field, a body without a JSON content type, a C0 control character, a bare UUID or wrong-prefix id in a body or query, a bad header value. `message` and `param` name the field."
+})
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()(
+  "InvalidRequest",
+  { message: Schema.String, param: Schema.optional(Schema.String) },
+  invalidRequest.annotations()
+) {
+  static readonly facts = invalidRequest
+  get code() {
+    return invalidRequest.code
+  }
+}
+
+const resources = Object.values(idPrefixes) as Array<ResourceName>
+const spoken = (resource: ResourceName) => resource.replaceAll("_", " ")
+
+const notFound = errorFacts({
+  status: 404,
+  code: "<resource>_not_found",
+  when: "The resource's id is missing, malformed, bare, of another prefix or of another account."
+})
+export class NotFound extends Schema.TaggedError<NotFound>()(
+  "NotFound",
+  { resource: Schema.Literal(...resources), message: Schema.String },
+  notFound.annotations()
+) {
+  static readonly facts = notFound
+  /** One row per resource: the code names the resource. */
+  static readonly rows = resources.map((resource) => ({
+    status: notFound.status,
+    code: `${resource}_not_found`,
+    when: `The ${spoken(resource)} id is missing, malformed, bare, of another prefix or of another account.`
+  }))
+  get code(): `${ResourceName}_not_found` {
+    return `${this.resource}_not_found`
+  }
+  static of(resource: ResourceName) {
+    return new NotFound({ resource, message: `No such ${spoken(resource)}.` })
+  }
+}
+
+const idempotencyConflict = errorFacts({
+  status: 409,
+  code: "idempotency_conflict",
+  when: "The `Idempotency-Key` was used before with a different request body."
+})
+export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()(
+  "IdempotencyConflict",
+  { message: Schema.String },
+  idempotencyConflict.annotations()
+) {
+  static readonly facts = idempotencyConflict
+  get code() {
+    return idempotencyConflict.code
+  }
+}
+
+const invalidState = errorFacts({
+  status: 409,
+  code: "invalid_state",
+  when: "The action is not allowed in the resource's current status."
+})
+export class InvalidState extends Schema.TaggedError<InvalidState>()(
+  "InvalidState",
+  { message: Schema.String },
+  invalidState.annotations()
+) {
+  static readonly facts = invalidState
+  get code() {
+    return invalidState.code
+  }
+}
+
+const rateLimited = errorFacts({
+  status: 429,
+  code: "rate_limited",
+  when: "The account's token bucket is empty (`Retry-After: 1`).",
+  headers: { "retry-after": "1" }
+})
+export class RateLimited extends Schema.TaggedError<RateLimited>()(
+  "RateLimited",
+  { message: Schema.String },
+  rateLimited.annotations()
+) {
+  static readonly facts = rateLimited
+  get code() {
+    return rateLimited.code
+  }
+}
+
+const serviceUnavailable = errorFacts({
+  status: 503,
+  code: "service_unavailable",
+  when: "A dependency (database, bus or chain) is unreachable (`Retry-After: 5`).",
+  headers: { "retry-after": "5" }
+})
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
+  "ServiceUnavailable",
+  { message: Schema.String },
+  serviceUnavailable.annotations()
+) {
+  static readonly facts = serviceUnavailable
+  get code() {
+    return serviceUnavailable.code
+  }
+}
+
+/** The errors services raise. */
+export const DomainErrors = [
+  InvalidRequest,
+  NotFound,
+  IdempotencyConflict,
+  InvalidState,
+  RateLimited,
+  ServiceUnavailable
+] as const

@@ -1,0 +1,27 @@
+import { Schema } from "effect"
+
+/**
+ * The deposit request statuses: the top-level states of the lifecycle machine, which declares its states
+ * against this list (`satisfies Record<DepositRequestStatus, …>`), so the two cannot drift apart.
+ */
+export const depositRequestStatuses = [
+  "awaiting_payer",
+  "ready",
+  "partially_deposited",
+  "deposited",
+  "settled",
+  "expired",
+  "returned",
+  "needs_attention"
+] as const
+export type DepositRequestStatus = (typeof depositRequestStatuses)[number]
+export const DepositRequestStatus = Schema.Literal(...depositRequestStatuses)
+
+/** How a payer proves they may attest a wallet for a request. */
+export const payerPolicyModes = ["none", "mailbox", "merchant_session"] as const
+export type PayerPolicyMode = (typeof payerPolicyModes)[number]
+export const PayerPolicyMode = Schema.Literal(...payerPolicyModes)
+
+/** Why money goes back to a payer. */
+export const recoveryReasons = ["overpayment", "expired_balance", "late_transfer"] as const
+export type RecoveryReason = (typeof recoveryReasons)[number]
