@@ -60,13 +60,10 @@ export const startByXState = (input: DepositRequestInput): Step => {
 
 /**
  * The initial state has no entry actions, so every new request's first snapshot is one shape with its own
- * context. XState's initial transition costs about 100 µs (a tenth of a create's CPU); the shape is taken from it
- * once, and each create fills in the context `initialContext` (the very function the machine's `context` calls)
- * made for the first one: parsed from its JSON with the input's fields set. Calling `initialContext` itself costs
- * ~30 µs here (`{ ...input, … }`, ~1.5 µs a property added after the spread on our V8); an object literal is
- * cheap but slowed every later XState step about 2× (other hidden classes than the parsed snapshots steps see).
- * A test holds this equal to `startByXState` for any input; should the initial state ever emit, this falls back
- * to it.
+ * context. XState's initial transition is taken once; each create then parses that first snapshot's JSON and sets
+ * the input's fields, which is cheaper than the transition and gives the context the same hidden classes as the
+ * parsed snapshots later steps see (README: Hot paths). A test holds this equal to `startByXState` for any input;
+ * should the initial state ever emit, this falls back to it.
  */
 let firstShape:
   | { readonly json: string; readonly contextJson: string; readonly status: DepositRequestStatus }

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { AppConfig, type ServiceEnv } from "../src/Config"
+import type { ServiceEnv } from "./domain/Environment"
+import { serviceEnv } from "./Settings"
 import { apiKeyPrefixOf } from "./domain/Environment"
 import { CredentialCache } from "./CredentialCache"
 import { Ids } from "./Ids"
@@ -51,7 +52,7 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const ids = yield* Ids
-  const config = yield* AppConfig
+  const config = { serviceEnv: yield* serviceEnv }
   const cache = yield* CredentialCache
   const keyPrefix = apiKeyPrefixOf(config.serviceEnv)
   // Accounts never change once created (no route renames them), so reads of one are remembered.

@@ -1,7 +1,12 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { EventEmitter } from "node:events"
-import { AppConfig } from "../src/Config"
+import { optionalSetting } from "./Settings"
+
+/** `NATS_URL`: absent, the in-process bus. */
+export const natsUrlSetting = optionalSetting("NATS_URL", "must be a nats:// URL or host:port", (url) =>
+  /^(nats|tls):\/\/[^\s]+$|^[\w.-]+:\d+$/.test(url)
+)
 
 export class BusError extends Data.TaggedError("BusError")<{
   readonly message: string
@@ -77,9 +82,9 @@ export class Bus extends Context.Tag("deposits/Bus")<Bus, BusShape>() {
   static readonly layer = Layer.scoped(
     Bus,
     Effect.gen(function* () {
-      const config = yield* AppConfig
-      if (Option.isNone(config.natsUrl)) return inProcess()
-      const servers = config.natsUrl.value
+      const natsUrl = yield* natsUrlSetting
+      if (Option.isNone(natsUrl)) return inProcess()
+      const servers = natsUrl.value
       const nc = yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: () => connect({ servers, name: "deposits", maxReconnectAttempts: -1 }),

@@ -1,12 +1,12 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer, Option, Queue } from "effect"
 import { type Address, createPublicClient, getAddress, http, toHex } from "viem"
-import { AppConfig } from "../src/Config"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
 import { finalBlockNumber, type JsonRpc } from "./Finality"
 import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
+import { chainSettings } from "./Settings"
 
 /** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */
 export const WATCH_INTERVAL = Duration.millis(100)
@@ -51,7 +51,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const host = yield* ActorHost
-    const config = yield* AppConfig
+    const config = yield* chainSettings
     const chainId = chainIdOf(config.serviceEnv)
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 100 })
     // Recording wakes applying: credits reach the actors in their own loop, so a block's recording never waits on
@@ -311,7 +311,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
 /** The watcher runs when a chain and a token are configured, one instance at a time under a lease. */
 export const ChainWatcherLive = Layer.scopedDiscard(
   Effect.gen(function* () {
-    const config = yield* AppConfig
+    const config = yield* chainSettings
     if (Option.isNone(config.chainRpcUrl) || Option.isNone(config.tokenAddress)) {
       yield* Effect.logInfo("chain watcher off: set CHAIN_RPC_URL and TOKEN_ADDRESS")
       return

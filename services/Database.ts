@@ -1,9 +1,9 @@
 import { Migrator } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { migrations } from "../infra/migrations"
-import { AppConfig } from "../src/Config"
 import { embeddedPaths, serveEmbeddedPostgres, socketAnswers } from "./EmbeddedPostgres"
+import { dataDir, databaseUrl } from "./Settings"
 
 // pg hands int8 and numeric back as strings, so amounts never pass through a float on the way in.
 
@@ -17,7 +17,7 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
 export const makeDatabaseLayer = (options: { readonly attachToRunningEmbedded: boolean }) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
-      const config = yield* AppConfig
+      const config = yield* Config.all({ dataDir, databaseUrl })
       const paths = embeddedPaths(config.dataDir)
       const attach =
         Option.isNone(config.databaseUrl) &&

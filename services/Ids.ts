@@ -2,8 +2,8 @@ import { randomFillSync } from "node:crypto"
 import { Context, Layer } from "effect"
 import { v7 as uuidv7 } from "uuid"
 
-// uuid's default rng calls WebCrypto getRandomValues for 16 bytes on every id (~8 µs of CPU each here); draw them
-// from a 4 KiB pool filled by one randomFillSync per 256 ids instead.
+// uuid's default rng calls WebCrypto getRandomValues for 16 bytes on every id; draw them from a 4 KiB pool filled
+// by one randomFillSync per 256 ids instead (README: Hot paths).
 const pool = new Uint8Array(4096)
 let poolAt = pool.length
 const pooledRandom = (): Uint8Array => {

@@ -1,7 +1,9 @@
 import { createWebSocketInspector } from "@statelyai/inspect"
-import { Context, Effect, Layer, Option } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
 import { depositRequestMachine } from "../machines/DepositRequest"
-import { AppConfig } from "../src/Config"
+
+/** `INSPECT_URL`: the Stately inspector's WebSocket; unset, nothing is sent. */
+export const inspectUrlSetting = Config.option(Config.string("INSPECT_URL"))
 
 export interface InspectorShape {
   /** A request's actor came to life with its first snapshot. */
@@ -21,9 +23,9 @@ export class Inspector extends Context.Tag("deposits/Inspector")<Inspector, Insp
   static readonly layer = Layer.scoped(
     Inspector,
     Effect.gen(function* () {
-      const config = yield* AppConfig
-      if (Option.isNone(config.inspectUrl)) return silent
-      const url = config.inspectUrl.value
+      const inspectUrl = yield* inspectUrlSetting
+      if (Option.isNone(inspectUrl)) return silent
+      const url = inspectUrl.value
       const inspector = yield* Effect.acquireRelease(
         Effect.sync(() => createWebSocketInspector({ url, autoStart: true })),
         (i) => Effect.sync(() => i.stop())

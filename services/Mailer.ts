@@ -1,6 +1,6 @@
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Config, Context, Data, Effect, Layer, Option } from "effect"
 import nodemailer from "nodemailer"
-import { AppConfig } from "../src/Config"
+import { optionalSetting } from "./Settings"
 
 export class MailError extends Data.TaggedError("MailError")<{
   readonly message: string
@@ -12,6 +12,12 @@ export interface Mail {
   readonly subject: string
   readonly text: string
 }
+
+/** `SMTP_URL` (unset: mail is kept in memory and logged) and `MAIL_FROM`. */
+export const mailerSettings = Config.all({
+  smtpUrl: optionalSetting("SMTP_URL", "must be an smtp:// or smtps:// URL", (u) => /^smtps?:\/\//.test(u)),
+  mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("Deposits <no-reply@deposits.localhost>"))
+})
 
 /**
  * Outgoing mail. With `SMTP_URL` it goes through that relay (nodemailer); without it the sandbox keeps the last
@@ -27,7 +33,7 @@ export class Mailer extends Context.Tag("deposits/Mailer")<
   static readonly layer = Layer.scoped(
     Mailer,
     Effect.gen(function* () {
-      const config = yield* AppConfig
+      const config = yield* mailerSettings
       const kept: Array<Mail> = []
       if (Option.isNone(config.smtpUrl)) {
         return {

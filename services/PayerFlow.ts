@@ -6,7 +6,7 @@ import { InvalidRequest, InvalidState, NotFound, RateLimited, ServiceUnavailable
 import { formatAmount } from "./domain/Amount"
 import { formatTimestamp } from "./domain/Timestamp"
 import { toId } from "./domain/PrefixedId"
-import { AppConfig } from "../src/Config"
+import { chainSettings } from "./Settings"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost, type DepositRequestMissing, factsOf, type SnapshotVersionError } from "./ActorHost"
 import type { DepositRequestRow } from "./DepositRequestView"
@@ -53,7 +53,7 @@ const make = Effect.gen(function* () {
   const ids = yield* Ids
   const vault = yield* KeyVault
   const mailer = yield* Mailer
-  const config = yield* AppConfig
+  const config = yield* chainSettings
   const chainId = chainIdOf(config.serviceEnv)
   const signatureCheck = signatureCheckFor(Option.getOrUndefined(config.chainRpcUrl))
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))

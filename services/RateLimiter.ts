@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
-import { AppConfig } from "../src/Config"
+import { Clock, Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { databaseUrl, positiveInteger } from "./Settings"
 import { makeBatcher } from "./Batcher"
 
 export interface RateDecision {
@@ -18,8 +18,8 @@ export interface RateDecision {
  */
 export class EphemeralSql extends Context.Tag("deposits/EphemeralSql")<EphemeralSql, SqlClient.SqlClient>() {
   static readonly layer = Layer.unwrapEffect(
-    Effect.map(AppConfig, (config) =>
-      Option.match(config.databaseUrl, {
+    Effect.map(databaseUrl, (url) =>
+      Option.match(url, {
         onNone: () => Layer.effect(EphemeralSql, SqlClient.SqlClient),
         onSome: (url) => {
           const parsed = new URL(Redacted.value(url))
@@ -33,12 +33,18 @@ export class EphemeralSql extends Context.Tag("deposits/EphemeralSql")<Ephemeral
   )
 }
 
+/** The token bucket per account on API-key traffic: `RATE_LIMIT_CAPACITY` and `RATE_LIMIT_REFILL_PER_SECOND`. */
+export const rateLimitSettings = Config.all({
+  rateLimitCapacity: positiveInteger("RATE_LIMIT_CAPACITY", 60),
+  rateLimitRefillPerSecond: positiveInteger("RATE_LIMIT_REFILL_PER_SECOND", 1)
+})
+
 /** At most this many waiting requests share one round trip. */
 const MAX_BATCH = 256
 
 const make = Effect.gen(function* () {
   const sql = yield* EphemeralSql
-  const config = yield* AppConfig
+  const config = yield* rateLimitSettings
   const capacityMilli = BigInt(config.rateLimitCapacity) * 1000n
   // Tokens per second equals milli-tokens per millisecond.
   const refillPerMs = BigInt(config.rateLimitRefillPerSecond)

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option } from "effect"
 import { type Address, createPublicClient, erc20Abi, getAddress, http } from "viem"
 import type { Recovery } from "../machines/DepositRequest"
-import { AppConfig } from "../src/Config"
+import { chainSettings } from "./Settings"
 import { finalBlockNumber, type JsonRpc } from "./Finality"
 import { dieOnSqlErrors } from "./SqlFailure"
 
@@ -68,7 +68,7 @@ interface Row {
  */
 const make = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
-  const config = yield* AppConfig
+  const config = yield* chainSettings
   const chain = Option.all({ rpcUrl: config.chainRpcUrl, token: config.tokenAddress }).pipe(
     Option.map(({ rpcUrl, token }) => ({
       client: createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) }),

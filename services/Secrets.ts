@@ -4,8 +4,8 @@ import { hash, randomBytes, timingSafeEqual } from "node:crypto"
 export const newSecret = (prefix: string) => `${prefix}${randomBytes(32).toString("base64url")}`
 
 /**
- * SHA-256 as hex, through one-shot `hash` (no Hash object per call). Hex is the fast output here: 0.5 µs against
- * 1.8 µs for `"buffer"` on our Node.
+ * SHA-256 as hex, through one-shot `hash` (no Hash object per call); hex is the faster output of the two
+ * (README: Hot paths).
  */
 export const digestHexOf = (secret: string): string => hash("sha256", secret, "hex")
 

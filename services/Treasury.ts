@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import {
   type Address,
   createWalletClient,
@@ -14,14 +14,13 @@ import {
   toHex
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
-import { abi } from "../infra/contracts/TestUsdc"
-import { AppConfig } from "../src/Config"
 import { finalBlockNumber, type JsonRpc } from "./Finality"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost } from "./ActorHost"
 import { KeyVault } from "./KeyVault"
 import { Lease } from "./Lease"
+import { chainSettings, optionalSetting, positiveInteger } from "./Settings"
+import { usdcAbi } from "./Usdc"
 
 export const TREASURY_INTERVAL = Duration.millis(500)
 
@@ -43,7 +42,7 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
     const sql = yield* PgClient.PgClient
     const host = yield* ActorHost
     const vault = yield* KeyVault
-    const config = yield* AppConfig
+    const config = yield* treasurySettings
     const chainId = chainIdOf(config.serviceEnv)
     const account = privateKeyToAccount(treasuryKey)
     const chain = {
@@ -99,7 +98,7 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
         )
         const { v, r, s } = parseSignature(authorization)
         const data = encodeFunctionData({
-          abi,
+          abi: usdcAbi,
           functionName: "transferWithAuthorization",
           args: [
             message.from,
@@ -332,19 +331,31 @@ export const makeTreasury = (rpcUrl: string, token: Address, treasuryKey: Hex) =
     } as const
   })
 
-/** Runs when a chain and token are configured; the sandbox pays gas from the local chain's dev account 1. */
+/**
+ * The chain settings, `TREASURY_PRIVATE_KEY` (the account that pays gas for settlements and returns; the sandbox's
+ * start-up supplies the local chain's dev account 1) and `TRANSFER_REPLACE_AFTER_MS` (a broadcast transfer with no
+ * receipt after this long is replaced at the same nonce with higher fees).
+ */
+export const treasurySettings = Config.all({
+  chain: chainSettings,
+  treasuryPrivateKey: optionalSetting("TREASURY_PRIVATE_KEY", "must be a 0x-prefixed 32-byte hex key", (k) =>
+    /^0x[0-9a-fA-F]{64}$/.test(k)
+  ).pipe(Config.map(Option.map(Redacted.make))),
+  transferReplaceAfterMs: positiveInteger("TRANSFER_REPLACE_AFTER_MS", 60_000)
+}).pipe(Config.map(({ chain, ...rest }) => ({ ...chain, ...rest })))
+
+/** Runs when a chain, a token and the treasury's key are configured. */
 export const TreasuryLive = Layer.scopedDiscard(
   Effect.gen(function* () {
-    const config = yield* AppConfig
+    const config = yield* treasurySettings
     if (Option.isNone(config.chainRpcUrl) || Option.isNone(config.tokenAddress)) return
-    const key = Option.match(config.treasuryKey, {
-      onSome: (k) => Redacted.value(k) as Hex,
-      onNone: () =>
-        config.serviceEnv === "sandbox"
-          ? toHex(anvilDevAccount(DEV_ACCOUNT.treasury).getHdKey().privateKey!)
-          : undefined
-    })
-    if (key === undefined) return yield* Effect.dieMessage("TREASURY_PRIVATE_KEY must be set in production")
+    if (Option.isNone(config.treasuryPrivateKey)) {
+      if (config.serviceEnv === "production")
+        return yield* Effect.dieMessage("TREASURY_PRIVATE_KEY must be set in production")
+      yield* Effect.logWarning("treasury off: set TREASURY_PRIVATE_KEY to settle and return payments")
+      return
+    }
+    const key = Redacted.value(config.treasuryPrivateKey.value) as Hex
     const treasury = yield* makeTreasury(config.chainRpcUrl.value, getAddress(config.tokenAddress.value), key)
     const lease = yield* Lease
     yield* Effect.forkScoped(lease.whileHolding("treasury", treasury.run))

@@ -1,6 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Option, Random } from "effect"
-import { AppConfig } from "../src/Config"
+import { Clock, Config, Duration, Effect, Layer, Option, Random } from "effect"
 import { Bus } from "./Bus"
 import { Ids } from "./Ids"
 import { JOBS_SUBJECT } from "./OutboxRelay"
@@ -8,6 +7,7 @@ import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
 import { makeWake } from "./Wake"
 import { signPayload } from "./WebhookSignature"
+import { databaseUrl, positiveInteger } from "./Settings"
 
 /** How often an instance looks for due retries (first attempts are woken by the relay's notice at once). */
 export const DISPATCH_IDLE = Duration.millis(250)
@@ -41,6 +41,17 @@ export const makeEndpointSlots = (perEndpoint: number) => {
 }
 export type EndpointSlots = ReturnType<typeof makeEndpointSlots>
 
+/**
+ * `WEBHOOK_FIRST_RETRY_MS`: the first retry gap (each next one doubles, capped at an hour);
+ * `WEBHOOK_CLAIM_TTL_MS`: how long a claimed job stays locked before a crashed dispatcher's job is taken by another.
+ */
+export const dispatchSettings = Config.all({
+  webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
+  webhookClaimTtlMs: positiveInteger("WEBHOOK_CLAIM_TTL_MS", 60_000),
+  databaseUrl
+})
+export type DispatchSettings = Config.Config.Success<typeof dispatchSettings>
+
 interface ClaimedJob {
   readonly id: string
   readonly account_id: string
@@ -60,10 +71,10 @@ interface ClaimedJob {
  * for an endpoint at its cap here), send the event's fixed bytes signed now, record the attempt, and schedule the
  * retry or end the series.
  */
-export const dispatchOnce = (slots: EndpointSlots) =>
+export const dispatchOnce = (slots: EndpointSlots, settings: DispatchSettings) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
-    const { webhookClaimTtlMs } = yield* AppConfig
+    const { webhookClaimTtlMs } = settings
     const now = new Date(yield* Clock.currentTimeMillis)
     const claimed = yield* sql<ClaimedJob>`
     with job as (
@@ -84,15 +95,17 @@ export const dispatchOnce = (slots: EndpointSlots) =>
       return true
     }
     slots.take(job.endpoint_id)
-    return yield* deliver(job, now).pipe(Effect.ensuring(Effect.sync(() => slots.give(job.endpoint_id))))
+    return yield* deliver(job, now, settings).pipe(
+      Effect.ensuring(Effect.sync(() => slots.give(job.endpoint_id)))
+    )
   })
 
-const deliver = (job: ClaimedJob, now: Date) =>
+const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const ids = yield* Ids
     const sender = yield* WebhookSender
-    const { webhookFirstRetryMs } = yield* AppConfig
+    const { webhookFirstRetryMs } = settings
     const t = Math.floor(now.getTime() / 1000)
     const outcome = yield* sender.send({
       url: job.url,
@@ -153,12 +166,12 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     // receiver never delays anyone else's retries; a worker that found work wakes one idle peer, so a backlog fans
     // out to every worker within a few claims.
     const sql = yield* PgClient.PgClient
-    const { databaseUrl } = yield* AppConfig
-    const embedded = Option.isNone(databaseUrl)
+    const settings = yield* dispatchSettings
+    const embedded = Option.isNone(settings.databaseUrl)
     const slots = makeEndpointSlots(embedded ? EMBEDDED_DISPATCH_PER_ENDPOINT : DISPATCH_PER_ENDPOINT)
     const wake = makeWake()
     yield* (yield* Bus).listen(JOBS_SUBJECT, () => wake.wake())
-    const worker = dispatchOnce(slots).pipe(
+    const worker = dispatchOnce(slots, settings).pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhook dispatch failed", cause), false)),
       Effect.flatMap((worked) =>
         worked ? Effect.sync(wake.wakeOne) : wake.idle(Duration.toMillis(DISPATCH_WORKER_IDLE))

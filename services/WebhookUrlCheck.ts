@@ -1,7 +1,7 @@
 import ipaddr from "ipaddr.js"
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 import { lookup } from "node:dns/promises"
-import { AppConfig } from "../src/Config"
+import { serviceEnv } from "./Settings"
 
 export interface ResolvedAddress {
   readonly address: string
@@ -59,6 +59,21 @@ export const staticRefusal = (raw: string, allowPrivate: boolean): string | unde
   return undefined
 }
 
+/**
+ * `WEBHOOKS_ALLOW_PRIVATE`, sandbox only: let webhooks reach http:// and private addresses (a receiver on a
+ * developer's laptop). Production refuses to start with it.
+ */
+export const webhooksAllowPrivateSetting = Config.all({
+  allowPrivate: Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  serviceEnv
+}).pipe(
+  Config.validate({
+    message: "WEBHOOKS_ALLOW_PRIVATE=true is refused when SERVICE_ENV=production",
+    validation: (c) => !(c.serviceEnv === "production" && c.allowPrivate)
+  }),
+  Config.map((c) => c.allowPrivate)
+)
+
 /** The URL rules, checked at creation and again before every delivery. */
 export class WebhookUrlCheck extends Context.Tag("deposits/WebhookUrlCheck")<
   WebhookUrlCheck,
@@ -74,7 +89,7 @@ export class WebhookUrlCheck extends Context.Tag("deposits/WebhookUrlCheck")<
     WebhookUrlCheck,
     Effect.gen(function* () {
       const resolver = yield* WebhookResolver
-      const { webhooksAllowPrivate } = yield* AppConfig
+      const webhooksAllowPrivate = yield* webhooksAllowPrivateSetting
       const resolve = (raw: string) =>
         Effect.gen(function* () {
           const refusal = staticRefusal(raw, webhooksAllowPrivate)

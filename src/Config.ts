@@ -1,7 +1,7 @@
 import {
   Config,
   type ConfigError,
-  type ConfigProvider,
+  ConfigProvider,
   Context,
   Effect,
   Either,
@@ -9,48 +9,23 @@ import {
   Option,
   Redacted
 } from "effect"
-import { FINALIZED_TAG, type Finality, MAX_CONFIRMATIONS, parseFinality } from "../services/Finality"
+import { toHex } from "viem"
+import { anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
+import { natsUrlSetting } from "../services/Bus"
+import { inspectUrlSetting } from "../services/Inspector"
+import { mailerSettings } from "../services/Mailer"
+import { rateLimitSettings } from "../services/RateLimiter"
+import { dataDir, databaseUrl, positiveInteger, serviceEnv } from "../services/Settings"
+import { treasurySettings } from "../services/Treasury"
+import { dispatchSettings } from "../services/WebhookDispatcher"
+import { webhooksAllowPrivateSetting } from "../services/WebhookUrlCheck"
+import { describeFinality } from "../services/Finality"
 
-/** Where the service runs: sandbox keys and chain 10143, or production keys and chain 143. */
-export type ServiceEnv = "sandbox" | "production"
-
-export interface AppConfigShape {
-  readonly port: number
-  readonly host: string
-  readonly dataDir: string
-  /** Absent: the embedded PostgreSQL (PGlite) under `dataDir`. */
-  readonly databaseUrl: Option.Option<Redacted.Redacted>
-  /** Absent: the in-process bus. */
-  readonly natsUrl: Option.Option<string>
-  /** Absent: the embedded local chain. */
-  readonly chainRpcUrl: Option.Option<string>
-  /** When a block counts as final: the node's `finalized` tag (default) or N confirmations. */
-  readonly chainFinality: Finality
-  readonly serviceEnv: ServiceEnv
-  readonly dashboardOrigin: string
-  readonly checkoutOrigin: string
-  /** Sandbox only: let webhooks reach http:// and private addresses (a receiver on a developer's laptop). */
-  readonly webhooksAllowPrivate: boolean
-  readonly inspectUrl: Option.Option<string>
-  /** Token bucket per account on API-key traffic: capacity and refill per second. */
-  readonly rateLimitCapacity: number
-  readonly rateLimitRefillPerSecond: number
-  /** Concurrent long polls one client address may hold; past it a poll answers at once. */
-  readonly longPollMaxPerAddress: number
-  /** First webhook retry gap; each next gap doubles, capped at one hour. */
-  readonly webhookFirstRetryMs: number
-  /** How long a claimed webhook job stays locked: past it, a crashed dispatcher's job is taken by another. */
-  readonly webhookClaimTtlMs: number
-  /** A broadcast transfer with no receipt after this long is replaced at the same nonce with higher fees. */
-  readonly transferReplaceAfterMs: number
-  /** The USDC token contract payers pay with (for payment links); unset until the chain is configured. */
-  readonly tokenAddress: Option.Option<string>
-  /** Where mail goes (smtp:// or smtps://); unset: kept in memory and logged, for local development. */
-  readonly smtpUrl: Option.Option<string>
-  readonly mailFrom: string
-  /** The account that pays gas for settlements and returns; sandbox default: the local chain's dev account 1. */
-  readonly treasuryKey: Option.Option<Redacted.Redacted>
-}
+/**
+ * The composition root's view of settings. Each service declares and reads its own settings in its layer; here
+ * they are gathered only to check them all before anything starts (one line naming each bad setting), to let the
+ * start-up complete them (the embedded chain), and to hand them to the layers as one `ConfigProvider`.
+ */
 
 const origin = (name: string, fallback: string) =>
   Config.string(name).pipe(
@@ -67,102 +42,92 @@ const origin = (name: string, fallback: string) =>
     })
   )
 
-const positiveInteger = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: `${name}: must be at least 1`, validation: (n) => n >= 1 })
-  )
-
-/** An optional setting: unset or empty means "use the embedded default"; anything else must be valid. */
-const optionalSetting = (name: string, message: string, validation: (value: string) => boolean) =>
-  Config.option(Config.string(name)).pipe(
-    Config.map(Option.filter((value) => value.trim() !== "")),
+/** The HTTP edge's own settings. */
+export const apiSettings = Config.all({
+  /** 0 picks a free port (tests). */
+  port: Config.integer("PORT").pipe(
+    Config.withDefault(8080),
     Config.validate({
-      message: `${name}: ${message}`,
-      validation: (value) => Option.match(value, { onNone: () => true, onSome: validation })
+      message: "PORT: must be a port number from 0 to 65535",
+      validation: (n) => n >= 0 && n <= 65535
     })
-  )
-
-export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
-  databaseUrl: optionalSetting("DATABASE_URL", "must be a postgres:// or postgresql:// URL", (url) =>
-    /^postgres(ql)?:\/\//.test(url)
-  ).pipe(Config.map(Option.map(Redacted.make))),
-  natsUrl: optionalSetting("NATS_URL", "must be a nats:// URL or host:port", (url) =>
-    /^(nats|tls):\/\/[^\s]+$|^[\w.-]+:\d+$/.test(url)
-  ),
-  chainRpcUrl: optionalSetting("CHAIN_RPC_URL", "must be an http(s) or ws(s) URL", (url) =>
-    /^(https?|wss?):\/\//.test(url)
-  ),
-  chainFinality: Config.string("CHAIN_FINALITY").pipe(
-    Config.withDefault("finalized"),
-    Config.validate({
-      message: `CHAIN_FINALITY: must be "finalized" or a number of confirmations from 1 to ${MAX_CONFIRMATIONS}`,
-      validation: (text) => Either.isRight(parseFinality(text))
-    }),
-    Config.map((text) => Either.getOrThrow(parseFinality(text)))
-  ),
-  serviceEnv: Config.literal(
-    "sandbox",
-    "production"
-  )("SERVICE_ENV").pipe(Config.withDefault("sandbox" as const)),
+  serviceEnv,
   dashboardOrigin: origin("DASHBOARD_ORIGIN", "http://localhost:3000"),
   checkoutOrigin: origin("CHECKOUT_ORIGIN", "http://localhost:3001"),
-  webhooksAllowPrivate: Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
-  inspectUrl: Config.option(Config.string("INSPECT_URL")),
-  rateLimitCapacity: positiveInteger("RATE_LIMIT_CAPACITY", 60),
-  rateLimitRefillPerSecond: positiveInteger("RATE_LIMIT_REFILL_PER_SECOND", 1),
-  longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200),
-  webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
-  transferReplaceAfterMs: positiveInteger("TRANSFER_REPLACE_AFTER_MS", 60_000),
-  webhookClaimTtlMs: positiveInteger("WEBHOOK_CLAIM_TTL_MS", 60_000),
-  treasuryKey: optionalSetting("TREASURY_PRIVATE_KEY", "must be a 0x-prefixed 32-byte hex key", (k) =>
-    /^0x[0-9a-fA-F]{64}$/.test(k)
-  ).pipe(Config.map(Option.map(Redacted.make))),
-  smtpUrl: optionalSetting("SMTP_URL", "must be an smtp:// or smtps:// URL", (u) => /^smtps?:\/\//.test(u)),
-  mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("Deposits <no-reply@deposits.localhost>")),
-  tokenAddress: optionalSetting("TOKEN_ADDRESS", "must be a 0x-prefixed 20-byte address", (a) =>
-    /^0x[0-9a-fA-F]{40}$/.test(a)
-  )
-}).pipe(
-  Config.validate({
-    message: "WEBHOOKS_ALLOW_PRIVATE=true is refused when SERVICE_ENV=production",
-    validation: (c) => !(c.serviceEnv === "production" && c.webhooksAllowPrivate)
-  })
-)
+  /** Concurrent long polls one client address may hold; past it a poll answers at once. */
+  longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200)
+})
+export type ApiSettingsShape = Config.Config.Success<typeof apiSettings>
 
-export class AppConfig extends Context.Tag("deposits/AppConfig")<AppConfig, AppConfigShape>() {
-  static readonly layer = Layer.effect(AppConfig, appConfig)
-  static readonly make = (overrides: Partial<AppConfigShape> = {}): AppConfigShape => ({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir: ".data",
-    databaseUrl: Option.none(),
-    natsUrl: Option.none(),
-    chainRpcUrl: Option.none(),
-    chainFinality: FINALIZED_TAG,
-    serviceEnv: "sandbox",
-    dashboardOrigin: "http://localhost:3000",
-    checkoutOrigin: "http://localhost:3001",
-    webhooksAllowPrivate: false,
-    inspectUrl: Option.none(),
-    rateLimitCapacity: 60,
-    rateLimitRefillPerSecond: 1,
-    longPollMaxPerAddress: 200,
-    webhookFirstRetryMs: 30_000,
-    transferReplaceAfterMs: 60_000,
-    webhookClaimTtlMs: 60_000,
-    tokenAddress: Option.none(),
-    smtpUrl: Option.none(),
-    treasuryKey: Option.none(),
-    mailFrom: "Deposits <no-reply@deposits.localhost>",
-    ...overrides
-  })
-  static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>
-    Layer.succeed(AppConfig, AppConfig.make(overrides))
+export class ApiSettings extends Context.Tag("deposits/ApiSettings")<ApiSettings, ApiSettingsShape>() {
+  static readonly layer = Layer.effect(ApiSettings, apiSettings)
 }
+
+/** Every setting of every service, flat, under the camel-case form of its environment name. */
+export const appConfig = Config.all([
+  apiSettings,
+  Config.all({
+    dataDir,
+    databaseUrl,
+    natsUrl: natsUrlSetting,
+    inspectUrl: inspectUrlSetting,
+    webhooksAllowPrivate: webhooksAllowPrivateSetting
+  }),
+  mailerSettings,
+  rateLimitSettings,
+  dispatchSettings,
+  treasurySettings
+]).pipe(
+  Config.map(([api, base, mail, rate, dispatch, treasury]) => ({
+    ...api,
+    ...base,
+    ...mail,
+    ...rate,
+    ...dispatch,
+    ...treasury
+  }))
+)
+export type AppConfigShape = Config.Config.Success<typeof appConfig>
+
+const environmentName = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()
+
+const settingText = (value: unknown): string | undefined => {
+  if (Option.isOption(value)) return Option.match(value, { onNone: () => undefined, onSome: settingText })
+  if (Redacted.isRedacted(value)) return String(Redacted.value(value))
+  if (typeof value === "object" && value !== null && "_tag" in value)
+    return describeFinality(value as Parameters<typeof describeFinality>[0])
+  return String(value)
+}
+
+/** Settings as the environment would carry them (`rateLimitCapacity: 5` → `RATE_LIMIT_CAPACITY=5`). */
+export const settingsMap = (settings: Partial<AppConfigShape>): Map<string, string> => {
+  const map = new Map<string, string>()
+  for (const [key, value] of Object.entries(settings)) {
+    const text = settingText(value)
+    if (text !== undefined) map.set(environmentName(key), text)
+  }
+  return map
+}
+
+/** The provider every layer reads its settings from: exactly these settings, the defaults for the rest. */
+export const settingsLayer = (settings: Partial<AppConfigShape>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(settingsMap(settings)))
+
+/**
+ * The sandbox pays gas from the local chain's dev account 1 when no treasury key is set: a development
+ * convenience chosen here, at start-up, so the treasury itself knows no development account.
+ */
+export const withSandboxTreasury = (config: AppConfigShape): AppConfigShape =>
+  config.serviceEnv === "sandbox" && Option.isNone(config.treasuryPrivateKey)
+    ? {
+        ...config,
+        treasuryPrivateKey: Option.some(
+          Redacted.make(toHex(anvilDevAccount(DEV_ACCOUNT.treasury).getHdKey().privateKey!))
+        )
+      }
+    : config
 
 /** One line naming the setting, for a start-up that must stop on bad configuration. */
 export const describeConfigError = (error: ConfigError.ConfigError): string => {
@@ -183,7 +148,7 @@ export const describeConfigError = (error: ConfigError.ConfigError): string => {
   return `invalid configuration: ${lines.join("; ")}`
 }
 
-/** Loads the configuration from the environment, or fails with the one-line description. */
+/** Loads every setting from the environment (or the given provider), or fails with the one-line description. */
 export const loadConfig = (provider?: ConfigProvider.ConfigProvider) => {
   const load = Effect.either(appConfig)
   return (provider ? Effect.withConfigProvider(load, provider) : load).pipe(
@@ -192,3 +157,9 @@ export const loadConfig = (provider?: ConfigProvider.ConfigProvider) => {
     )
   )
 }
+
+/** The settings' defaults, with some replaced (tests and tools that build the service in process). */
+export const defaultSettings = (overrides: Partial<AppConfigShape> = {}): AppConfigShape => ({
+  ...Effect.runSync(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map()))),
+  ...overrides
+})

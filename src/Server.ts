@@ -35,7 +35,7 @@ import { EventsLive, WebhooksLive } from "./api/Webhooks/Http"
 import { HealthLive } from "./api/Health/Http"
 import { PayerLive } from "./api/Payer/Http"
 import { ReconciliationLive } from "./api/Reconciliation/Http"
-import { AppConfig } from "./Config"
+import { ApiSettings } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
 import { EdgeLive } from "./middleware/Edge"
@@ -72,7 +72,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
  */
 export const LISTEN_BACKLOG = 4096
 export const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
+  Effect.map(ApiSettings, (config) =>
     NodeHttpServer.layer(() => answerParkedOnClose(answerClientErrors(createServer())), {
       port: config.port,
       host: config.host,

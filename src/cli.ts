@@ -4,12 +4,12 @@ import { parseArgs } from "node:util"
 import { Bus } from "../services/Bus"
 import { Accounts } from "../services/Accounts"
 import { DatabaseForCliLive } from "../services/Database"
-import { withRunningChain } from "../services/EmbeddedChain"
+import { withRunningChain } from "../infra/chain/EmbeddedChain"
 import { Ids } from "../services/Ids"
 import { Reconciliation } from "../services/Reconciliation"
 import { formatTimestamp } from "../services/domain/Timestamp"
 import { toId, uuidFromId } from "../services/domain/PrefixedId"
-import { AppConfig, loadConfig } from "./Config"
+import { type AppConfigShape, loadConfig, settingsLayer } from "./Config"
 import { fund, payRequest, setTreasuryGas } from "./devnet"
 
 const usage = `Usage: npm run cli -- <command> [options]
@@ -37,7 +37,7 @@ const print = (json: boolean, value: Record<string, string | null>) => {
   else for (const [key, v] of Object.entries(value)) process.stdout.write(`${key.padEnd(20)} ${v ?? "-"}\n`)
 }
 
-const run = (argv: ReadonlyArray<string>) =>
+const run = (argv: ReadonlyArray<string>, config: AppConfigShape) =>
   Effect.gen(function* () {
     const { values, positionals } = parseArgs({
       args: [...argv],
@@ -116,7 +116,6 @@ const run = (argv: ReadonlyArray<string>) =>
             new CliError("the request has no deposit address yet: attest a wallet first")
           )
         }
-        const config = yield* AppConfig
         const paid = yield* Effect.tryPromise({
           try: () =>
             payRequest(
@@ -135,7 +134,6 @@ const run = (argv: ReadonlyArray<string>) =>
         return print(json, paid)
       }
       case "devnet treasury-gas": {
-        const config = yield* AppConfig
         const set = yield* Effect.tryPromise({
           try: () => setTreasuryGas(config, values.eth),
           catch: (e) => new CliError(e instanceof Error ? e.message : String(e))
@@ -204,9 +202,9 @@ const main = Effect.gen(function* () {
   const services = Layer.mergeAll(Accounts.layer, Reconciliation.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseForCliLive),
-    Layer.provideMerge(AppConfig.layerWith(config))
+    Layer.provide(settingsLayer(config))
   )
-  yield* Effect.provide(run(process.argv.slice(2)), services)
+  yield* Effect.provide(run(process.argv.slice(2), config), services)
 })
 
 Effect.runPromise(

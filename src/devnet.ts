@@ -135,7 +135,7 @@ export const setTreasuryGas = async (config: AppConfigShape, eth: string | undef
   const { node } = localChain(config, "devnet treasury-gas")
   if (eth === undefined || !/^\d+(\.\d{1,18})?$/.test(eth))
     throw new Error("--eth must be a decimal amount of ETH")
-  const treasury = Option.match(config.treasuryKey, {
+  const treasury = Option.match(config.treasuryPrivateKey, {
     onSome: (key) => privateKeyToAccount(Redacted.value(key) as `0x${string}`).address,
     onNone: () => anvilDevAccount(DEV_ACCOUNT.treasury).address
   })

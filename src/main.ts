@@ -1,8 +1,8 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { describeDatabase } from "../services/Database"
-import { embeddedChain, withChain } from "../services/EmbeddedChain"
-import { AppConfig, loadConfig } from "./Config"
+import { embeddedChain, withChain } from "../infra/chain/EmbeddedChain"
+import { ApiSettings, loadConfig, settingsLayer, withSandboxTreasury } from "./Config"
 import { AppLive } from "./Server"
 
 const program = Effect.gen(function* () {
@@ -15,14 +15,17 @@ const program = Effect.gen(function* () {
     )
   )
   // The sandbox with no CHAIN_RPC_URL gets the embedded local chain, stopped with the service.
-  const effective =
+  const effective = withSandboxTreasury(
     Option.isNone(config.chainRpcUrl) && config.serviceEnv === "sandbox"
       ? yield* Effect.map(embeddedChain(config), (chain) => withChain(config, chain))
       : config
+  )
   yield* Effect.logInfo(
     `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}; chain: ${Option.getOrElse(effective.chainRpcUrl, () => "none")}${Option.isNone(config.chainRpcUrl) && Option.isSome(effective.chainRpcUrl) ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
   )
-  return yield* Layer.launch(AppLive.pipe(Layer.provide(AppConfig.layerWith(effective))))
+  return yield* Layer.launch(
+    AppLive.pipe(Layer.provide(ApiSettings.layer), Layer.provide(settingsLayer(effective)))
+  )
 }).pipe(Effect.scoped)
 
 NodeRuntime.runMain(program)

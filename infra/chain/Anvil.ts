@@ -7,9 +7,7 @@ import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { createServer } from "node:net"
 import { type Chain, defineChain } from "viem"
-import type { HDAccount } from "viem/accounts"
-import { hdKeyToAccount } from "viem/accounts"
-import { hdRootFromMnemonic } from "../../services/KeyVault"
+import { type HDAccount, mnemonicToAccount } from "viem/accounts"
 
 /** Anvil's own default mnemonic; its first accounts hold 10,000 ETH each on every fresh node. */
 export const ANVIL_DEFAULT_MNEMONIC = "test test test test test test test test test test test junk"
@@ -308,19 +306,21 @@ export const anvilChain = (node: { readonly chainId: number; readonly rpcUrl: st
     testnet: true
   })
 
-const devRoots = new Map<string, ReturnType<typeof hdRootFromMnemonic>>()
+const devAccounts = new Map<string, HDAccount>()
 
 /**
  * Anvil's funded dev account `index` (`m/44'/60'/0'/0/index` of the mnemonic). By our convention account 0
- * deploys and owns the test token (the sandbox faucet) and account 1 is the treasury that pays gas.
+ * deploys and owns the test token (the sandbox faucet) and account 1 is the treasury that pays gas. Remembered:
+ * deriving the BIP-39 seed is deliberately slow.
  */
 export const anvilDevAccount = (index: number, mnemonic: string = ANVIL_DEFAULT_MNEMONIC): HDAccount => {
-  let root = devRoots.get(mnemonic)
-  if (root === undefined) {
-    root = hdRootFromMnemonic(mnemonic)
-    devRoots.set(mnemonic, root)
+  const key = `${index}/${mnemonic}`
+  let account = devAccounts.get(key)
+  if (account === undefined) {
+    account = mnemonicToAccount(mnemonic, { addressIndex: index })
+    devAccounts.set(key, account)
   }
-  return hdKeyToAccount(root, { addressIndex: index })
+  return account
 }
 
 export const DEV_ACCOUNT = { faucetOwner: 0, treasury: 1 } as const

@@ -5,7 +5,7 @@ import type { OutgoingHttpHeaders, Server, ServerResponse } from "node:http"
 import { ChangeFeed } from "../../services/ChangeFeed"
 import { InternalError, InvalidRequest, NotFound } from "../api/Errors"
 import type { ResourceName } from "../../services/domain/PrefixedId"
-import { AppConfig } from "../Config"
+import { ApiSettings } from "../Config"
 import { errorBody, logUnexpected } from "./ErrorEnvelope"
 
 export interface LongPollRequest {
@@ -228,7 +228,7 @@ export const longPoll = <A extends { readonly version: string }, I, E>(
     }
     const request = yield* HttpServerRequest.HttpServerRequest
     const address = request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "unknown"
-    const maxPerAddress = (yield* AppConfig).longPollMaxPerAddress
+    const maxPerAddress = (yield* ApiSettings).longPollMaxPerAddress
     const feed = yield* ChangeFeed
     const holding = held.get(address) ?? 0
     if (holding >= maxPerAddress) return Option.map(yield* poll.read, noStore)

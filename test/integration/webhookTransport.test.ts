@@ -5,7 +5,6 @@ import { createServer as createTcpServer, type Server, type Socket } from "node:
 import { WebhookSender } from "../../services/WebhookSender"
 import { CONNECT_TIMEOUT_MS, TOTAL_TIMEOUT_MS, WebhookSenderLive } from "../../services/WebhookTransport"
 import { WebhookUrlCheck } from "../../services/WebhookUrlCheck"
-import { AppConfig } from "../../src/Config"
 import { localReceiverNetwork, makeCertificates } from "../support/HttpsReceiver"
 
 // The transport's two limits with the real defaults (5 s to connect, 10 s in all): one attempt to a receiver that
@@ -40,8 +39,7 @@ const tracked = (server: Server) => {
 
 const SenderLive = WebhookSenderLive.pipe(
   Layer.provideMerge(WebhookUrlCheck.layer),
-  Layer.provideMerge(localReceiverNetwork(HOST, tls.ca)),
-  Layer.provide(AppConfig.layerWith({}))
+  Layer.provideMerge(localReceiverNetwork(HOST, tls.ca))
 )
 
 layer(SenderLive)("webhook transport limits", (it) => {

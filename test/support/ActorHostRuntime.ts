@@ -5,7 +5,7 @@ import { Bus } from "../../services/Bus"
 import { DatabaseLive } from "../../services/Database"
 import { Ids } from "../../services/Ids"
 import { Inspector } from "../../services/Inspector"
-import { AppConfig, type AppConfigShape } from "../../src/Config"
+import { type AppConfigShape, settingsLayer } from "../../src/Config"
 
 /** The actor host alone over a database: for tests and benchmarks that step actors without HTTP. */
 export const actorHostRuntime = (databaseUrl: string, config: Partial<AppConfigShape> = {}) =>
@@ -14,8 +14,6 @@ export const actorHostRuntime = (databaseUrl: string, config: Partial<AppConfigS
       Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.silent)),
       Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
       Layer.provideMerge(DatabaseLive),
-      Layer.provideMerge(
-        AppConfig.layerWith({ ...config, databaseUrl: Option.some(Redacted.make(databaseUrl)) })
-      )
+      Layer.provide(settingsLayer({ ...config, databaseUrl: Option.some(Redacted.make(databaseUrl)) }))
     )
   )

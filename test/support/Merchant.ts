@@ -4,7 +4,8 @@ import { Accounts } from "../../services/Accounts"
 import { DatabaseLive } from "../../services/Database"
 import { Ids } from "../../services/Ids"
 import { toId } from "../../services/domain/PrefixedId"
-import { AppConfig, type ServiceEnv } from "../../src/Config"
+import type { ServiceEnv } from "../../services/domain/Environment"
+import { settingsLayer } from "../../src/Config"
 
 export interface Merchant {
   readonly accountId: string
@@ -25,9 +26,7 @@ export const createMerchant = async (
   const layer = Accounts.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseLive),
-    Layer.provideMerge(
-      AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(databaseUrl)), serviceEnv })
-    )
+    Layer.provide(settingsLayer({ databaseUrl: Option.some(Redacted.make(databaseUrl)), serviceEnv }))
   )
   const runtime = ManagedRuntime.make(layer)
   try {

@@ -1,6 +1,12 @@
 import { HttpServer } from "@effect/platform"
 import { type Clock, FiberRef, Layer, ManagedRuntime, Option, Redacted } from "effect"
-import { AppConfig, type AppConfigShape } from "../../src/Config"
+import {
+  ApiSettings,
+  type AppConfigShape,
+  defaultSettings,
+  settingsLayer,
+  withSandboxTreasury
+} from "../../src/Config"
 import type { WebhookTrust } from "../../services/WebhookTransport"
 import type { WebhookResolver } from "../../services/WebhookUrlCheck"
 import { type AppLive, makeApp } from "../../src/Server"
@@ -28,12 +34,13 @@ export const startService = async (
 ): Promise<RunningService> => {
   const database = options.database
   const db = database ?? (await createTestDatabase())
-  const config = AppConfig.make({
-    databaseUrl: Option.some(Redacted.make(db.url)),
-    port: 0,
-    ...options.config
-  })
-  const configured = makeApp(options.webhookNetwork).pipe(Layer.provide(AppConfig.layerWith(config)))
+  const config = withSandboxTreasury(
+    defaultSettings({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0, ...options.config })
+  )
+  const configured = makeApp(options.webhookNetwork).pipe(
+    Layer.provide(ApiSettings.layer),
+    Layer.provide(settingsLayer(config))
+  )
   const app =
     options.tracer === false ? Layer.locally(configured, FiberRef.currentTracerEnabled, false) : configured
   const runtime = ManagedRuntime.make(

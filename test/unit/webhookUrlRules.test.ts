@@ -1,6 +1,5 @@
-import { Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { AppConfig } from "../../src/Config"
 import { addressRefusal, WebhookResolver, WebhookUrlCheck } from "../../services/WebhookUrlCheck"
 
 /** A resolver from a table; a list of lists answers differently on each resolution (DNS rebinding). */
@@ -49,7 +48,9 @@ const check = (url: string, resolver = resolverFrom(table), allowPrivate = false
       Effect.flatMap(WebhookUrlCheck, (c) => c.check(url)).pipe(
         Effect.provide(WebhookUrlCheck.layer),
         Effect.provide(resolver),
-        Effect.provide(AppConfig.layerWith({ webhooksAllowPrivate: allowPrivate }))
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(new Map([["WEBHOOKS_ALLOW_PRIVATE", String(allowPrivate)]]))
+        )
       )
     )
   ).catch(() => undefined)

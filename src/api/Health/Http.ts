@@ -2,8 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { Api } from "../../Api"
-import { AppConfig } from "../../Config"
-import { chainIdOf } from "../../Environment"
+import { ApiSettings } from "../../Config"
+import { chainIdOf } from "../../../services/domain/Environment"
 import { ServiceUnavailable } from "../Errors"
 
 const PROBE_TTL_MS = 500
@@ -11,7 +11,7 @@ const PROBE_TTL_MS = 500
 export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const config = yield* ApiSettings
     // Load balancers poll health often: one database probe serves every check for half a second, so health
     // reflects the database (an outage shows within 500 ms) without a query per check. A plain variable, not a
     // locked cache: two checks refreshing it at once cost one extra probe, never a wrong answer.

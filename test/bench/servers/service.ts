@@ -15,7 +15,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, FiberRef, Layer, LogLevel, ManagedRuntime, Option, Redacted } from "effect"
 import { Api } from "../../../src/Api"
 import { HealthLive } from "../../../src/api/Health/Http"
-import { AppConfig } from "../../../src/Config"
+import { ApiSettings, settingsLayer } from "../../../src/Config"
 import { EdgeLive } from "../../../src/middleware/Edge"
 import { AppLive, HttpServerLive, makeHandlers, ServicesLive } from "../../../src/Server"
 import { createTestDatabase } from "../../support/Database"
@@ -55,8 +55,8 @@ const startVariant = async () => {
     const level = LogLevel.fromLiteral(minLogLevel as LogLevel.Literal)
     app = Layer.locally(app, FiberRef.currentMinimumLogLevel, level)
   }
-  const config = AppConfig.make({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0 })
-  const runtime = ManagedRuntime.make(app.pipe(Layer.provide(AppConfig.layerWith(config))))
+  const settings = settingsLayer({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0 })
+  const runtime = ManagedRuntime.make(app.pipe(Layer.provide(ApiSettings.layer), Layer.provide(settings)))
   const server = await runtime.runPromise(HttpServer.HttpServer)
   if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP address")
   return {

@@ -2,10 +2,10 @@ import { Effect, Option } from "effect"
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Address, createWalletClient, getAddress, http, publicActions } from "viem"
-import { anvilChain, startAnvil } from "../infra/chain/Anvil"
-import { deployTestUsdc } from "../infra/chain/deployTestUsdc"
-import type { AppConfigShape } from "../src/Config"
-import { chainIdOf } from "./domain/Environment"
+import { anvilChain, startAnvil } from "./Anvil"
+import { deployTestUsdc } from "./deployTestUsdc"
+import type { ServiceEnv } from "../../services/domain/Environment"
+import { chainIdOf } from "../../services/domain/Environment"
 
 /** Seconds between blocks of the embedded chain, and its finality lag (finalized = latest − 2 × slots). */
 export const EMBEDDED_BLOCK_SECONDS = 1
@@ -15,6 +15,14 @@ export const EMBEDDED_SLOTS_IN_AN_EPOCH = 2
 export interface EmbeddedChainInfo {
   readonly rpc_url: string
   readonly token_address: Address
+}
+
+/** The settings the embedded chain reads and completes. */
+export interface ChainedConfig {
+  readonly dataDir: string
+  readonly serviceEnv: ServiceEnv
+  readonly chainRpcUrl: Option.Option<string>
+  readonly tokenAddress: Option.Option<string>
 }
 
 export const chainDir = (dataDir: string) => join(dataDir, "chain")
@@ -32,7 +40,7 @@ export const readEmbeddedChain = (dataDir: string): Option.Option<EmbeddedChainI
  * The configuration with its chain: the configured one, or else the embedded chain a running `npm start` serves on
  * this DATA_DIR (for the CLI, which does not start one).
  */
-export const withRunningChain = (config: AppConfigShape): AppConfigShape =>
+export const withRunningChain = <C extends ChainedConfig>(config: C): C =>
   Option.isSome(config.chainRpcUrl)
     ? config
     : Option.match(readEmbeddedChain(config.dataDir), {
@@ -41,7 +49,7 @@ export const withRunningChain = (config: AppConfigShape): AppConfigShape =>
       })
 
 /** The configuration pointed at an embedded chain: its node and its token. */
-export const withChain = (config: AppConfigShape, chain: EmbeddedChainInfo): AppConfigShape => ({
+export const withChain = <C extends ChainedConfig>(config: C, chain: EmbeddedChainInfo): C => ({
   ...config,
   chainRpcUrl: Option.some(chain.rpc_url),
   tokenAddress: Option.some(chain.token_address as string)
@@ -53,7 +61,7 @@ export const withChain = (config: AppConfigShape, chain: EmbeddedChainInfo): App
  * DATA_DIR/chain across restarts. The test USDC is deployed once; its address is kept beside the state and
  * deployed again only if the chain no longer has it (the state file was removed).
  */
-export const embeddedChain = (config: AppConfigShape) =>
+export const embeddedChain = (config: ChainedConfig) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       mkdirSync(chainDir(config.dataDir), { recursive: true })

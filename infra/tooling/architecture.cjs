@@ -1,0 +1,69 @@
+/**
+ * The architecture, checked by `npm run lint` (dependency-cruiser): the domain room depends on nothing of ours,
+ * machines only on it and XState, services know nothing of the HTTP layer or the composition root, infrastructure
+ * knows no service, production code imports no test, and nothing imports in a cycle.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      comment: "A cycle ties modules into one; split the shared part out.",
+      from: {},
+      to: { circular: true }
+    },
+    {
+      name: "domain-depends-on-nothing-of-ours",
+      severity: "error",
+      comment: "services/domain is what every room depends on; it depends on no room.",
+      from: { path: "^services/domain/" },
+      to: { path: "^(src|machines|infra|test)/|^services/(?!domain/)" }
+    },
+    {
+      name: "machines-are-pure",
+      severity: "error",
+      comment: "The lifecycle machines import XState and the domain room only.",
+      from: { path: "^machines/" },
+      to: { pathNot: "^machines/|^services/domain/|^node_modules/xstate/" }
+    },
+    {
+      name: "services-know-no-http",
+      severity: "error",
+      comment:
+        "Services return domain values; src/ (the HTTP API and the composition root) picks and encodes them.",
+      from: { path: "^services/" },
+      to: { path: "^src/" }
+    },
+    {
+      name: "services-use-no-devnet-fixture",
+      severity: "error",
+      comment:
+        "The local chain and the test token are for the sandbox's start-up and tests, not for services.",
+      from: { path: "^services/" },
+      to: { path: "^infra/(chain|contracts)/" }
+    },
+    {
+      name: "infra-knows-no-service",
+      severity: "error",
+      comment:
+        "Infrastructure (migrations, the local chain, tooling) may use the domain room, no service or route.",
+      from: { path: "^infra/" },
+      to: { path: "^(src|machines)/|^services/(?!domain/)" }
+    },
+    {
+      name: "production-imports-no-test",
+      severity: "error",
+      from: { path: "^(src|services|machines|infra)/" },
+      to: { path: "^test/" }
+    }
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default"]
+    }
+  }
+}

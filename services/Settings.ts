@@ -1,0 +1,64 @@
+import { Config, Either, Option, Redacted } from "effect"
+import type { ServiceEnv } from "./domain/Environment"
+import { MAX_CONFIRMATIONS, parseFinality } from "./Finality"
+
+/**
+ * How settings are read: each service declares the settings it needs beside its layer and reads them there
+ * through Effect `Config`; the composition root only picks the `ConfigProvider` (the environment, or a map in
+ * tests). Settings several services share are declared here once.
+ */
+
+/** An optional setting: unset or empty means "use the embedded default"; anything else must be valid. */
+export const optionalSetting = (name: string, message: string, validation: (value: string) => boolean) =>
+  Config.option(Config.string(name)).pipe(
+    Config.map(Option.filter((value) => value.trim() !== "")),
+    Config.validate({
+      message: `${name}: ${message}`,
+      validation: (value) => Option.match(value, { onNone: () => true, onSome: validation })
+    })
+  )
+
+export const positiveInteger = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name}: must be at least 1`, validation: (n) => n >= 1 })
+  )
+
+/** `SERVICE_ENV`: sandbox (test keys, chain 10143) or production (live keys, chain 143). */
+export const serviceEnv: Config.Config<ServiceEnv> = Config.literal(
+  "sandbox",
+  "production"
+)("SERVICE_ENV").pipe(Config.withDefault("sandbox" as const))
+
+/** `DATABASE_URL`: absent, the embedded PostgreSQL (PGlite) under `DATA_DIR`. */
+export const databaseUrl = optionalSetting(
+  "DATABASE_URL",
+  "must be a postgres:// or postgresql:// URL",
+  (url) => /^postgres(ql)?:\/\//.test(url)
+).pipe(Config.map(Option.map(Redacted.make)))
+
+/** `DATA_DIR`: where the embedded database and chain keep their files. */
+export const dataDir = Config.string("DATA_DIR").pipe(Config.withDefault(".data"))
+
+/** The chain the service watches and settles on; both unset: no chain (the watcher and treasury stay off). */
+export const chainSettings = Config.all({
+  /** Absent: the embedded local chain (sandbox) or none. */
+  chainRpcUrl: optionalSetting("CHAIN_RPC_URL", "must be an http(s) or ws(s) URL", (url) =>
+    /^(https?|wss?):\/\//.test(url)
+  ),
+  /** When a block counts as final: the node's `finalized` tag (default) or N confirmations. */
+  chainFinality: Config.string("CHAIN_FINALITY").pipe(
+    Config.withDefault("finalized"),
+    Config.validate({
+      message: `CHAIN_FINALITY: must be "finalized" or a number of confirmations from 1 to ${MAX_CONFIRMATIONS}`,
+      validation: (text) => Either.isRight(parseFinality(text))
+    }),
+    Config.map((text) => Either.getOrThrow(parseFinality(text)))
+  ),
+  /** The USDC token contract payers pay with. */
+  tokenAddress: optionalSetting("TOKEN_ADDRESS", "must be a 0x-prefixed 20-byte address", (a) =>
+    /^0x[0-9a-fA-F]{40}$/.test(a)
+  ),
+  serviceEnv
+})
+export type ChainSettings = Config.Config.Success<typeof chainSettings>
