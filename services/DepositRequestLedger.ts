@@ -4,7 +4,7 @@ import { getAddress } from "viem"
 import type { DepositRequestContext, Recovery } from "../machines/DepositRequest"
 import { formatAmount } from "./domain/Amount"
 import { formatTimestamp } from "./domain/Timestamp"
-import { recoveryWire } from "./ActorHost"
+import { recoveryWire } from "./DepositRequestView"
 import { dieOnSqlErrors } from "./SqlFailure"
 
 interface CreditRow {

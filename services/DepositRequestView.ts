@@ -1,3 +1,6 @@
+import { v5 as uuidv5 } from "uuid"
+import type { Recovery } from "../machines/DepositRequest"
+import type { DepositRequestContext, Step } from "../machines/step"
 import type { DepositRequestStatus } from "./domain/Lifecycle"
 import { formatAmount } from "./domain/Amount"
 import { formatTimestamp } from "./domain/Timestamp"
@@ -122,3 +125,49 @@ export const webhookSubset = (wire: DepositRequestWire) =>
     DepositRequestWire,
     (typeof webhookFields)[number]
   >
+
+/** The machine's context as the API shows it. One adapter, so the view never reaches into machine internals. */
+const str = (v: unknown) => (typeof v === "string" ? v : null)
+
+export const factsOf = (s: Step): LifecycleFacts => {
+  const c = s.context as DepositRequestContext & Record<string, unknown>
+  const attention = c.attention as LifecycleFacts["attention"] | undefined
+  const settlement = c.settlement as
+    | { tx_hash?: string | null; block_number?: string | null; settled_at?: string | null }
+    | null
+    | undefined
+  return {
+    status: s.status,
+    receivedBaseUnits: String(c.received_base_units ?? "0"),
+    verificationCompletedAt: str(c.verification_completed_at),
+    likelyUnsolicitedAt: str(c.likely_unsolicited_at),
+    payerWallet: str(c.payer_wallet),
+    address: str(c.address),
+    walletBoundAt: str(c.wallet_bound_at),
+    attention: attention ?? null,
+    settlement:
+      s.status === "deposited" || s.status === "settled" || settlement
+        ? {
+            payoutAddress: String(c.payout_address ?? ""),
+            amountBaseUnits: String(c.amount_base_units ?? "0"),
+            transactionHash: settlement?.tx_hash ?? null,
+            blockNumber: settlement?.block_number ?? null,
+            settledAt: settlement?.settled_at ?? null
+          }
+        : null
+  }
+}
+
+// Recovery ids are derived from the return's command id, so the same return always has the same `rec_` id.
+const RECOVERY_NAMESPACE = "6f1d2c3a-9b8e-4f7a-8c5d-2e1f0a9b8c7d"
+
+/** A recovery ledger entry on the wire: a `rec_` id, decimal and base-unit amounts, second-precision time. */
+export const recoveryWire = (r: Recovery) => ({
+  id: toId("rec", uuidv5(r.id, RECOVERY_NAMESPACE)) as string,
+  amount: formatAmount(BigInt(r.amount_base_units)),
+  amount_base_units: r.amount_base_units,
+  reason: r.reason,
+  transaction_hash: r.transaction_hash,
+  block_number: r.block_number,
+  recovered_at: formatTimestamp(new Date(r.recovered_at))
+})

@@ -47,7 +47,15 @@ export const makeRecordStore = (options: {
     const create = (accountId: string, values: Record<string, unknown>) =>
       Effect.gen(function* () {
         const at = yield* now
-        const row = { ...values, id: ids.next(), account_id: accountId, created_at: at, updated_at: at }
+        // Metadata is always an object (`{}` when none was given).
+        const row = {
+          metadata: {},
+          ...values,
+          id: ids.next(),
+          account_id: accountId,
+          created_at: at,
+          updated_at: at
+        }
         const rows = yield* sql<StoredRecord>`insert into ${table} ${sql.insert(row)} returning *`
         return rows[0]!
       })

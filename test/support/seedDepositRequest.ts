@@ -1,41 +1,23 @@
+import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import { v7 } from "uuid"
-import { ActorHost } from "../../services/ActorHost"
+import { DepositRequests } from "../../services/DepositRequests"
+import { toId } from "../../services/domain/PrefixedId"
+import { Issuers, PayoutAddresses } from "../../services/MerchantRecords"
 
-/** A request created straight through the actor host (no HTTP, no references checked), ready for events. */
-export const seedDepositRequest = (accountId: string, amount = "100") =>
+const PAYOUT = "0x52908400098527886E0F7030069857D2E4169EE7"
+
+/**
+ * A request ready for events, made the way production makes one (no HTTP): an issuer and a payout address of the
+ * account, then the deposit request service's create. Returns the request's bare UUID.
+ */
+export const seedDepositRequest = (accountId: string, amountBaseUnits = "100") =>
   Effect.gen(function* () {
-    const host = yield* ActorHost
-    const id = v7()
-    const now = new Date()
-    const expires = new Date(now.getTime() + 24 * 3600_000)
-    yield* host.create(
-      {
-        id,
-        account_id: accountId,
-        amount_base_units: amount,
-        heading: "",
-        reference: "",
-        metadata: {},
-        customer_id: null,
-        issuer_id: v7(),
-        payout_address_id: v7(),
-        payer_policy_mode: "none",
-        expected_email: null,
-        payer_reference: null,
-        deposit_index: null,
-        deposit_address: null,
-        expires_at: expires,
-        created_at: now
-      },
-      {
-        id: `dr_${id}`,
-        amount_base_units: amount,
-        payout_address: "0x52908400098527886E0F7030069857D2E4169EE7",
-        payer_policy_mode: "none",
-        expires_at: expires.toISOString(),
-        created_at: now.toISOString()
-      }
-    )
-    return id
+    const issuer = yield* (yield* Issuers).create(accountId, { display_name: "Seeded issuer" })
+    const payout = yield* (yield* PayoutAddresses).create(accountId, { address: PAYOUT })
+    const created = yield* (yield* DepositRequests).create(accountId, `seed-${randomUUID()}`, {
+      amount: BigInt(amountBaseUnits),
+      issuer_id: toId("iss", issuer.id),
+      payout_address_id: toId("pa", payout.id)
+    })
+    return created.wire.id.slice("dr_".length)
   })

@@ -63,7 +63,7 @@ const recordHandlers = <W>(
     Effect.flatMap(CurrentIdentity, ({ accountId }) => f(accountId))
   return {
     create: (body: Record<string, unknown>) =>
-      withAccount((a) => Effect.map(store.create(a, { metadata: {}, ...columns(body) }), wire)),
+      withAccount((a) => Effect.map(store.create(a, columns(body)), wire)),
     list: (params: { readonly limit: number; readonly starting_after?: string | undefined }) =>
       withAccount((a) =>
         Effect.map(
