@@ -62,10 +62,10 @@ export const startByXState = (input: DepositRequestInput): Step => {
  * The initial state has no entry actions, so every new request's first snapshot is one shape with its own
  * context. XState's initial transition is taken once; each create then parses that first snapshot's JSON and sets
  * the input's fields, which is cheaper than the transition and gives the context the same hidden classes as the
- * parsed snapshots later steps see (README: Hot paths). A test holds this equal to `startByXState` for any input;
+ * parsed snapshots later steps see (README: Decisions). A test holds this equal to `startByXState` for any input;
  * should the initial state ever emit, this falls back to it.
  */
-let firstShape:
+let initialTemplate:
   | { readonly json: string; readonly contextJson: string; readonly status: DepositRequestStatus }
   | undefined
   | null
@@ -74,22 +74,22 @@ let firstShape:
 const contextOf = (contextJson: string, input: DepositRequestInput): DepositRequestContext =>
   Object.assign(JSON.parse(contextJson) as DepositRequestContext, input)
 export const start = (input: DepositRequestInput): Step => {
-  if (firstShape === undefined) {
+  if (initialTemplate === undefined) {
     const probe = startByXState(input)
     const { context, ...shape } = probe.snapshot as { context: unknown }
-    firstShape =
+    initialTemplate =
       probe.emitted.length === 0
         ? { json: JSON.stringify(shape), contextJson: JSON.stringify(context), status: probe.status }
         : null
     return probe
   }
-  if (firstShape === null) return startByXState(input)
-  const context = contextOf(firstShape.contextJson, input)
-  const snapshot = JSON.parse(firstShape.json) as Record<string, unknown>
+  if (initialTemplate === null) return startByXState(input)
+  const context = contextOf(initialTemplate.contextJson, input)
+  const snapshot = JSON.parse(initialTemplate.json) as Record<string, unknown>
   snapshot.context = context
   return {
     snapshot,
-    status: firstShape.status,
+    status: initialTemplate.status,
     context,
     emitted: []
   }

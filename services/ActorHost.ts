@@ -12,7 +12,7 @@ import {
 import { toId } from "./domain/PrefixedId"
 import { serviceEnv } from "./Settings"
 import { chainIdOf } from "./domain/Environment"
-import { type DepositRequestRow, factsOf, toWire } from "./DepositRequestView"
+import { type DepositRequestRow, lifecycleFactsOf, toWire } from "./DepositRequestView"
 import { addRecords, emptyRecords } from "./LifecycleRecords"
 import { ChangeFeed } from "./ChangeFeed"
 import { Ids } from "./Ids"
@@ -78,7 +78,7 @@ const make = Effect.gen(function* () {
     input: DepositRequestInput
   ) => {
     const s = start(input)
-    // Field by field rather than `{ ...params, … }`: properties added after a spread are slow (README: Hot paths).
+    // Field by field rather than `{ ...params, … }`: properties added after a spread are slow (README: Decisions).
     const row: DepositRequestRow = {
       id: params.id,
       account_id: params.account_id,
@@ -100,7 +100,7 @@ const make = Effect.gen(function* () {
       version: "1",
       machine_version: MACHINE_VERSION,
       snapshot: s.snapshot,
-      received_base_units: factsOf(s).receivedBaseUnits,
+      received_base_units: lifecycleFactsOf(s).receivedBaseUnits,
       updated_at: params.created_at
     }
     return { row, step: s }
@@ -143,7 +143,7 @@ const make = Effect.gen(function* () {
           })
         }
         const s = step(before.snapshot, item.event)
-        const facts = factsOf(s)
+        const facts = lifecycleFactsOf(s)
         const row: DepositRequestRow = {
           ...before,
           status: s.status,
@@ -198,18 +198,20 @@ const make = Effect.gen(function* () {
    * The one commit path of every actor write. For each event: lock the request's row, dedupe by event id,
    * restore, step, and write the snapshot, its queryable columns, the lifecycle events and the outbox rows, all
    * in ONE transaction with a fixed number of statements, whatever the number of events; one request's events are
-   * stepped in the order given. `within` runs in the same transaction after the writes (to write the caller's
+   * stepped in the order given. `alsoInTransaction` runs in the same transaction after the writes (to write the caller's
    * own rows with them, or fail to roll it all back). Only after the commit does anything act: long polls are
    * woken and the inspector is shown the steps.
    */
   const commit = <E, R>(
     items: ReadonlyArray<ActorEvent>,
-    within?: (committed: Committed) => Effect.Effect<void, E, R>
+    alsoInTransaction?: (committed: Committed) => Effect.Effect<void, E, R>
   ) =>
     sql
       .withTransaction(
         Effect.flatMap(writeSteps(items), (committed) =>
-          within === undefined ? Effect.succeed(committed) : Effect.as(within(committed), committed)
+          alsoInTransaction === undefined
+            ? Effect.succeed(committed)
+            : Effect.as(alsoInTransaction(committed), committed)
         )
       )
       .pipe(
@@ -225,14 +227,17 @@ const make = Effect.gen(function* () {
       )
 
   /**
-   * Applies one event to one request through the commit path. `within` runs only when the event was new; a
+   * Applies one event to one request through the commit path. `alsoInTransaction` runs only when the event was new; a
    * caller must not wrap `apply` in its own transaction instead, since long polls are woken at this commit.
    */
   const apply = <E extends { readonly _tag: string } = never, R = never>(
     depositRequestId: string,
     eventId: string,
     event: DepositRequestEvent,
-    within?: (applied: { readonly row: DepositRequestRow; readonly step: Step }) => Effect.Effect<void, E, R>
+    alsoInTransaction?: (applied: {
+      readonly row: DepositRequestRow
+      readonly step: Step
+    }) => Effect.Effect<void, E, R>
   ) => {
     const appliedOf = ({ stepped, finals }: Committed): Applied =>
       stepped[0] === undefined
@@ -241,7 +246,9 @@ const make = Effect.gen(function* () {
     return Effect.map(
       commit([{ depositRequestId, eventId, event }], (committed) => {
         const applied = appliedOf(committed)
-        return within === undefined || applied._tag === "Duplicate" ? Effect.void : within(applied)
+        return alsoInTransaction === undefined || applied._tag === "Duplicate"
+          ? Effect.void
+          : alsoInTransaction(applied)
       }),
       appliedOf
     )
@@ -250,10 +257,10 @@ const make = Effect.gen(function* () {
   /** Applies many events in one commit (a block's credits): how many were new. */
   const applyMany = <E = never, R = never>(
     items: ReadonlyArray<ActorEvent>,
-    within?: Effect.Effect<void, E, R>
+    alsoInTransaction?: Effect.Effect<void, E, R>
   ) =>
     Effect.map(
-      commit(items, within === undefined ? undefined : () => within),
+      commit(items, alsoInTransaction === undefined ? undefined : () => alsoInTransaction),
       ({ stepped }) => stepped.length
     )
 
@@ -261,7 +268,12 @@ const make = Effect.gen(function* () {
   const view = (row: DepositRequestRow) =>
     toWire(
       row,
-      factsOf({ snapshot: row.snapshot, status: row.status, context: contextOf(row), emitted: [] } as Step),
+      lifecycleFactsOf({
+        snapshot: row.snapshot,
+        status: row.status,
+        context: contextOf(row),
+        emitted: []
+      } as Step),
       chainId
     )
 

@@ -35,7 +35,7 @@ export const makeBatcher = <A, B, E>(options: {
   /**
    * A caller's place in the queue: its outcome lands in `exit`, or goes straight to `resume` once the caller is
    * waiting. A plain object and `Effect.async` rather than a `Deferred` each: making a Deferred spreads a prototype
-   * and adds properties after it, twice in every create (README: Hot paths).
+   * and adds properties after it, twice in every create (README: Decisions).
    */
   interface Waiting {
     readonly item: A

@@ -1,10 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Option, Queue } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Queue, Ref, Schedule } from "effect"
 import { type Address, createPublicClient, getAddress, http, toHex } from "viem"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
-import { finalBlockNumber, type JsonRpc } from "./Finality"
+import { finalBlock, rpcCall } from "./ChainRpc"
+import type { JsonRpc } from "./Finality"
 import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
 import { chainSettings } from "./Settings"
 
@@ -28,6 +29,20 @@ export const APPLY_LANES = 4
 export const APPLY_LANE_MIN = 50
 /** Applying also looks for unapplied credits this often without being woken (after a crash, say). */
 export const APPLY_NET = Duration.seconds(1)
+
+/** The next range is read at once after one moved the cursor, else after WATCH_INTERVAL. */
+const stepCadence = Schedule.identity<boolean>().pipe(
+  Schedule.addDelay((moved) => (moved ? Duration.zero : WATCH_INTERVAL))
+)
+/** The recent credit blocks are read again every REORG_RECHECK_EVERY. */
+const recheckCadence = Schedule.spaced(REORG_RECHECK_EVERY)
+
+/** A block that held credits, with its hash when they were recorded. */
+interface RecentBlock {
+  readonly number: bigint
+  readonly hash: string
+  readonly seenAt: number
+}
 
 /** A recorded credit not yet applied to its request. */
 interface PendingCredit {
@@ -58,37 +73,35 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     // the previous block's application (and a slow actor transaction never delays the cursor).
     const wake = yield* Queue.sliding<void>(1)
     // Raw JSON-RPC: the watcher needs a block number and three fields per log, not viem's formatted objects.
-    const rpc = <A>(method: string, params: ReadonlyArray<unknown>) =>
-      Effect.tryPromise(() => client.request({ method, params } as never) as Promise<A>)
+    const rpc = rpcCall(client.request as JsonRpc)
 
     // The watched addresses, held in memory between full reads (a full read also drops addresses past retention).
     // A `to` the map does not know is looked up in the database in the same step, after the logs were read: an
     // address is shown to a payer only once committed, so a transfer to it cannot be missed.
     let addresses = new Map<string, string>()
     let fullReadAt = Number.NEGATIVE_INFINITY
-    const watched = (to: ReadonlyArray<Address>) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const since = new Date(now - RETENTION_DAYS * 86_400_000)
-        if (now - fullReadAt > FULL_REFRESH_MS) {
-          const rows = yield* sql<{ id: string; deposit_address: string }>`
+    const watched = Effect.fn("ChainWatcher.watched")(function* (to: ReadonlyArray<Address>) {
+      const now = yield* Clock.currentTimeMillis
+      const since = new Date(now - RETENTION_DAYS * 86_400_000)
+      if (now - fullReadAt > FULL_REFRESH_MS) {
+        const rows = yield* sql<{ id: string; deposit_address: string }>`
             select id, deposit_address from deposit_requests
             where deposit_address is not null
               and (status in ('ready', 'partially_deposited', 'deposited') or updated_at > ${since})`
-          addresses = new Map(rows.map((r) => [r.deposit_address.toLowerCase(), r.id]))
-          fullReadAt = now
-        }
-        // Deposit addresses are stored as derived (EIP-55): the unique index serves the checksummed form.
-        const unknown = [...new Set(to.filter((a) => !addresses.has(a)))].map((a) => getAddress(a))
-        for (let i = 0; i < unknown.length; i += 5000) {
-          const rows = yield* sql<{ id: string; deposit_address: string }>`
+        addresses = new Map(rows.map((r) => [r.deposit_address.toLowerCase(), r.id]))
+        fullReadAt = now
+      }
+      // Deposit addresses are stored as derived (EIP-55): the unique index serves the checksummed form.
+      const unknown = [...new Set(to.filter((a) => !addresses.has(a)))].map((a) => getAddress(a))
+      for (let i = 0; i < unknown.length; i += 5000) {
+        const rows = yield* sql<{ id: string; deposit_address: string }>`
             select id, deposit_address from deposit_requests
             where deposit_address in ${sql.in(unknown.slice(i, i + 5000))}
               and (status in ('ready', 'partially_deposited', 'deposited') or updated_at > ${since})`
-          for (const r of rows) addresses.set(r.deposit_address.toLowerCase(), r.id)
-        }
-        return addresses
-      })
+        for (const r of rows) addresses.set(r.deposit_address.toLowerCase(), r.id)
+      }
+      return addresses
+    })
 
     /** Applies recorded credits not yet applied (after a crash too), oldest first; how many it applied. */
     const applyPending = Effect.gen(function* () {
@@ -149,21 +162,28 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
      * not exist any more. Their requests pause with `needs_attention` (`deep_reorg`) for an operator, once each.
      * The recent credit blocks are the ones this instance recorded, read from the database once per lease.
      */
-    let recent: Array<{ number: bigint; hash: string; seenAt: number }> | undefined
+    const recentRef = yield* Ref.make<Array<RecentBlock> | undefined>(undefined)
     const recheckFinality = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
-      if (recent === undefined) {
+      // While it is unknown, steps add nothing to it (the database read finds what they record).
+      if ((yield* Ref.get(recentRef)) === undefined) {
         const rows = yield* sql<{ block_number: string; block_hash: string; seen_at: Date }>`
           select block_number::text, block_hash, max(seen_at) as seen_at from chain_credits
           where chain_id = ${chainId} and seen_at > ${new Date(nowMs - REORG_RECHECK_MS)} and reorged_at is null
           group by 1, 2 order by 1 desc limit ${REORG_RECHECK_BLOCKS}`
-        recent = rows.map((r) => ({
-          number: BigInt(r.block_number),
-          hash: r.block_hash,
-          seenAt: r.seen_at.getTime()
-        }))
+        yield* Ref.set(
+          recentRef,
+          rows.map((r) => ({
+            number: BigInt(r.block_number),
+            hash: r.block_hash,
+            seenAt: r.seen_at.getTime()
+          }))
+        )
       }
-      recent = recent.filter((b) => nowMs - b.seenAt < REORG_RECHECK_MS).slice(0, REORG_RECHECK_BLOCKS)
+      const recent = yield* Ref.modify(recentRef, (blocks = []) => {
+        const kept = blocks.filter((b) => nowMs - b.seenAt < REORG_RECHECK_MS).slice(0, REORG_RECHECK_BLOCKS)
+        return [kept, kept]
+      })
       const isCanonical = (b: { number: bigint; hash: string }) =>
         rpc<{ hash: string } | null>("eth_getBlockByNumber", [toHex(b.number), false]).pipe(
           Effect.map((block) => block?.hash === b.hash),
@@ -177,7 +197,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
       const canonical = yield* Effect.forEach(blocks, isCanonical, { concurrency: 8 })
       for (const [i, b] of blocks.entries()) {
         if (canonical[i]) continue
-        recent = recent.filter((r) => r !== b)
+        yield* Ref.update(recentRef, (now) => now?.filter((r) => r !== b))
         const at = new Date(yield* Clock.currentTimeMillis)
         const affected = yield* sql<{ tx_hash: string; log_index: number; deposit_request_id: string }>`
           update chain_credits set reorged_at = ${at}
@@ -198,12 +218,11 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
 
     // The cursor is read once per lease and then moved only by compare-and-set, so an instance that lost the
     // lease without knowing it can never record a range twice or skip one.
-    let cursor: bigint | undefined
+    const cursorRef = yield* Ref.make<bigint | undefined>(undefined)
     /** One step: the next range up to the final block is read, matched and recorded; true when it moved. */
     const step = Effect.gen(function* () {
-      const head = yield* Effect.tryPromise(() =>
-        finalBlockNumber(client.request as JsonRpc, config.chainFinality)
-      )
+      const head = yield* finalBlock(client.request as JsonRpc, config.chainFinality)
+      let cursor = yield* Ref.get(cursorRef)
       if (cursor === undefined) {
         // A fresh service starts at the current final block: history before it holds no request of ours.
         const rows = yield* sql<{ last_block: string }>`
@@ -211,6 +230,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
           on conflict (chain_id) do update set last_block = chain_cursors.last_block
           returning last_block::text`
         cursor = BigInt(rows[0]?.last_block ?? head)
+        yield* Ref.set(cursorRef, cursor)
       }
       const from = cursor + 1n
       if (from > head) return false
@@ -249,59 +269,51 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
         select (select count(*) from moved)::int as moved`
       if (moved[0]?.moved !== 1) {
         // Someone else moved the cursor: read it again next step.
-        cursor = undefined
+        yield* Ref.set(cursorRef, undefined)
         return false
       }
-      cursor = to
+      yield* Ref.set(cursorRef, to)
       // Before the recheck's first read of the database (which will find these), there is nothing to add to.
-      if (recent !== undefined) {
-        const blocks = new Map(credits.map((c) => [c.blockNumber, c.blockHash]))
-        recent = [
-          ...recent,
-          ...[...blocks].map(([number, hash]) => ({ number, hash, seenAt: now.getTime() }))
-        ]
-          .sort((a, b) => (a.number > b.number ? -1 : 1))
-          .slice(0, REORG_RECHECK_BLOCKS)
-      }
+      const blocks = new Map(credits.map((c) => [c.blockNumber, c.blockHash]))
+      yield* Ref.update(recentRef, (recent) =>
+        recent === undefined
+          ? undefined
+          : [...recent, ...[...blocks].map(([number, hash]) => ({ number, hash, seenAt: now.getTime() }))]
+              .sort((a, b) => (a.number > b.number ? -1 : 1))
+              .slice(0, REORG_RECHECK_BLOCKS)
+      )
       if (credits.length > 0) yield* wake.offer(undefined)
       return true
     })
 
-    const stepLoop = Effect.gen(function* () {
-      while (true) {
-        const moved = yield* step.pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logWarning("chain watcher step failed", cause), false)
-          )
-        )
-        if (!moved) yield* Effect.sleep(WATCH_INTERVAL)
-      }
-    })
-    const applyLoop = Effect.gen(function* () {
-      while (true) {
-        const applied = yield* applyPending.pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("applying credits failed", cause), 0))
-        )
-        // A full batch means more may wait; otherwise sleep until recording wakes this loop (a second at most).
-        if (applied < APPLY_BATCH) yield* Effect.race(Queue.take(wake), Effect.sleep(APPLY_NET))
-      }
-    })
-    const recheckLoop = Effect.gen(function* () {
-      while (true) {
-        yield* recheckFinality.pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning("finality recheck failed", cause))
-        )
-        yield* Effect.sleep(REORG_RECHECK_EVERY)
-      }
-    })
+    const stepLoop = step.pipe(
+      Effect.withSpan("ChainWatcher.step"),
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("chain watcher step failed", cause), false)
+      ),
+      Effect.repeat(stepCadence)
+    )
+    // A full batch means more may wait; otherwise it waits until recording wakes it (APPLY_NET at most).
+    const applyLoop = applyPending.pipe(
+      Effect.withSpan("ChainWatcher.applyPending"),
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("applying credits failed", cause), 0)),
+      Effect.tap((applied) =>
+        applied < APPLY_BATCH ? Effect.race(Queue.take(wake), Effect.sleep(APPLY_NET)) : Effect.void
+      ),
+      Effect.forever
+    )
+    const recheckLoop = recheckFinality.pipe(
+      Effect.withSpan("ChainWatcher.recheckFinality"),
+      Effect.catchAllCause((cause) => Effect.logWarning("finality recheck failed", cause)),
+      Effect.repeat(recheckCadence)
+    )
 
     return {
-      run: Effect.suspend(() => {
-        // A new lease: whatever this instance knew may be stale.
-        cursor = undefined
-        recent = undefined
-        return Effect.all([stepLoop, applyLoop, recheckLoop], { concurrency: "unbounded", discard: true })
-      }),
+      // A new lease: whatever this instance knew may be stale.
+      run: Effect.zipRight(
+        Effect.all([Ref.set(cursorRef, undefined), Ref.set(recentRef, undefined)]),
+        Effect.all([stepLoop, applyLoop, recheckLoop], { concurrency: "unbounded", discard: true })
+      ),
       step,
       applyPending,
       recheckFinality

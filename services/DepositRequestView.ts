@@ -127,9 +127,9 @@ export const webhookSubset = (wire: DepositRequestWire) =>
   >
 
 /** The machine's context as the API shows it. One adapter, so the view never reaches into machine internals. */
-const str = (v: unknown) => (typeof v === "string" ? v : null)
+const textOrNull = (v: unknown) => (typeof v === "string" ? v : null)
 
-export const factsOf = (s: Step): LifecycleFacts => {
+export const lifecycleFactsOf = (s: Step): LifecycleFacts => {
   const c = s.context as DepositRequestContext & Record<string, unknown>
   const attention = c.attention as LifecycleFacts["attention"] | undefined
   const settlement = c.settlement as
@@ -139,11 +139,11 @@ export const factsOf = (s: Step): LifecycleFacts => {
   return {
     status: s.status,
     receivedBaseUnits: String(c.received_base_units ?? "0"),
-    verificationCompletedAt: str(c.verification_completed_at),
-    likelyUnsolicitedAt: str(c.likely_unsolicited_at),
-    payerWallet: str(c.payer_wallet),
-    address: str(c.address),
-    walletBoundAt: str(c.wallet_bound_at),
+    verificationCompletedAt: textOrNull(c.verification_completed_at),
+    likelyUnsolicitedAt: textOrNull(c.likely_unsolicited_at),
+    payerWallet: textOrNull(c.payer_wallet),
+    address: textOrNull(c.address),
+    walletBoundAt: textOrNull(c.wallet_bound_at),
     attention: attention ?? null,
     settlement:
       s.status === "deposited" || s.status === "settled" || settlement

@@ -3,7 +3,7 @@ import { Context, Layer } from "effect"
 import { v7 as uuidv7 } from "uuid"
 
 // uuid's default rng calls WebCrypto getRandomValues for 16 bytes on every id; draw them from a 4 KiB pool filled
-// by one randomFillSync per 256 ids instead (README: Hot paths).
+// by one randomFillSync per 256 ids instead (README: Decisions).
 const pool = new Uint8Array(4096)
 let poolAt = pool.length
 const pooledRandom = (): Uint8Array => {

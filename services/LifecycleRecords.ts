@@ -2,7 +2,13 @@ import type { Recovery } from "../machines/DepositRequest"
 import type { Emitted, Step } from "../machines/step"
 import { toId } from "./domain/PrefixedId"
 import { formatTimestamp } from "./domain/Timestamp"
-import { type DepositRequestRow, factsOf, recoveryWire, toWire, webhookSubset } from "./DepositRequestView"
+import {
+  type DepositRequestRow,
+  lifecycleFactsOf,
+  recoveryWire,
+  toWire,
+  webhookSubset
+} from "./DepositRequestView"
 
 /** A lifecycle event as stored: its webhook body is fixed here, so every delivery sends the same bytes. */
 export type LifecycleRecord = {
@@ -47,7 +53,7 @@ export const addRecords = (
   chainId: number
 ): void => {
   if (s.emitted.length === 0) return
-  const wire = toWire(row, factsOf(s), chainId)
+  const wire = toWire(row, lifecycleFactsOf(s), chainId)
   for (const emitted of s.emitted as ReadonlyArray<Emitted & Record<string, unknown>>) {
     if (emitted.kind === "lifecycle") {
       const eventId = newId()

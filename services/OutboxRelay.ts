@@ -3,7 +3,7 @@ import { Clock, Duration, Effect, Layer } from "effect"
 import { Bus } from "./Bus"
 import { Ids } from "./Ids"
 import { Lease } from "./Lease"
-import { makeWake } from "./Wake"
+import { makeWorkSignal } from "./WorkSignal"
 
 export const RELAY_INTERVAL = Duration.millis(100)
 
@@ -48,7 +48,7 @@ export const OutboxRelayLive = Layer.scopedDiscard(
     const lease = yield* Lease
     const bus = yield* Bus
     // Every committed change publishes a notice (for long polls); it may have written outbox rows too.
-    const wake = makeWake()
+    const wake = makeWorkSignal()
     yield* bus.listen("deposits.changed.*", () => wake.wake())
     const loop = relayOnce.pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logError("outbox relay failed", cause), 0)),

@@ -9,7 +9,7 @@ import { toId } from "./domain/PrefixedId"
 import { chainSettings } from "./Settings"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost, type DepositRequestMissing, type SnapshotVersionError } from "./ActorHost"
-import { factsOf } from "./DepositRequestView"
+import { lifecycleFactsOf } from "./DepositRequestView"
 import type { DepositRequestRow } from "./DepositRequestView"
 import { Ids } from "./Ids"
 import { KeyVault } from "./KeyVault"
@@ -86,7 +86,7 @@ const make = Effect.gen(function* () {
     )
 
   const proofOwed = (row: PayerRow) => {
-    const facts = factsOf({
+    const facts = lifecycleFactsOf({
       snapshot: row.snapshot,
       status: row.status,
       context: (row.snapshot as { context: never }).context,
@@ -277,7 +277,7 @@ const make = Effect.gen(function* () {
         // In the step's own transaction: the index is written with the address it derives, or nothing is.
         ({ step }) =>
           Effect.gen(function* () {
-            if (factsOf(step).address?.toLowerCase() !== address.toLowerCase()) {
+            if (lifecycleFactsOf(step).address?.toLowerCase() !== address.toLowerCase()) {
               return yield* new InvalidState({ message: "This deposit request is not waiting for a wallet." })
             }
             const claimed = yield* sql`

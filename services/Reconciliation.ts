@@ -3,7 +3,9 @@ import { Context, Effect, Layer, Option } from "effect"
 import { type Address, createPublicClient, erc20Abi, getAddress, http } from "viem"
 import type { Recovery } from "../machines/DepositRequest"
 import { chainSettings } from "./Settings"
-import { finalBlockNumber, type JsonRpc } from "./Finality"
+import { chainCall, finalBlock } from "./ChainRpc"
+import { ServiceUnavailable } from "./domain/Errors"
+import type { JsonRpc } from "./Finality"
 import { dieOnSqlErrors } from "./SqlFailure"
 
 export type ReconciliationRule = "settlement" | "recoveries" | "chain_balance"
@@ -84,9 +86,9 @@ const make = Effect.gen(function* () {
     onNone: () => Effect.succeed((_address: Address) => Effect.succeed<bigint | null>(null)),
     onSome: ({ client, token }) =>
       Effect.map(
-        Effect.promise(() => finalBlockNumber(client.request as JsonRpc, config.chainFinality)),
+        finalBlock(client.request as JsonRpc, config.chainFinality),
         (finalized) => (address: Address) =>
-          Effect.promise<bigint | null>(() =>
+          chainCall("balanceOf", () =>
             client.readContract({
               address: token,
               abi: erc20Abi,
@@ -166,7 +168,20 @@ const make = Effect.gen(function* () {
       } satisfies ReconciliationReport
     })
 
-  return { report: dieOnSqlErrors(report) } as const
+  // The chain's balances are part of the report: without the node there is no report, and the caller may retry.
+  const reportOrUnavailable = (accountId: string, range?: { readonly from?: Date; readonly to?: Date }) =>
+    report(accountId, range).pipe(
+      Effect.catchTag("ChainRpcError", (e) =>
+        Effect.zipRight(
+          Effect.logWarning("reconciliation could not read the chain", e),
+          Effect.fail(
+            new ServiceUnavailable({ message: "The chain node does not answer; try again shortly." })
+          )
+        )
+      )
+    )
+
+  return { report: dieOnSqlErrors(reportOrUnavailable) } as const
 })
 
 export class Reconciliation extends Context.Tag("deposits/Reconciliation")<

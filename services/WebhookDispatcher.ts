@@ -5,7 +5,7 @@ import { Ids } from "./Ids"
 import { JOBS_SUBJECT } from "./OutboxRelay"
 import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
-import { makeWake } from "./Wake"
+import { makeWorkSignal } from "./WorkSignal"
 import { signPayload } from "./WebhookSignature"
 import { databaseUrl, positiveInteger } from "./Settings"
 
@@ -169,7 +169,7 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     const settings = yield* dispatchSettings
     const embedded = Option.isNone(settings.databaseUrl)
     const slots = makeEndpointSlots(embedded ? EMBEDDED_DISPATCH_PER_ENDPOINT : DISPATCH_PER_ENDPOINT)
-    const wake = makeWake()
+    const wake = makeWorkSignal()
     yield* (yield* Bus).listen(JOBS_SUBJECT, () => wake.wake())
     const worker = dispatchOnce(slots, settings).pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhook dispatch failed", cause), false)),
@@ -178,7 +178,7 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       ),
       Effect.forever
     )
-    const tick = makeWake()
+    const tick = makeWorkSignal()
     const poller = Effect.gen(function* () {
       const now = new Date(yield* Clock.currentTimeMillis)
       const due = yield* sql<{ due: boolean }>`

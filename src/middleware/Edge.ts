@@ -23,7 +23,7 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /**
  * The answer with the edge's own headers. One `setHeader` each rather than `setHeaders` with a merged record:
- * `setHeaders` merges with two spreads, and properties added to a spread object are slow (README: Hot paths).
+ * `setHeaders` merges with two spreads, and properties added to a spread object are slow (README: Decisions).
  */
 const withEdgeHeaders = (
   response: HttpServerResponse.HttpServerResponse,

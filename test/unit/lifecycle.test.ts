@@ -1,5 +1,5 @@
 import fc from "fast-check"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import type { DepositRequestEvent, Emitted } from "../../machines/DepositRequest"
 import type { DepositRequestStatus } from "../../services/domain/Lifecycle"
 import { type Step, start, statusValues, step } from "../../machines/step"

@@ -1,5 +1,5 @@
 import { ConfigProvider, Effect, Layer } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { addressRefusal, WebhookResolver, WebhookUrlCheck } from "../../services/WebhookUrlCheck"
 
 /** A resolver from a table; a list of lists answers differently on each resolution (DNS rebinding). */
@@ -42,21 +42,19 @@ const table: Record<string, Array<Array<string>>> = {
   "rebind.example.com": [["93.184.216.34"], ["127.0.0.1"]]
 }
 
+/** The refusal reason of a URL, or undefined when it is accepted. */
 const check = (url: string, resolver = resolverFrom(table), allowPrivate = false) =>
-  Effect.runPromise(
-    Effect.flip(
-      Effect.flatMap(WebhookUrlCheck, (c) => c.check(url)).pipe(
-        Effect.provide(WebhookUrlCheck.layer),
-        Effect.provide(resolver),
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(new Map([["WEBHOOKS_ALLOW_PRIVATE", String(allowPrivate)]]))
-        )
-      )
+  Effect.flatMap(WebhookUrlCheck, (c) => c.check(url)).pipe(
+    Effect.match({ onFailure: (reason): string | undefined => reason, onSuccess: () => undefined }),
+    Effect.provide(WebhookUrlCheck.layer),
+    Effect.provide(resolver),
+    Effect.withConfigProvider(
+      ConfigProvider.fromMap(new Map([["WEBHOOKS_ALLOW_PRIVATE", String(allowPrivate)]]))
     )
-  ).catch(() => undefined)
+  )
 
 describe("webhook URL rules", () => {
-  it.each([
+  it.effect.each([
     "http://public.example.com/hook",
     "https://user:pass@public.example.com/hook",
     "https://user@public.example.com/hook",
@@ -91,27 +89,35 @@ describe("webhook URL rules", () => {
     "https://teredo.example.com/hook",
     "https://mixed.example.com/hook",
     "https://unknown.example.com/hook"
-  ])("refuses %s", async (url) => {
-    expect(await check(url)).toEqual(expect.any(String))
-  })
+  ])("refuses %s", (url: string) =>
+    Effect.map(check(url), (refusal) => expect(refusal).toEqual(expect.any(String)))
+  )
 
-  it("accepts public names over IPv4 and IPv6", async () => {
-    expect(await check("https://public.example.com/hook")).toBeUndefined()
-    expect(await check("https://v6.example.com:8443/hook?x=1")).toBeUndefined()
-  })
+  it.effect("accepts public names over IPv4 and IPv6", () =>
+    Effect.gen(function* () {
+      expect(yield* check("https://public.example.com/hook")).toBeUndefined()
+      expect(yield* check("https://v6.example.com:8443/hook?x=1")).toBeUndefined()
+    })
+  )
 
-  it("checks again at each resolution, so a name rebinding to a private address is refused the second time", async () => {
-    const resolver = resolverFrom(table)
-    expect(await check("https://rebind.example.com/hook", resolver)).toBeUndefined()
-    expect(await check("https://rebind.example.com/hook", resolver)).toMatch(/loopback/)
-  })
+  it.effect(
+    "checks again at each resolution, so a name rebinding to a private address is refused the second time",
+    () =>
+      Effect.gen(function* () {
+        const resolver = resolverFrom(table)
+        expect(yield* check("https://rebind.example.com/hook", resolver)).toBeUndefined()
+        expect(yield* check("https://rebind.example.com/hook", resolver)).toMatch(/loopback/)
+      })
+  )
 
-  it("lets the sandbox reach a receiver on a developer's laptop only when allowed", async () => {
-    expect(await check("http://loopback.example.com/hook", resolverFrom(table), true)).toBeUndefined()
-    expect(await check("http://loopback.example.com/hook", resolverFrom(table), false)).toEqual(
-      expect.any(String)
-    )
-  })
+  it.effect("lets the sandbox reach a receiver on a developer's laptop only when allowed", () =>
+    Effect.gen(function* () {
+      expect(yield* check("http://loopback.example.com/hook", resolverFrom(table), true)).toBeUndefined()
+      expect(yield* check("http://loopback.example.com/hook", resolverFrom(table), false)).toEqual(
+        expect.any(String)
+      )
+    })
+  )
 
   it("classifies embedded IPv4 forms by the address they carry", () => {
     expect(addressRefusal("::ffff:8.8.8.8")).toBeUndefined()

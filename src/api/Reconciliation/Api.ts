@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
-import { InvalidRequest, RateLimited, Unauthenticated } from "../Errors"
+import { InvalidRequest, RateLimited, ServiceUnavailable, Unauthenticated } from "../Errors"
 import { Timestamp } from "../../../services/domain/Timestamp"
 
 const BaseUnits = Schema.String.annotations({ description: "Integer base units as a string of digits." })
@@ -61,6 +61,7 @@ export class ReconciliationApi extends HttpApiGroup.make("reconciliation")
   .addError(Unauthenticated)
   .addError(RateLimited)
   .addError(InvalidRequest)
+  .addError(ServiceUnavailable)
   .middleware(Authentication)
   .annotate(
     OpenApi.Description,

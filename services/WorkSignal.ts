@@ -5,7 +5,7 @@ import { Effect } from "effect"
  * is called (by a notice that there is work). A wake with nobody idle is kept for the next `idle`, so a notice
  * between two polls is not lost. The poll interval stays as the safety net for notices that never arrive.
  */
-export const makeWake = () => {
+export const makeWorkSignal = () => {
   let pending = false
   const idlers = new Set<() => void>()
   const wake = () => {

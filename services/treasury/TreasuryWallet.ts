@@ -1,0 +1,34 @@
+import { type Address, createWalletClient, type Hex, http, publicActions } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import type { Finality } from "../Finality"
+
+/** The treasury account on the configured chain: it signs and pays gas for settlements and returns. */
+export const makeTreasuryWallet = (options: {
+  readonly rpcUrl: string
+  readonly token: Address
+  readonly treasuryKey: Hex
+  readonly chainId: number
+  readonly chainFinality: Finality
+}) => {
+  const account = privateKeyToAccount(options.treasuryKey)
+  const chain = {
+    id: options.chainId,
+    name: "deposits",
+    nativeCurrency: { name: "ETH", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [options.rpcUrl] } }
+  } as const
+  const wallet = createWalletClient({
+    account,
+    chain,
+    transport: http(options.rpcUrl, { retryCount: 0 })
+  }).extend(publicActions)
+  return {
+    account,
+    chain,
+    wallet,
+    chainId: options.chainId,
+    token: options.token,
+    chainFinality: options.chainFinality
+  }
+}
+export type TreasuryWallet = ReturnType<typeof makeTreasuryWallet>
