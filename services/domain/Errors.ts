@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { idPrefixes, type ResourceName } from "./PrefixedId"
-import { errorFacts } from "./PublicError"
+import { errorFacts, MessageError } from "./PublicError"
 
 /**
  * The errors the domain raises. Each class carries its wire code, HTTP status, headers and the one line the
@@ -52,71 +52,31 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
   }
 }
 
-const idempotencyConflict = errorFacts({
+export class IdempotencyConflict extends MessageError<IdempotencyConflict>()("IdempotencyConflict", {
   status: 409,
   code: "idempotency_conflict",
   when: "The `Idempotency-Key` was used before with a different request body."
-})
-export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()(
-  "IdempotencyConflict",
-  { message: Schema.String },
-  idempotencyConflict.annotations()
-) {
-  static readonly facts = idempotencyConflict
-  get code() {
-    return idempotencyConflict.code
-  }
-}
+}) {}
 
-const invalidState = errorFacts({
+export class InvalidState extends MessageError<InvalidState>()("InvalidState", {
   status: 409,
   code: "invalid_state",
   when: "The action is not allowed in the resource's current status."
-})
-export class InvalidState extends Schema.TaggedError<InvalidState>()(
-  "InvalidState",
-  { message: Schema.String },
-  invalidState.annotations()
-) {
-  static readonly facts = invalidState
-  get code() {
-    return invalidState.code
-  }
-}
+}) {}
 
-const rateLimited = errorFacts({
+export class RateLimited extends MessageError<RateLimited>()("RateLimited", {
   status: 429,
   code: "rate_limited",
   when: "The account's token bucket is empty (`Retry-After: 1`).",
   headers: { "retry-after": "1" }
-})
-export class RateLimited extends Schema.TaggedError<RateLimited>()(
-  "RateLimited",
-  { message: Schema.String },
-  rateLimited.annotations()
-) {
-  static readonly facts = rateLimited
-  get code() {
-    return rateLimited.code
-  }
-}
+}) {}
 
-const serviceUnavailable = errorFacts({
+export class ServiceUnavailable extends MessageError<ServiceUnavailable>()("ServiceUnavailable", {
   status: 503,
   code: "service_unavailable",
   when: "A dependency (database, bus or chain) is unreachable (`Retry-After: 5`).",
   headers: { "retry-after": "5" }
-})
-export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
-  "ServiceUnavailable",
-  { message: Schema.String },
-  serviceUnavailable.annotations()
-) {
-  static readonly facts = serviceUnavailable
-  get code() {
-    return serviceUnavailable.code
-  }
-}
+}) {}
 
 /** The errors services raise. */
 export const DomainErrors = [

@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { Schema } from "effect"
+import { Schema } from "effect"
 
 /** One row of the documented error table. */
 export interface ErrorRow {
@@ -37,3 +37,33 @@ export interface PublicErrorClass {
   readonly facts: ErrorFacts
   readonly rows?: ReadonlyArray<ErrorRow>
 }
+
+/**
+ * A public error whose only field is its message (most of them): the class with its facts and code, from one
+ * call. `class RateLimited extends MessageError<RateLimited>()("RateLimited", { status: 429, … }) {}`
+ */
+export const MessageError =
+  <Self>() =>
+  <const Tag extends string, const Code extends string>(
+    tag: Tag,
+    facts: Parameters<typeof errorFacts<Code>>[0]
+  ) => {
+    const stated = errorFacts(facts)
+    // The cast names the class type the call returns for a concrete `Self`, which TypeScript cannot resolve while
+    // `Self` is still a parameter here.
+    const Base = Schema.TaggedError<Self>()(
+      tag,
+      { message: Schema.String },
+      stated.annotations()
+    ) as unknown as Schema.TaggedErrorClass<
+      Self,
+      Tag,
+      { readonly _tag: Schema.tag<Tag>; message: typeof Schema.String }
+    >
+    return class extends Base {
+      static readonly facts = stated
+      get code(): Code {
+        return stated.code
+      }
+    }
+  }

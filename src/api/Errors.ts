@@ -8,7 +8,12 @@ import {
   RateLimited,
   ServiceUnavailable
 } from "../../services/domain/Errors"
-import { type ErrorRow, errorFacts, type PublicErrorClass } from "../../services/domain/PublicError"
+import {
+  type ErrorRow,
+  errorFacts,
+  MessageError,
+  type PublicErrorClass
+} from "../../services/domain/PublicError"
 
 /**
  * The errors only the HTTP edge raises (credentials, routing, transport limits, the unexpected), beside the
@@ -16,50 +21,24 @@ import { type ErrorRow, errorFacts, type PublicErrorClass } from "../../services
  * the codes the OpenAPI document lists.
  */
 
-const unauthenticated = errorFacts({
+export class Unauthenticated extends MessageError<Unauthenticated>()("Unauthenticated", {
   status: 401,
   code: "unauthenticated",
   when: "A missing, malformed, unknown, revoked or expired credential, or a key of the other environment (always the same answer, with `WWW-Authenticate: Bearer`).",
   headers: { "www-authenticate": 'Bearer realm="deposits"' }
-})
-export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()(
-  "Unauthenticated",
-  { message: Schema.String },
-  unauthenticated.annotations()
-) {
-  static readonly facts = unauthenticated
-  get code() {
-    return unauthenticated.code
-  }
-}
+}) {}
 
-const identityUnauthorized = errorFacts({
+export class IdentityUnauthorized extends MessageError<IdentityUnauthorized>()("IdentityUnauthorized", {
   status: 401,
   code: "identity_unauthorized",
   when: "An API key used on key management (`/v1/account/api-key`)."
-})
-export class IdentityUnauthorized extends Schema.TaggedError<IdentityUnauthorized>()(
-  "IdentityUnauthorized",
-  { message: Schema.String },
-  identityUnauthorized.annotations()
-) {
-  static readonly facts = identityUnauthorized
-  get code() {
-    return identityUnauthorized.code
-  }
-}
+}) {}
 
-const routeNotFound = errorFacts({ status: 404, code: "route_not_found", when: "No route has this path." })
-export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()(
-  "RouteNotFound",
-  { message: Schema.String },
-  routeNotFound.annotations()
-) {
-  static readonly facts = routeNotFound
-  get code() {
-    return routeNotFound.code
-  }
-}
+export class RouteNotFound extends MessageError<RouteNotFound>()("RouteNotFound", {
+  status: 404,
+  code: "route_not_found",
+  when: "No route has this path."
+}) {}
 
 const methodNotAllowed = errorFacts({
   status: 405,
@@ -81,69 +60,29 @@ export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()(
   }
 }
 
-const requestTimeout = errorFacts({
+export class RequestTimeout extends MessageError<RequestTimeout>()("RequestTimeout", {
   status: 408,
   code: "request_timeout",
   when: "The request's headers or body did not arrive in time (Node's request timeouts); nothing was processed."
-})
-export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()(
-  "RequestTimeout",
-  { message: Schema.String },
-  requestTimeout.annotations()
-) {
-  static readonly facts = requestTimeout
-  get code() {
-    return requestTimeout.code
-  }
-}
+}) {}
 
-const payloadTooLarge = errorFacts({
+export class PayloadTooLarge extends MessageError<PayloadTooLarge>()("PayloadTooLarge", {
   status: 413,
   code: "payload_too_large",
   when: "The body is above the route's limit (64 KiB, 16 KiB or 8 KiB)."
-})
-export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
-  "PayloadTooLarge",
-  { message: Schema.String },
-  payloadTooLarge.annotations()
-) {
-  static readonly facts = payloadTooLarge
-  get code() {
-    return payloadTooLarge.code
-  }
-}
+}) {}
 
-const requestHeadersTooLarge = errorFacts({
+export class RequestHeadersTooLarge extends MessageError<RequestHeadersTooLarge>()("RequestHeadersTooLarge", {
   status: 431,
   code: "request_headers_too_large",
   when: "The request's headers are larger than the server reads (16 KiB in all); nothing was processed."
-})
-export class RequestHeadersTooLarge extends Schema.TaggedError<RequestHeadersTooLarge>()(
-  "RequestHeadersTooLarge",
-  { message: Schema.String },
-  requestHeadersTooLarge.annotations()
-) {
-  static readonly facts = requestHeadersTooLarge
-  get code() {
-    return requestHeadersTooLarge.code
-  }
-}
+}) {}
 
-const internalError = errorFacts({
+export class InternalError extends MessageError<InternalError>()("InternalError", {
   status: 500,
   code: "internal_error",
   when: "An unexpected failure; it is logged with the request id."
-})
-export class InternalError extends Schema.TaggedError<InternalError>()(
-  "InternalError",
-  { message: Schema.String },
-  internalError.annotations()
-) {
-  static readonly facts = internalError
-  get code() {
-    return internalError.code
-  }
-}
+}) {}
 
 export { IdempotencyConflict, InvalidRequest, InvalidState, NotFound, RateLimited, ServiceUnavailable }
 
