@@ -6,8 +6,11 @@ export class ChainRpcError extends Data.TaggedError("ChainRpcError")<{
   readonly method: string
   readonly cause: unknown
 }> {
+  /** One line: viem's errors carry a short message beside a long, multi-line one. */
   override get message() {
-    return `chain RPC ${this.method} failed: ${this.cause instanceof Error ? this.cause.message : String(this.cause)}`
+    const cause = this.cause as { readonly shortMessage?: unknown; readonly message?: unknown } | undefined
+    const text = String(cause?.shortMessage ?? cause?.message ?? cause).split("\n")[0]
+    return `chain RPC ${this.method} failed: ${text}`
   }
 }
 

@@ -1,7 +1,9 @@
 import { createHash, pbkdf2Sync } from "node:crypto"
-import { Config, type ConfigError, Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, Redacted } from "effect"
 import { type Address, getAddress } from "viem"
 import { english, HDKey, type HDAccount, hdKeyToAccount } from "viem/accounts"
+import type { ServiceEnv } from "./domain/Environment"
+import { serviceEnv } from "./Settings"
 
 /**
  * The deposit keys: one HD account per deposit request (`m/44'/60'/0'/0/{index}`), all under one seed.
@@ -33,21 +35,57 @@ export class KeyVault extends Context.Tag("deposits/KeyVault")<KeyVault, KeyVaul
   static readonly layer: Layer.Layer<KeyVault, KeyVaultError | ConfigError.ConfigError> = Layer.effect(
     KeyVault,
     Effect.gen(function* () {
-      const configured = yield* Config.option(Config.redacted("DEPOSIT_KEY_MNEMONIC"))
-      const env = yield* Config.literal(
-        "sandbox",
-        "production"
-      )("SERVICE_ENV").pipe(Config.withDefault("sandbox"))
-      if (Option.isSome(configured)) return yield* makeKeyVaultEffect(configured.value)
-      if (env === "production") {
-        return yield* new KeyVaultError({
-          message: "DEPOSIT_KEY_MNEMONIC must be set when SERVICE_ENV=production"
-        })
-      }
-      return yield* makeKeyVaultEffect(Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
+      const { depositKeyMnemonic } = yield* depositKeySettings
+      return yield* makeKeyVaultEffect(
+        Option.getOrElse(depositKeyMnemonic, () => Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
+      )
     })
   )
 }
+
+/**
+ * Mnemonics published in tools' documentation and test vectors: anyone can derive their keys, so production
+ * refuses them (anvil's and Hardhat's, Ganache's, Truffle's, the BIP-39 test vectors, the sandbox's own).
+ */
+export const PUBLISHED_TEST_MNEMONICS: ReadonlyArray<string> = [
+  "test test test test test test test test test test test junk",
+  "myth like bonus scare over problem client lizard pioneer submit female collect",
+  "candy maple cake sugar pudding cream honey rich smooth crumble sweet treat",
+  "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about",
+  "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon art",
+  "zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo wrong",
+  SANDBOX_DEPOSIT_MNEMONIC
+]
+
+// Compared as words (any case or spacing); whether it is a valid mnemonic at all is the vault's own check.
+const isPublished = (mnemonic: Redacted.Redacted<string>) =>
+  PUBLISHED_TEST_MNEMONICS.includes(
+    Redacted.value(mnemonic).normalize("NFKD").trim().toLowerCase().split(/\s+/).join(" ")
+  )
+
+/** `DEPOSIT_KEY_MNEMONIC` as set (unset: the sandbox's published one, refused in production). */
+export const depositKeyMnemonic = Config.option(Config.redacted("DEPOSIT_KEY_MNEMONIC"))
+
+/** Why this seed cannot serve this environment, or undefined when it can. */
+export const depositKeyRefusal = (
+  env: ServiceEnv,
+  mnemonic: Option.Option<Redacted.Redacted<string>>
+): string | undefined =>
+  env !== "production"
+    ? undefined
+    : Option.isNone(mnemonic)
+      ? "DEPOSIT_KEY_MNEMONIC: must be set when SERVICE_ENV=production"
+      : isPublished(mnemonic.value)
+        ? "DEPOSIT_KEY_MNEMONIC: a published test mnemonic is refused when SERVICE_ENV=production (anyone can derive its keys)"
+        : undefined
+
+/** The vault's settings: the seed, checked against the environment. */
+export const depositKeySettings = Config.all({ depositKeyMnemonic, serviceEnv }).pipe(
+  Config.mapOrFail((c) => {
+    const refusal = depositKeyRefusal(c.serviceEnv, c.depositKeyMnemonic)
+    return refusal === undefined ? Either.right(c) : Either.left(ConfigError.InvalidData([], refusal))
+  })
+)
 
 const makeKeyVaultEffect = (mnemonic: Redacted.Redacted<string>) =>
   Effect.try({

@@ -13,6 +13,7 @@ import { toHex } from "viem"
 import { anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { natsUrlSetting } from "../services/Bus"
 import { inspectUrlSetting } from "../services/Inspector"
+import { depositKeyMnemonic } from "../services/KeyVault"
 import { mailerSettings } from "../services/Mailer"
 import { rateLimitSettings } from "../services/RateLimiter"
 import { dataDir, databaseUrl, positiveInteger, serviceEnv } from "../services/Settings"
@@ -78,15 +79,18 @@ export const appConfig = Config.all([
   mailerSettings,
   rateLimitSettings,
   dispatchSettings,
-  treasurySettings
+  treasurySettings,
+  // Read as set: whether it may serve this environment is one of the start-up refusals, on the same line as the rest.
+  Config.all({ depositKeyMnemonic })
 ]).pipe(
-  Config.map(([api, base, mail, rate, dispatch, treasury]) => ({
+  Config.map(([api, base, mail, rate, dispatch, treasury, depositKey]) => ({
     ...api,
     ...base,
     ...mail,
     ...rate,
     ...dispatch,
-    ...treasury
+    ...treasury,
+    ...depositKey
   }))
 )
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

@@ -4,6 +4,7 @@ import { describeDatabase } from "../services/Database"
 import { embeddedChain, withChain } from "../infra/chain/EmbeddedChain"
 import { ApiSettings, loadConfig, settingsLayer, withSandboxTreasury } from "./Config"
 import { AppLive } from "./Server"
+import { startupRefusals } from "./StartupChecks"
 
 const program = Effect.gen(function* () {
   const config = yield* loadConfig().pipe(
@@ -14,6 +15,11 @@ const program = Effect.gen(function* () {
       })
     )
   )
+  const refusals = yield* startupRefusals(config)
+  if (refusals.length > 0) {
+    process.stderr.write(`refusing to start: ${refusals.join("; ")}\n`)
+    process.exit(78)
+  }
   // The sandbox with no CHAIN_RPC_URL gets the embedded local chain, stopped with the service.
   const effective = withSandboxTreasury(
     Option.isNone(config.chainRpcUrl) && config.serviceEnv === "sandbox"

@@ -1,8 +1,13 @@
 import { ConfigProvider, Effect, Exit, type Layer, Redacted } from "effect"
 import { getAddress, isAddress } from "viem"
-import { mnemonicToAccount } from "viem/accounts"
-import { describe, expect, it } from "vitest"
-import { KeyVault, type KeyVaultShape, SANDBOX_DEPOSIT_MNEMONIC } from "../../services/KeyVault"
+import { english, generateMnemonic, mnemonicToAccount } from "viem/accounts"
+import { describe, expect, it } from "@effect/vitest"
+import {
+  KeyVault,
+  type KeyVaultShape,
+  PUBLISHED_TEST_MNEMONICS,
+  SANDBOX_DEPOSIT_MNEMONIC
+} from "../../services/KeyVault"
 
 const ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
 
@@ -82,15 +87,29 @@ describe("KeyVault", () => {
     expect(Exit.isSuccess(sandbox) && sandbox.value.depositAddress(0)).toBe(
       vault(SANDBOX_DEPOSIT_MNEMONIC).depositAddress(0)
     )
-    const configured = vaultFrom(KeyVault.layer, {
-      SERVICE_ENV: "production",
-      DEPOSIT_KEY_MNEMONIC: ANVIL_MNEMONIC
-    })
+    const configured = vaultFrom(KeyVault.layer, { DEPOSIT_KEY_MNEMONIC: ANVIL_MNEMONIC })
     expect(Exit.isSuccess(configured) && configured.value.depositAddress(0)).toBe(
       "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
     )
-    const production = vaultFrom(KeyVault.layer, { SERVICE_ENV: "production" })
-    expect(Exit.isFailure(production)).toBe(true)
-    expect(String(production)).toContain("DEPOSIT_KEY_MNEMONIC must be set")
+    const own = generateMnemonic(english)
+    const production = vaultFrom(KeyVault.layer, { SERVICE_ENV: "production", DEPOSIT_KEY_MNEMONIC: own })
+    expect(Exit.isSuccess(production) && production.value.depositAddress(0)).toBe(
+      mnemonicToAccount(own, { addressIndex: 0 }).address
+    )
+    const missing = vaultFrom(KeyVault.layer, { SERVICE_ENV: "production" })
+    expect(Exit.isFailure(missing)).toBe(true)
+    expect(String(missing)).toContain("DEPOSIT_KEY_MNEMONIC: must be set when SERVICE_ENV=production")
   })
+
+  it.each(PUBLISHED_TEST_MNEMONICS)(
+    "refuses the published mnemonic %s in production, in any spacing or case",
+    (m) => {
+      const refused = vaultFrom(KeyVault.layer, {
+        SERVICE_ENV: "production",
+        DEPOSIT_KEY_MNEMONIC: `  ${m.toUpperCase().replaceAll(" ", "   ")} `
+      })
+      expect(Exit.isFailure(refused)).toBe(true)
+      expect(String(refused)).toContain("a published test mnemonic is refused")
+    }
+  )
 })

@@ -1,0 +1,89 @@
+import { Effect, Option } from "effect"
+import { type Address, createPublicClient, getAddress, http, zeroAddress, zeroHash } from "viem"
+import { chainCall } from "../services/ChainRpc"
+import { chainIdOf } from "../services/domain/Environment"
+import { depositKeyRefusal } from "../services/KeyVault"
+import { usdcAbi } from "../services/Usdc"
+import type { AppConfigShape } from "./Config"
+
+/**
+ * What must hold before the service takes a single request, beyond each setting's own format: production runs
+ * only on durable, shared parts with its own keys, and a configured chain is the right chain with a token the
+ * treasury can move. Each refusal is one line naming the setting; the start-up prints them and exits 78.
+ */
+export const startupRefusals = (config: AppConfigShape): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function* () {
+    const refusals: Array<string> = []
+    const production = config.serviceEnv === "production"
+    if (production) {
+      const required: ReadonlyArray<[boolean, string]> = [
+        [
+          Option.isNone(config.databaseUrl),
+          "DATABASE_URL: production needs a real PostgreSQL (the embedded one runs without fsync and serves one process)"
+        ],
+        [
+          Option.isNone(config.natsUrl),
+          "NATS_URL: production needs NATS (the in-process bus reaches no other instance)"
+        ],
+        [Option.isNone(config.chainRpcUrl), "CHAIN_RPC_URL: production needs the node of chain 143"],
+        [Option.isNone(config.tokenAddress), "TOKEN_ADDRESS: production needs the USDC token contract"],
+        [
+          Option.isNone(config.treasuryPrivateKey),
+          "TREASURY_PRIVATE_KEY: production needs the account that pays gas for settlements and returns"
+        ]
+      ]
+      for (const [missing, line] of required) if (missing) refusals.push(line)
+    }
+    const seed = depositKeyRefusal(config.serviceEnv, config.depositKeyMnemonic)
+    if (seed !== undefined) refusals.push(seed)
+    if (Option.isSome(config.chainRpcUrl)) {
+      refusals.push(
+        ...(yield* chainRefusals(config.chainRpcUrl.value, chainIdOf(config.serviceEnv), config.tokenAddress))
+      )
+    }
+    return refusals
+  })
+
+/** The node answers with the environment's chain id, and the token has code, 6 decimals and EIP-3009. */
+const chainRefusals = (rpcUrl: string, expectedChainId: number, tokenAddress: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) })
+    const chainId = yield* Effect.either(chainCall("eth_chainId", () => client.getChainId()))
+    if (chainId._tag === "Left") return [`CHAIN_RPC_URL: the node does not answer (${chainId.left.message})`]
+    if (chainId.right !== expectedChainId)
+      return [
+        `CHAIN_RPC_URL: the node serves chain ${chainId.right}, this environment needs chain ${expectedChainId}`
+      ]
+    if (Option.isNone(tokenAddress)) return []
+    const token = getAddress(tokenAddress.value)
+    const code = yield* Effect.either(chainCall("eth_getCode", () => client.getCode({ address: token })))
+    if (code._tag === "Left" || code.right === undefined || code.right === "0x")
+      return [`TOKEN_ADDRESS: no contract at ${token} on chain ${expectedChainId}`]
+    return yield* tokenRefusals(client, token)
+  })
+
+const tokenRefusals = (client: ReturnType<typeof createPublicClient>, token: Address) =>
+  Effect.gen(function* () {
+    const refusals: Array<string> = []
+    const decimals = yield* Effect.either(
+      chainCall("decimals", () =>
+        client.readContract({ address: token, abi: usdcAbi, functionName: "decimals" })
+      )
+    )
+    if (decimals._tag === "Left" || decimals.right !== 6)
+      refusals.push(`TOKEN_ADDRESS: ${token} must have 6 decimals like USDC`)
+    // EIP-3009's view: a token without it cannot be moved out of a gasless deposit address.
+    const eip3009 = yield* Effect.either(
+      chainCall("authorizationState", () =>
+        client.readContract({
+          address: token,
+          abi: usdcAbi,
+          functionName: "authorizationState",
+          args: [zeroAddress, zeroHash]
+        })
+      )
+    )
+    if (eip3009._tag === "Left")
+      refusals.push(`TOKEN_ADDRESS: ${token} does not implement EIP-3009 (transferWithAuthorization)`)
+    return refusals
+  })

@@ -1,0 +1,139 @@
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { english, generateMnemonic, generatePrivateKey } from "viem/accounts"
+import { anvilDevAccount } from "../../infra/chain/Anvil"
+import { createTestDatabase } from "../support/Database"
+import { type LocalChain, startLocalChain } from "../support/LocalChain"
+import { spawnService } from "../support/Process"
+
+// `npm start` in production refuses to run on anything unsafe, with one line naming every setting at fault,
+// and starts when everything is real: PostgreSQL, NATS, a chain-143 node and a USDC-like token (6 decimals,
+// EIP-3009), its own seed and a treasury key. A sandbox pointed at a chain checks it the same way.
+
+const dataDir = mkdtempSync(join(tmpdir(), "deposits-production-"))
+const inherited = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([k]) =>
+      ![
+        "DATABASE_URL",
+        "NATS_URL",
+        "CHAIN_RPC_URL",
+        "TOKEN_ADDRESS",
+        "TREASURY_PRIVATE_KEY",
+        "DEPOSIT_KEY_MNEMONIC",
+        "SERVICE_ENV"
+      ].includes(k)
+  )
+) as Record<string, string>
+
+const start = (env: Record<string, string>) =>
+  promisify(execFile)(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...inherited, DATA_DIR: dataDir, PORT: "0", ...env }
+  })
+
+/** The one line a refused start prints, and its exit code. */
+const refusal = async (env: Record<string, string>) => {
+  const outcome = await start(env).then(
+    () => ({ code: 0, stderr: "" }),
+    (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr })
+  )
+  expect(outcome.code).toBe(78)
+  const lines = outcome.stderr.trim().split("\n")
+  expect(lines).toHaveLength(1)
+  return lines[0]!
+}
+
+let mainnet: LocalChain
+let testnet: LocalChain
+let database: { url: string; drop: () => Promise<void> }
+const own = {
+  DEPOSIT_KEY_MNEMONIC: generateMnemonic(english),
+  TREASURY_PRIVATE_KEY: generatePrivateKey(),
+  NATS_URL: "nats://127.0.0.1:4222"
+}
+
+beforeAll(async () => {
+  ;[mainnet, testnet, database] = await Promise.all([
+    startLocalChain({ chainId: 143 }),
+    startLocalChain(),
+    createTestDatabase()
+  ])
+}, 120_000)
+afterAll(async () => {
+  await Promise.all([mainnet?.node.stop(), testnet?.node.stop(), database?.drop()])
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const production = () => ({
+  SERVICE_ENV: "production",
+  DATABASE_URL: database.url,
+  CHAIN_RPC_URL: mainnet.node.rpcUrl,
+  TOKEN_ADDRESS: mainnet.token,
+  ...own
+})
+
+describe("a production start", () => {
+  it("with only a published mnemonic names every missing part and the seed on one line, exit 78", async () => {
+    const line = await refusal({
+      SERVICE_ENV: "production",
+      DEPOSIT_KEY_MNEMONIC: "test test test test test test test test test test test junk"
+    })
+    expect(line).toMatch(/^refusing to start: /)
+    for (const setting of [
+      "DATABASE_URL",
+      "NATS_URL",
+      "CHAIN_RPC_URL",
+      "TOKEN_ADDRESS",
+      "TREASURY_PRIVATE_KEY",
+      "DEPOSIT_KEY_MNEMONIC: a published test mnemonic"
+    ])
+      expect(line).toContain(setting)
+  })
+
+  it("refuses the sandbox's chain, a token address with no contract, and a node that does not answer", async () => {
+    expect(
+      await refusal({ ...production(), CHAIN_RPC_URL: testnet.node.rpcUrl, TOKEN_ADDRESS: testnet.token })
+    ).toBe("refusing to start: CHAIN_RPC_URL: the node serves chain 10143, this environment needs chain 143")
+    const nobody = anvilDevAccount(7).address
+    expect(await refusal({ ...production(), TOKEN_ADDRESS: nobody })).toBe(
+      `refusing to start: TOKEN_ADDRESS: no contract at ${nobody} on chain 143`
+    )
+    expect(await refusal({ ...production(), CHAIN_RPC_URL: "http://127.0.0.1:9" })).toMatch(
+      /^refusing to start: CHAIN_RPC_URL: the node does not answer/
+    )
+  })
+
+  it("refuses a token that is not USDC-like (a contract without 6 decimals or EIP-3009)", async () => {
+    // Code that reverts every call (PUSH1 0, PUSH1 0, REVERT): a contract, but no token.
+    const notAToken = anvilDevAccount(8).address
+    await mainnet.chain.setCode({ address: notAToken, bytecode: "0x60006000fd" })
+    const line = await refusal({ ...production(), TOKEN_ADDRESS: notAToken })
+    expect(line).toContain(`TOKEN_ADDRESS: ${notAToken} must have 6 decimals like USDC`)
+    expect(line).toContain(`TOKEN_ADDRESS: ${notAToken} does not implement EIP-3009`)
+  })
+
+  it("starts on real parts with its own keys, and says it is production", async () => {
+    const service = await spawnService(production())
+    try {
+      const health = (await (await fetch(`${service.baseUrl}/v1/health`)).json()) as {
+        environment: string
+        chain_id: number
+      }
+      expect(health).toMatchObject({ environment: "production", chain_id: 143 })
+    } finally {
+      await service.stop()
+    }
+  })
+})
+
+describe("a sandbox start with a configured chain", () => {
+  it("refuses a node of another chain", async () => {
+    expect(await refusal({ CHAIN_RPC_URL: mainnet.node.rpcUrl, TOKEN_ADDRESS: mainnet.token })).toBe(
+      "refusing to start: CHAIN_RPC_URL: the node serves chain 143, this environment needs chain 10143"
+    )
+  })
+})
