@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { getAddress } from "viem"
 import type { DepositRequestContext, Recovery } from "../machines/DepositRequest"
 import { formatAmount } from "./domain/Amount"
+import { toId } from "./domain/PrefixedId"
 import { formatTimestamp } from "./domain/Timestamp"
 import { recoveryWire } from "./DepositRequestView"
 import { dieOnSqlErrors } from "./SqlFailure"
@@ -24,6 +25,15 @@ interface TransferRow {
   readonly state: "signed" | "confirmed" | "reverted"
   readonly block_number: string | null
   readonly created_at: Date
+}
+
+interface AttemptRow {
+  readonly id: string
+  readonly kind: "merchant_session" | "wallet" | "mailbox_send" | "mailbox_code"
+  readonly outcome: "accepted" | "refused"
+  readonly reason: string | null
+  readonly wallet: string | null
+  readonly attempted_at: Date
 }
 
 const checksummed = (address: string) => getAddress(address.toLowerCase())
@@ -105,7 +115,44 @@ const make = Effect.gen(function* () {
       )
     )
 
-  return { transfers: dieOnSqlErrors(transfers), recoveries: dieOnSqlErrors(recoveries) } as const
+  /**
+   * The payer's proof attempts on a request, newest first: kind, outcome, reason, time, and the wallet of a wallet
+   * attestation. Never a code, a secret or a digest of one. `None` when the request is not the account's.
+   */
+  const verificationAttempts = (
+    accountId: string,
+    uuid: string,
+    page: { readonly limit: number; readonly startingAfter?: string | undefined }
+  ) =>
+    Effect.gen(function* () {
+      const request = yield* owned(accountId, uuid)
+      if (Option.isNone(request)) return Option.none()
+      const rows = yield* sql<AttemptRow>`
+        select id, kind, outcome, reason, wallet, attempted_at from verification_attempts
+        where deposit_request_id = ${uuid}
+          ${page.startingAfter === undefined ? sql`` : sql`and id < ${page.startingAfter}`}
+        order by id desc
+        limit ${page.limit + 1}`
+      const items = rows.slice(0, page.limit).map((r) => ({
+        id: toId("va", r.id) as string,
+        deposit_request_id: toId("dr", uuid) as string,
+        kind: r.kind,
+        outcome: r.outcome,
+        reason: r.reason,
+        wallet: r.wallet === null ? null : checksummed(r.wallet),
+        attempted_at: formatTimestamp(r.attempted_at)
+      }))
+      return Option.some({
+        verification_attempts: items,
+        next_cursor: rows.length > page.limit ? (items.at(-1)?.id ?? null) : null
+      })
+    })
+
+  return {
+    transfers: dieOnSqlErrors(transfers),
+    recoveries: dieOnSqlErrors(recoveries),
+    verificationAttempts: dieOnSqlErrors(verificationAttempts)
+  } as const
 })
 
 export class DepositRequestLedger extends Context.Tag("deposits/DepositRequestLedger")<

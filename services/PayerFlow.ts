@@ -145,7 +145,11 @@ const make = Effect.gen(function* () {
    * one transaction, so concurrent guesses cannot pass the limit between a count and a record. A proof's slot is
    * recorded as refused ("being checked") and turned into its outcome after the check; a send's is final at once.
    */
-  const takeAttempt = (uuid: string, kind: "merchant_session" | "wallet" | "mailbox_code" | "mailbox_send") =>
+  const takeAttempt = (
+    uuid: string,
+    kind: "merchant_session" | "wallet" | "mailbox_code" | "mailbox_send",
+    wallet: string | null = null
+  ) =>
     sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`select 1 from deposit_requests where id = ${uuid} for update`
@@ -166,9 +170,10 @@ const make = Effect.gen(function* () {
         }
         const id = ids.next()
         yield* sql`
-          insert into verification_attempts (id, deposit_request_id, kind, outcome, reason, proof_digest, attempted_at)
+          insert into verification_attempts (id, deposit_request_id, kind, outcome, reason, proof_digest, wallet,
+            attempted_at)
           values (${id}, ${uuid}, ${kind}, ${sending ? "accepted" : "refused"}, ${sending ? null : "being checked"},
-                  null, ${yield* now})`
+                  null, ${wallet}, ${yield* now})`
         return id
       })
     )
@@ -229,11 +234,12 @@ const make = Effect.gen(function* () {
             : "This deposit request already has a wallet."
         })
       }
-      const attempt = yield* takeAttempt(uuid, "wallet")
+      const wallet = getAddress(body.wallet.toLowerCase())
+      const attempt = yield* takeAttempt(uuid, "wallet", wallet)
       const at = yield* now
       const statement: Statement = {
         depositRequest: toId("dr", uuid),
-        wallet: getAddress(body.wallet.toLowerCase()),
+        wallet,
         chainId: body.chain_id,
         expiresAt: body.expires_at
       }

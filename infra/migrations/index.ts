@@ -13,6 +13,7 @@ import creditReorgs from "./0012_credit_reorgs"
 import createFunction from "./0013_create_function"
 import partialUniqueDepositSlots from "./0014_partial_unique_deposit_slots"
 import cancelledDeliveries from "./0015_cancelled_deliveries"
+import attemptWallets from "./0016_attempt_wallets"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -30,5 +31,6 @@ export const migrations = {
   "0012_credit_reorgs": creditReorgs,
   "0013_create_function": createFunction,
   "0014_partial_unique_deposit_slots": partialUniqueDepositSlots,
-  "0015_cancelled_deliveries": cancelledDeliveries
+  "0015_cancelled_deliveries": cancelledDeliveries,
+  "0016_attempt_wallets": attemptWallets
 }

@@ -118,6 +118,21 @@ export const DepositRequest = Schema.Struct({
   updated_at: WireTimestamp
 }).annotations({ identifier: "DepositRequest" })
 
+export const VerificationAttempt = Schema.Struct({
+  id: Schema.String.annotations({ description: "A `va_` id." }),
+  deposit_request_id: Schema.String,
+  kind: Schema.Literal("merchant_session", "mailbox_send", "mailbox_code", "wallet").annotations({
+    description:
+      "`merchant_session`: the secret exchanged; `mailbox_send`: a code sent; `mailbox_code`: a code entered; `wallet`: a wallet statement."
+  }),
+  outcome: Schema.Literal("accepted", "refused"),
+  reason: Schema.NullOr(Schema.String).annotations({
+    description: "Why a refused attempt was refused (`being checked` while its check runs); null when accepted."
+  }),
+  wallet: Schema.NullOr(WireAddress).annotations({ description: "The wallet of a wallet attestation, else null." }),
+  attempted_at: WireTimestamp
+}).annotations({ identifier: "VerificationAttempt" })
+
 export const CreatedDepositRequest = Schema.Struct({
   ...DepositRequest.fields,
   merchant_session_secret: Schema.optional(Schema.String).annotations({
@@ -263,6 +278,18 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
       .annotate(
         OpenApi.Summary,
         "List the recovery ledger entries of a deposit request, oldest first (one page)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("verificationAttempts", "/deposit-requests/:id/verification-attempts")
+      .setPath(idPath)
+      .setUrlParams(Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("va")) }))
+      .addSuccess(ListOf("verification_attempts", VerificationAttempt))
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "List the payer's proof attempts on a deposit request, newest first")
+      .annotate(
+        OpenApi.Description,
+        "Every merchant-session exchange, mailbox send, mailbox code and wallet attestation the payer tried, with its outcome and, when refused, why. Codes, secrets and their digests are never shown."
       )
   )
   .addError(Unauthenticated)

@@ -85,6 +85,19 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
           return yield* onePage("recoveries", yield* ledger.recoveries(accountId, yield* requireId(path.id)))
         })
       )
+      .handle("verificationAttempts", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          const found = yield* ledger.verificationAttempts(accountId, yield* requireId(path.id), {
+            limit: urlParams.limit,
+            startingAfter: urlParams.starting_after && uuidFromId("va", urlParams.starting_after)
+          })
+          return yield* Option.match(found, {
+            onNone: () => Effect.fail(NotFound.of("deposit_request")),
+            onSome: Effect.succeed
+          })
+        })
+      )
       .handle("update", ({ path, payload }) =>
         Effect.gen(function* () {
           const { accountId } = yield* CurrentIdentity
