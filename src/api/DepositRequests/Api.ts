@@ -127,9 +127,12 @@ export const VerificationAttempt = Schema.Struct({
   }),
   outcome: Schema.Literal("accepted", "refused"),
   reason: Schema.NullOr(Schema.String).annotations({
-    description: "Why a refused attempt was refused (`being checked` while its check runs); null when accepted."
+    description:
+      "Why a refused attempt was refused (`being checked` while its check runs); null when accepted."
   }),
-  wallet: Schema.NullOr(WireAddress).annotations({ description: "The wallet of a wallet attestation, else null." }),
+  wallet: Schema.NullOr(WireAddress).annotations({
+    description: "The wallet of a wallet attestation, else null."
+  }),
   attempted_at: WireTimestamp
 }).annotations({ identifier: "VerificationAttempt" })
 
