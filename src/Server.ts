@@ -2,7 +2,6 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effe
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
-import { answerParkedOnClose } from "./middleware/LongPoll"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
@@ -39,6 +38,7 @@ import { ApiSettings } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
 import { EdgeLive } from "./middleware/Edge"
+import { LongPollRegistry } from "./middleware/LongPollRegistry"
 
 /** Every route group's handlers (the health group can be swapped, for benchmarks of the edge alone). */
 export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
@@ -53,7 +53,12 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     EventsLive,
     ReconciliationLive,
     PayerLive
-  ).pipe(Layer.provide(AuthenticationLive))
+  ).pipe(
+    Layer.provide(AuthenticationLive),
+    // Built after the HTTP server (the handlers are), so released before it closes: its finalizer answers the
+    // parked polls that would otherwise hold the server's close.
+    Layer.provide(LongPollRegistry.layer)
+  )
 
 export const HandlersLive = makeHandlers()
 
@@ -73,7 +78,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
 export const LISTEN_BACKLOG = 4096
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(ApiSettings, (config) =>
-    NodeHttpServer.layer(() => answerParkedOnClose(answerClientErrors(createServer())), {
+    NodeHttpServer.layer(() => answerClientErrors(createServer()), {
       port: config.port,
       host: config.host,
       backlog: LISTEN_BACKLOG

@@ -1,5 +1,4 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Accounts, type Identity } from "../../services/Accounts"
 import { RateLimiter } from "../../services/RateLimiter"
@@ -20,10 +19,14 @@ export const requireSession = (what: string) =>
         )
   )
 
-/** The rate-limit headers of an API-key request, for the edge to set on whatever answer it gives. */
-const rateLimitHeaders = new WeakMap<object, Record<string, string>>()
-export const rateLimitHeadersOf = (request: HttpServerRequest.HttpServerRequest) =>
-  rateLimitHeaders.get(NodeHttpServerRequest.toIncomingMessage(request))
+/**
+ * Headers the answer to this request carries whatever it turns out to be (success or error), filled while it is
+ * handled: the edge provides a fresh one per request and sets them on the answer. The rate limit's go here.
+ */
+export class AnswerHeaders extends Context.Tag("deposits/AnswerHeaders")<
+  AnswerHeaders,
+  Record<string, string>
+>() {}
 
 const refused = new Unauthenticated({
   message: "Send a valid API key or dashboard session token as `Authorization: Bearer <credential>`."
@@ -56,11 +59,12 @@ export const AuthenticationLive = Layer.effect(
           if (identity.value.via === "api_key") {
             const decision = yield* limiter.take(identity.value.accountId)
             // The edge puts them on the answer, success or error alike.
-            rateLimitHeaders.set(NodeHttpServerRequest.toIncomingMessage(request), {
-              "x-ratelimit-limit": String(decision.limit),
-              "x-ratelimit-remaining": String(decision.remaining),
-              "x-ratelimit-reset": String(decision.resetAt)
-            })
+            const answer = yield* Effect.serviceOption(AnswerHeaders)
+            if (Option.isSome(answer)) {
+              answer.value["x-ratelimit-limit"] = String(decision.limit)
+              answer.value["x-ratelimit-remaining"] = String(decision.remaining)
+              answer.value["x-ratelimit-reset"] = String(decision.resetAt)
+            }
             if (!decision.allowed) {
               return yield* new RateLimited({
                 message: "Too many requests for this account; retry in a second."

@@ -11,7 +11,8 @@ import { Api } from "../Api"
 import { InvalidRequest, PayloadTooLarge } from "../api/Errors"
 import { hasForbiddenControl } from "../../services/domain/Text"
 import { ApiSettings } from "../Config"
-import { rateLimitHeadersOf } from "./Authentication"
+import { AnswerHeaders } from "./Authentication"
+import { primeBody } from "./PlatformAdapter"
 import { bodyLimitFor, readBody } from "./BodyLimit"
 import { checkJsonBody, checkQuery, isJsonContentType } from "./JsonBody"
 import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
@@ -28,21 +29,13 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const withEdgeHeaders = (
   response: HttpServerResponse.HttpServerResponse,
   cors: Readonly<Record<string, string>>,
-  rateLimit: Readonly<Record<string, string>> | undefined,
+  answer: Readonly<Record<string, string>>,
   requestId: string
 ): HttpServerResponse.HttpServerResponse => {
   let out = HttpServerResponse.setHeader(response, "x-request-id", requestId)
   for (const key in cors) out = HttpServerResponse.setHeader(out, key, cors[key]!)
-  for (const key in rateLimit) out = HttpServerResponse.setHeader(out, key, rateLimit[key]!)
+  for (const key in answer) out = HttpServerResponse.setHeader(out, key, answer[key]!)
   return out
-}
-
-/**
- * Hands the body we read (and counted) to the framework's reader, which caches the text it reads: the router then
- * parses these bytes instead of reading a stream that is already consumed.
- */
-const primeBody = (request: HttpServerRequest.HttpServerRequest, text: string) => {
-  ;(request as unknown as { textEffect: Effect.Effect<string> }).textEffect = Effect.succeed(text)
 }
 
 /**
@@ -151,23 +144,22 @@ export const EdgeLive = HttpApiBuilder.middleware(
 
         // The common case (a GET without an Idempotency-Key) goes straight to the router.
         const query = queryAt === -1 ? "" : request.url.slice(queryAt + 1)
-        const handled =
+        const answerHeaders: Record<string, string> = {}
+        const handled = Effect.provideService(
           bodyMethods.has(method) || query !== "" || request.headers["idempotency-key"] !== undefined
             ? checkAndPrime(request, method, path, query, app)
-            : app
+            : app,
+          AnswerHeaders,
+          answerHeaders
+        )
 
         return Effect.flatMap(Effect.exit(handled), (exit) => {
           const cors = corsHeaders(routeKind(path, method), origin, config)
           if (Exit.isSuccess(exit)) {
-            return Effect.succeed(withEdgeHeaders(exit.value, cors, rateLimitHeadersOf(request), requestId))
+            return Effect.succeed(withEdgeHeaders(exit.value, cors, answerHeaders, requestId))
           }
           const { error, unexpected } = classifyCause(exit.cause, methodsForPath, method, path)
-          const rendered = withEdgeHeaders(
-            renderError(error, requestId),
-            cors,
-            rateLimitHeadersOf(request),
-            requestId
-          )
+          const rendered = withEdgeHeaders(renderError(error, requestId), cors, answerHeaders, requestId)
           return unexpected
             ? Effect.as(logUnexpected(exit.cause, requestId), rendered)
             : Effect.succeed(rendered)

@@ -1,12 +1,14 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Exit, Option, Schema } from "effect"
-import type { OutgoingHttpHeaders, Server, ServerResponse } from "node:http"
+import type { OutgoingHttpHeaders, ServerResponse } from "node:http"
 import { ChangeFeed } from "../../services/ChangeFeed"
 import { InternalError, InvalidRequest, NotFound } from "../api/Errors"
 import type { ResourceName } from "../../services/domain/PrefixedId"
 import { ApiSettings } from "../Config"
 import { errorBody, logUnexpected } from "./ErrorEnvelope"
+import { LongPollRegistry, type Parked } from "./LongPollRegistry"
+import { captureFrameworkAnswer } from "./PlatformAdapter"
 
 export interface LongPollRequest {
   readonly wait_for?: "change" | undefined
@@ -27,13 +29,6 @@ export interface Poll<A extends { readonly version: string }, I, E> {
   readonly resource: ResourceName
 }
 
-const held = new Map<string, number>()
-const release = (address: string) => {
-  const n = (held.get(address) ?? 1) - 1
-  if (n <= 0) held.delete(address)
-  else held.set(address, n)
-}
-
 const noStore = <A>(wire: A): A | HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(wire, { headers: { "cache-control": "no-store" } })
 
@@ -42,20 +37,13 @@ interface Rendered {
   readonly body: string
 }
 
-/** Every parked poll, so a closing server can answer them instead of waiting out their timeouts. */
-const parked = new Set<ParkedPoll>()
-/** Servers that began closing: a poll that parks on one afterwards (its first read was under way) answers at once. */
-const closing = new WeakSet<Server>()
-const serverOf = (res: ServerResponse): Server | undefined =>
-  (res.socket as { server?: Server } | null)?.server
-
 /**
  * A long poll parked outside the HTTP fiber. The fiber answers an empty placeholder that is captured here, not
  * sent (its headers — request id, CORS, rate limit — are kept for the real answer), and ends; what is left while
  * the poll waits is this object, its change-feed callback and its timer. Ten thousand held polls then cost about
  * what a bare `node:http` server holding them costs, not ten thousand suspended fibers.
  */
-class ParkedPoll {
+class ParkedPoll implements Parked {
   headers: OutgoingHttpHeaders | undefined
   pending: Rendered | undefined
   placeholderSent = false
@@ -69,7 +57,8 @@ class ParkedPoll {
 
   constructor(
     readonly res: ServerResponse,
-    readonly address: string
+    readonly address: string,
+    readonly registry: LongPollRegistry["Type"]
   ) {}
 
   /** The change-feed callback: registered before the first read, so a change in between is not missed. */
@@ -79,31 +68,21 @@ class ParkedPoll {
   }
 
   park(timeoutMs: number) {
-    const res = this.res
-    const self = this
-    // The framework writes its placeholder answer with these two calls; keep its headers, send nothing yet.
-    res.writeHead = function (this: ServerResponse, _status: number, headers?: unknown) {
-      self.headers = (headers ?? {}) as OutgoingHttpHeaders
-      return this
-    } as ServerResponse["writeHead"]
-    res.end = function (this: ServerResponse, ...args: Array<unknown>) {
-      delete (res as Partial<ServerResponse>).writeHead
-      delete (res as Partial<ServerResponse>).end
-      self.placeholderSent = true
-      const callback = args.find((a) => typeof a === "function") as (() => void) | undefined
-      callback?.()
-      if (self.pending !== undefined) self.send(self.pending)
-      return this
-    } as ServerResponse["end"]
+    captureFrameworkAnswer(
+      this.res,
+      (headers) => {
+        this.headers = headers
+      },
+      () => {
+        this.placeholderSent = true
+        if (this.pending !== undefined) this.send(this.pending)
+      }
+    )
     this.parkedNow = true
-    parked.add(this)
-    // The framework's own close listener only interrupts the request fiber, which ends now; dropping it lets
-    // that fiber be collected while the poll waits.
-    res.removeAllListeners("close")
-    res.once("close", this.abandon)
+    this.res.once("close", this.abandon)
     this.timer = setTimeout(() => this.finish(), timeoutMs)
-    const server = serverOf(res)
-    if (this.woken || (server !== undefined && closing.has(server))) this.finish()
+    // A registry that is closing takes no new poll: it is answered at once, like a woken one.
+    if (!this.registry.park(this) || this.woken) this.finish()
   }
 
   /** The client went away: nothing to answer, only to forget. */
@@ -116,12 +95,12 @@ class ParkedPoll {
   forget() {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.unsubscribe()
-    release(this.address)
-    parked.delete(this)
+    this.registry.release(this.address)
+    this.registry.unpark(this)
   }
 
-  /** A change, the timeout or a closing server: answer with the resource as it now is. */
-  finish() {
+  /** A change, the timeout or a closing instance: answer with the resource as it now is. */
+  readonly finish = () => {
     if (this.finished) return
     this.finished = true
     this.forget()
@@ -195,17 +174,6 @@ const renderAfterWake =
       )
     )
 
-/** Makes a closing server answer every parked poll at once (with the resource as it is) instead of waiting. */
-export const answerParkedOnClose = (server: Server): Server => {
-  const close = server.close.bind(server)
-  server.close = ((callback?: (error?: Error) => void) => {
-    closing.add(server)
-    for (const poll of [...parked]) if (serverOf(poll.res) === server) poll.finish()
-    return close(callback)
-  }) as Server["close"]
-  return server
-}
-
 /**
  * The shared long-poll policy of every read that offers `wait_for=change`: the known version is required, the
  * hold is the client's timeout less up to 10% jitter (so a crowd of pollers does not reconnect in lockstep), a
@@ -230,14 +198,13 @@ export const longPoll = <A extends { readonly version: string }, I, E>(
     const address = request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "unknown"
     const maxPerAddress = (yield* ApiSettings).longPollMaxPerAddress
     const feed = yield* ChangeFeed
-    const holding = held.get(address) ?? 0
-    if (holding >= maxPerAddress) return Option.map(yield* poll.read, noStore)
+    const registry = yield* LongPollRegistry
     // Counted before the first read, not after it: a burst of polls would otherwise all pass the check while
     // their reads are under way. Every way out but parking gives the place back; a parked poll gives it back when
     // it is answered.
-    held.set(address, holding + 1)
+    if (!registry.take(address, maxPerAddress)) return Option.map(yield* poll.read, noStore)
 
-    const waiter = new ParkedPoll(NodeHttpServerRequest.toServerResponse(request), address)
+    const waiter = new ParkedPoll(NodeHttpServerRequest.toServerResponse(request), address, registry)
     waiter.render = renderAfterWake(poll.readAfter, poll.schema, poll.resource, waiter)
     // Subscribed before the read, so a change committed in between wakes the poll.
     waiter.unsubscribe = feed.subscribe(poll.uuid, waiter.wake)
@@ -247,7 +214,7 @@ export const longPoll = <A extends { readonly version: string }, I, E>(
           ? Effect.void
           : Effect.sync(() => {
               waiter.unsubscribe()
-              release(address)
+              registry.release(address)
             })
       )
     )
