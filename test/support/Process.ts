@@ -23,10 +23,12 @@ export interface ServiceProcess {
 /** `npm start` as a real child process (tsx src/main.ts), waiting until its health route answers. */
 export const spawnService = async (
   env: Record<string, string>,
-  timeoutMs = 60_000
+  timeoutMs = 60_000,
+  /** Node's arguments: the TypeScript entry through tsx (`npm start`), or a compiled one. */
+  entry: ReadonlyArray<string> = ["--import", "tsx", "src/main.ts"]
 ): Promise<ServiceProcess> => {
   const port = env.PORT ? Number(env.PORT) : await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, [...entry], {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
   })
