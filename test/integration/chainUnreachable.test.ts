@@ -1,10 +1,8 @@
 import { createServer } from "node:net"
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { ChainRpcError, chainCall } from "../../services/ChainRpc"
-import { merchantClient } from "../support/Api"
-import { createMerchant, type Merchant } from "../support/Merchant"
-import { type RunningService, startService } from "../support/Service"
+import { Sandbox, sandboxLayer } from "../support/Sandbox"
 
 // A chain node that refuses every connection: a chain call fails as a typed ChainRpcError naming the method, and
 // a reconciliation (which reads chain balances) answers 503 service_unavailable instead of a 500.
@@ -18,32 +16,20 @@ const deadPort = () =>
     })
   })
 
-class Sandbox extends Context.Tag("test/Sandbox")<
-  Sandbox,
-  { readonly service: RunningService; readonly merchant: Merchant; readonly rpcUrl: string }
->() {}
-
-const SandboxLive = Layer.scoped(
-  Sandbox,
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const rpcUrl = `http://127.0.0.1:${await deadPort()}`
-      const service = await startService({
-        config: {
-          chainRpcUrl: Option.some(rpcUrl),
-          tokenAddress: Option.some("0x5FbDB2315678afecb367f032d93F642f64180aa3")
-        }
-      })
-      return { service, merchant: await createMerchant(service.databaseUrl), rpcUrl }
-    }),
-    ({ service }) => Effect.promise(() => service.stop())
-  )
-)
+let rpcUrl = ""
+const SandboxLive = sandboxLayer(async () => {
+  rpcUrl = `http://127.0.0.1:${await deadPort()}`
+  return {
+    config: {
+      chainRpcUrl: Option.some(rpcUrl),
+      tokenAddress: Option.some("0x5FbDB2315678afecb367f032d93F642f64180aa3")
+    }
+  }
+})
 
 layer(SandboxLive, { timeout: 60_000 })("a chain node that does not answer", (it) => {
   it.effect("fails a chain call as a ChainRpcError that names the method", () =>
     Effect.gen(function* () {
-      const { rpcUrl } = yield* Sandbox
       const failure = yield* Effect.flip(
         chainCall("eth_blockNumber", () =>
           fetch(rpcUrl, {
@@ -60,10 +46,8 @@ layer(SandboxLive, { timeout: 60_000 })("a chain node that does not answer", (it
 
   it.effect("makes a reconciliation answer 503 service_unavailable with Retry-After, not a 500", () =>
     Effect.gen(function* () {
-      const { service, merchant } = yield* Sandbox
-      const answer = yield* Effect.promise(() =>
-        merchantClient(service, merchant).call("GET", "/v1/reconciliation")
-      )
+      const { api } = yield* Sandbox
+      const answer = yield* Effect.promise(() => api.call("GET", "/v1/reconciliation"))
       expect(answer.status).toBe(503)
       expect(answer.headers.get("retry-after")).toBe("5")
       expect((answer.body as { error: { code: string } }).error.code).toBe("service_unavailable")

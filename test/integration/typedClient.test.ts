@@ -1,28 +1,11 @@
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Id } from "../../services/domain/PrefixedId"
-import { createMerchant, type Merchant } from "../support/Merchant"
-import { type RunningService, startService } from "../support/Service"
+import { Sandbox, sandboxLayer } from "../support/Sandbox"
 import { typedMerchantClient } from "../support/TypedClient"
 
 // Routes called through the client derived from the `HttpApi`: the calls are typed by the contract and every
 // answer is decoded by its schemas, so a handler whose answer drifts from the published contract fails here.
-
-class Sandbox extends Context.Tag("test/Sandbox")<
-  Sandbox,
-  { readonly service: RunningService; readonly merchant: Merchant }
->() {}
-
-const SandboxLive = Layer.scoped(
-  Sandbox,
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const service = await startService()
-      return { service, merchant: await createMerchant(service.databaseUrl) }
-    }),
-    ({ service }) => Effect.promise(() => service.stop())
-  )
-)
 
 const client = Effect.flatMap(Sandbox, ({ service, merchant }) => typedMerchantClient(service, merchant))
 
@@ -42,7 +25,7 @@ const references = (display_name: string) =>
     }
   })
 
-layer(SandboxLive, { timeout: 60_000 })("the API through its typed client", (it) => {
+layer(sandboxLayer(), { timeout: 60_000 })("the API through its typed client", (it) => {
   it.effect("creates a deposit request from an issuer and a payout address, reads it back and lists it", () =>
     Effect.gen(function* () {
       const api = yield* client

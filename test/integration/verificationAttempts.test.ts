@@ -1,37 +1,18 @@
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { typedData } from "../../services/WalletAttestation"
-import { type MerchantClient, merchantClient } from "../support/Api"
+import { merchantClient } from "../support/Api"
 import { createMerchant } from "../support/Merchant"
-import { type RunningService, startService } from "../support/Service"
+import { Sandbox, sandboxLayer } from "../support/Sandbox"
 
 // A merchant reads the payer's proof attempts on a request: kind, outcome, reason, time and the attested wallet,
 // newest first and cursored; never a secret, a code or a digest; another account's request is not found.
 
-class Sandbox extends Context.Tag("test/Sandbox")<
-  Sandbox,
-  { readonly service: RunningService; readonly api: MerchantClient; readonly stranger: MerchantClient }
->() {}
-
-const SandboxLive = Layer.scoped(
-  Sandbox,
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const service = await startService()
-      const [merchant, other] = await Promise.all([
-        createMerchant(service.databaseUrl),
-        createMerchant(service.databaseUrl)
-      ])
-      return {
-        service,
-        api: merchantClient(service, merchant),
-        stranger: merchantClient(service, other)
-      }
-    }),
-    ({ service }) => Effect.promise(() => service.stop())
-  )
+/** A second account, to look at the first one's request. */
+const stranger = Effect.flatMap(Sandbox, ({ service }) =>
+  Effect.promise(async () => merchantClient(service, await createMerchant(service.databaseUrl)))
 )
 
 interface Attempt {
@@ -85,7 +66,7 @@ const attempted = Effect.gen(function* () {
   })
 })
 
-layer(SandboxLive, { timeout: 60_000 })("GET /v1/deposit-requests/{id}/verification-attempts", (it) => {
+layer(sandboxLayer(), { timeout: 60_000 })("GET /v1/deposit-requests/{id}/verification-attempts", (it) => {
   it.effect("lists every attempt newest first, with the wallet of an attestation and nothing secret", () =>
     Effect.gen(function* () {
       const { api } = yield* Sandbox
@@ -145,14 +126,11 @@ layer(SandboxLive, { timeout: 60_000 })("GET /v1/deposit-requests/{id}/verificat
 
   it.effect("answers 404 for another account's request and for a malformed id", () =>
     Effect.gen(function* () {
-      const { stranger } = yield* Sandbox
+      const other = yield* stranger
       const { id } = yield* attempted
       for (const path of [id, `dr_${randomUUID()}`, "dr_nope", id.slice(3)]) {
         const answer = yield* Effect.promise(() =>
-          stranger.call<{ error: { code: string } }>(
-            "GET",
-            `/v1/deposit-requests/${path}/verification-attempts`
-          )
+          other.call<{ error: { code: string } }>("GET", `/v1/deposit-requests/${path}/verification-attempts`)
         )
         expect(answer.status).toBe(404)
         expect(answer.body.error.code).toBe("deposit_request_not_found")
