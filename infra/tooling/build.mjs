@@ -3,7 +3,7 @@
 import { build } from "esbuild"
 
 await build({
-  entryPoints: { main: "src/main.ts", cli: "src/cli.ts" },
+  entryPoints: { main: "src/main.ts", cli: "src/cli.ts", initChain: "infra/compose/initChain.ts" },
   outdir: ".build",
   bundle: true,
   platform: "node",
