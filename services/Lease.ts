@@ -1,20 +1,28 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Fiber, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Queue } from "effect"
 import { v7 } from "uuid"
+import { Bus } from "./Bus"
 
 /** How long a lease lasts without renewal, and how often its holder renews it. */
 export const LEASE_TTL = Duration.seconds(10)
 export const LEASE_RENEW = Duration.seconds(3)
 export const LEASE_RETRY = Duration.seconds(2)
+/** Where a holder that lets a lease go says so, so a waiting instance takes it over at once. */
+export const LEASE_RELEASED_SUBJECT = "leases.released"
 
 /**
  * Singleton workers under a lease row: an instance runs `work` only while it holds the lease, renews it every few
  * seconds, and stops the work at once if a renewal fails. When the holder dies its lease expires and another
- * instance takes over. Time comes from Effect's Clock, so tests can move it.
+ * instance takes over; when it shuts down it deletes the lease and says so on the bus, and the others try at once
+ * instead of at their next retry. Time comes from Effect's Clock, so tests can move it.
  */
 const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const bus = yield* Bus
   const holder = v7()
+  // A release notice wakes the waiting loops below; one kept notice costs at most one early attempt.
+  const released = yield* Queue.sliding<void>(1)
+  yield* bus.listen(`${LEASE_RELEASED_SUBJECT}.*`, () => Queue.unsafeOffer(released, undefined))
 
   const tryAcquire = (name: string) =>
     Effect.gen(function* () {
@@ -29,7 +37,10 @@ const make = Effect.gen(function* () {
     }).pipe(Effect.orElseSucceed(() => false))
 
   const release = (name: string) =>
-    sql`delete from leases where name = ${name} and holder = ${holder}`.pipe(Effect.ignore)
+    sql`delete from leases where name = ${name} and holder = ${holder}`.pipe(
+      Effect.zipRight(bus.notify(`${LEASE_RELEASED_SUBJECT}.${name}`, holder)),
+      Effect.ignore
+    )
 
   /** Runs `work` whenever this instance holds the lease `name`, forever (until the scope closes). */
   const whileHolding = <E, R>(name: string, work: Effect.Effect<void, E, R>) =>
@@ -46,7 +57,7 @@ const make = Effect.gen(function* () {
           yield* Fiber.interrupt(fiber)
           yield* Effect.logWarning(`lost the ${name} lease`)
         }
-        yield* Effect.sleep(LEASE_RETRY)
+        yield* Effect.race(Effect.sleep(LEASE_RETRY), Queue.take(released))
       }
     })
 
@@ -54,5 +65,5 @@ const make = Effect.gen(function* () {
 })
 
 export class Lease extends Context.Tag("deposits/Lease")<Lease, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.effect(Lease, make)
+  static readonly layer = Layer.scoped(Lease, make)
 }

@@ -4,10 +4,20 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import pg from "pg"
+import { type Address, createWalletClient, getAddress, http, publicActions } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { parse } from "yaml"
+import { anvilChain, anvilDevAccount } from "../../infra/chain/Anvil"
+import { mintTestUsdc } from "../../infra/chain/deployTestUsdc"
+import { abi } from "../../infra/contracts/TestUsdc"
+import { formatAmount } from "../../services/domain/Amount"
+import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
+import { readyRequest } from "../support/Payer"
 import { freePort } from "../support/Process"
+import type { RunningService } from "../support/Service"
 
 // The compose stack without a Docker engine: each service's command is a script of the project, run here as a
 // plain process with the compose file's own environment; only the hostnames of the other services become
@@ -26,6 +36,7 @@ const scratch = mkdtempSync(join(tmpdir(), "deposits-compose-"))
 const children: Array<ChildProcess> = []
 let database: { url: string; drop: () => Promise<void> }
 let chainPort: number
+let db: pg.Client | undefined
 const output = new Map<string, string>()
 
 /** Runs one compose service's command with its environment, hostnames rewritten for this machine. */
@@ -72,6 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children) child.kill("SIGTERM")
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : null)))
+  await db?.end()
   await database?.drop()
   rmSync(scratch, { recursive: true, force: true })
 })
@@ -81,43 +93,106 @@ describe("the compose stack", () => {
     await expect(run("docker-compose", ["-f", "docker-compose.yml", "config", "-q"])).resolves.toBeDefined()
   })
 
-  it("runs from its own scripts: a chain, the init that deploys the token, and two replicas sharing the stores", async () => {
+  it("runs from its own scripts: two replicas settle payments, and a SIGTERMed one hands its leases over at once", async () => {
     start("chain", { ANVIL_HOST: "127.0.0.1", ANVIL_PORT: String(chainPort) })
     const [portA, portB] = [await freePort(), await freePort()]
-    start("service-a", { PORT: String(portA) })
-    start("service-b", { PORT: String(portB) })
+    const replicaA = start("service-a", { PORT: String(portA) })
     const init = start("init")
-    const initExit = await new Promise<number | null>((r) => init.once("exit", r))
-    expect(initExit).toBe(0)
-    const token = readFileSync(join(scratch, "token-address"), "utf8").trim()
-    expect(token).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    expect(await new Promise<number | null>((r) => init.once("exit", r))).toBe(0)
+    const written = readFileSync(join(scratch, "token-address"), "utf8").trim()
+    const token = getAddress(written)
+    await healthy(portA)
+    // A holds every singleton lease before B starts, so the handover below is A's.
+    const client = new pg.Client({ connectionString: database.url })
+    db = client
+    await client.connect()
+    const leases = async () =>
+      (await client.query<{ name: string; holder: string }>("select name, holder from leases order by name"))
+        .rows
+    let holderA = ""
+    for (let i = 0; i < 100 && holderA === ""; i++) {
+      const rows = await leases()
+      if (rows.length === 4 && new Set(rows.map((r) => r.holder)).size === 1) holderA = rows[0]!.holder
+      else await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(holderA).not.toBe("")
+    start("service-b", { PORT: String(portB) })
+    await healthy(portB)
+    for (const replica of ["service-a", "service-b"])
+      expect(output.get(replica)).toContain(`token ${written}`)
 
-    await Promise.all([healthy(portA), healthy(portB)])
-    for (const replica of ["service-a", "service-b"]) expect(output.get(replica)).toContain(`token ${token}`)
-
-    // One store: a request made through one replica is read through the other.
     const merchant = await createMerchant(database.url)
-    const call = (port: number, method: string, path: string, body?: unknown) =>
-      fetch(`http://127.0.0.1:${port}${path}`, {
-        method,
-        headers: merchant.headers("api_key", {
-          "content-type": "application/json",
-          "idempotency-key": `compose-${path}-${method}`
-        }),
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string } }))
-    const issuer = await call(portA, "POST", "/v1/issuers", { display_name: "Compose Ltd" })
-    const payout = await call(portA, "POST", "/v1/payout-addresses", {
-      address: "0x52908400098527886e0f7030069857d2e4169ee7"
-    })
-    const made = await call(portA, "POST", "/v1/deposit-requests", {
-      amount: "2.000000",
-      issuer_id: issuer.body.id,
-      payout_address_id: payout.body.id
-    })
-    expect(made.status).toBe(201)
-    const read = await call(portB, "GET", `/v1/deposit-requests/${made.body.id}`)
-    expect(read.status).toBe(200)
-    expect(read.body.id).toBe(made.body.id)
+    const over = (port: number) => {
+      const service = {
+        baseUrl: `http://127.0.0.1:${port}`,
+        request: (path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${port}${path}`, init)
+      } as RunningService
+      return { service, api: merchantClient(service, merchant) }
+    }
+    const chain = { chainId: 10143, rpcUrl: `http://127.0.0.1:${chainPort}` }
+    const node = createWalletClient({
+      chain: anvilChain(chain),
+      transport: http(chain.rpcUrl, { retryCount: 0 }),
+      account: anvilDevAccount(0),
+      pollingInterval: 100
+    }).extend(publicActions)
+    const payer = anvilDevAccount(5)
+    /** A request made through one replica and paid exactly; returns its id and payout address. */
+    const paid = async (port: number, amount: bigint) => {
+      const payout = privateKeyToAccount(generatePrivateKey()).address
+      const { id, address } = await readyRequest({ ...over(port), payer }, formatAmount(amount), payout)
+      await mintTestUsdc(node, { token, to: payer.address, amount })
+      const hash = await node.writeContract({
+        address: token,
+        abi,
+        functionName: "transfer",
+        args: [address, amount],
+        account: payer,
+        chain: null
+      })
+      await node.waitForTransactionReceipt({ hash })
+      return { id, payout }
+    }
+    const settledThrough = async (port: number, id: string) => {
+      for (let i = 0; i < 240; i++) {
+        const view = await over(port).api.call<{ status: string }>("GET", `/v1/deposit-requests/${id}`)
+        if (view.body.status === "settled") return
+        await new Promise((r) => setTimeout(r, 250))
+      }
+      throw new Error(`${id} not settled`)
+    }
+    const balanceOf = (who: Address) =>
+      node.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
+
+    // A payment made through A, read settled through B: one store, one chain, one bus.
+    const first = await paid(portA, 2_000_000n)
+    await settledThrough(portB, first.id)
+    expect(await balanceOf(first.payout)).toBe(2_000_000n)
+
+    // Mid-flow: a second payment lands, then A (holding every lease) gets SIGTERM; B finishes it, once.
+    const second = await paid(portB, 3_000_000n)
+    const stoppedAt = Date.now()
+    replicaA.kill("SIGTERM")
+    let handoverMs = -1
+    for (let i = 0; i < 200 && handoverMs < 0; i++) {
+      const rows = await leases()
+      if (rows.length === 4 && rows.every((r) => r.holder !== holderA)) handoverMs = Date.now() - stoppedAt
+      else await new Promise((r) => setTimeout(r, 25))
+    }
+    process.stdout.write(`lease handover after SIGTERM: ${handoverMs} ms (target < 1000 ms)\n`)
+    expect(handoverMs).toBeGreaterThanOrEqual(0)
+    expect(handoverMs).toBeLessThan(1000)
+    expect(
+      await new Promise<number | null>((r) =>
+        replicaA.exitCode === null ? replicaA.once("exit", r) : r(replicaA.exitCode)
+      )
+    ).toBe(0)
+    await settledThrough(portB, second.id)
+    expect(await balanceOf(second.payout)).toBe(3_000_000n)
+    const settlements = await client.query<{ n: string }>(
+      "select count(*)::text n from transfers where deposit_request_id = $1 and kind = 'settle'",
+      [second.id.slice(3)]
+    )
+    expect(settlements.rows[0]?.n).toBe("1")
   })
 })
