@@ -17,6 +17,7 @@ import { addRecords, emptyRecords } from "./LifecycleRecords"
 import { ChangeFeed } from "./ChangeFeed"
 import { Ids } from "./Ids"
 import { Inspector } from "./Inspector"
+import { Metrics } from "./Metrics"
 
 /** A snapshot this code cannot restore: the row names a machine version with no migration to the current one. */
 export class SnapshotVersionError extends Data.TaggedError("SnapshotVersionError")<{
@@ -66,6 +67,7 @@ const make = Effect.gen(function* () {
   const ids = yield* Ids
   const feed = yield* ChangeFeed
   const inspector = yield* Inspector
+  const metrics = yield* Metrics
   const chainId = chainIdOf(yield* serviceEnv)
   const newId = () => ids.next()
 
@@ -219,7 +221,10 @@ const make = Effect.gen(function* () {
         Effect.tap(({ stepped, finals }) =>
           Effect.zipRight(
             Effect.sync(() => {
-              for (const s of stepped) inspector.stepped(toId("dr", s.id), s.event, s.step.snapshot)
+              for (const s of stepped) {
+                inspector.stepped(toId("dr", s.id), s.event, s.step.snapshot)
+                metrics.actorSteps.inc({ event: s.event.type })
+              }
             }),
             Effect.forEach(finals.values(), (row) => feed.changed(row.id, row.version), { discard: true })
           )

@@ -4,6 +4,7 @@ import { type Address, createPublicClient, getAddress, http, toHex } from "viem"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
+import { Metrics } from "./Metrics"
 import { finalBlock, rpcCall } from "./ChainRpc"
 import type { JsonRpc } from "./Finality"
 import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
@@ -67,6 +68,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     const sql = yield* PgClient.PgClient
     const host = yield* ActorHost
     const config = yield* chainSettings
+    const metrics = yield* Metrics
     const chainId = chainIdOf(config.serviceEnv)
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 100 })
     // Recording wakes applying: credits reach the actors in their own loop, so a block's recording never waits on
@@ -233,7 +235,10 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
         yield* Ref.set(cursorRef, cursor)
       }
       const from = cursor + 1n
-      if (from > head) return false
+      if (from > head) {
+        metrics.watcherLag.set(0)
+        return false
+      }
       const to = from + BLOCK_RANGE - 1n < head ? from + BLOCK_RANGE - 1n : head
       const logs = yield* rpc<ReadonlyArray<RawLog>>("eth_getLogs", [
         { address: token, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }
@@ -273,6 +278,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
         return false
       }
       yield* Ref.set(cursorRef, to)
+      metrics.watcherLag.set(Number(head - to))
       // Before the recheck's first read of the database (which will find these), there is nothing to add to.
       const blocks = new Map(credits.map((c) => [c.blockNumber, c.blockHash]))
       yield* Ref.update(recentRef, (recent) =>

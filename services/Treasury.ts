@@ -70,7 +70,9 @@ export const treasurySettings = Config.all({
   treasuryPrivateKey: optionalSetting("TREASURY_PRIVATE_KEY", "must be a 0x-prefixed 32-byte hex key", (k) =>
     /^0x[0-9a-fA-F]{64}$/.test(k)
   ).pipe(Config.map(Option.map(Redacted.make))),
-  transferReplaceAfterMs: positiveInteger("TRANSFER_REPLACE_AFTER_MS", 60_000)
+  transferReplaceAfterMs: positiveInteger("TRANSFER_REPLACE_AFTER_MS", 60_000),
+  /** Below this balance the treasury logs a warning at each gas check (default 0.01 ETH). */
+  treasuryGasWarnGwei: positiveInteger("TREASURY_GAS_WARN_GWEI", 10_000_000)
 }).pipe(Config.map(({ chain, ...rest }) => ({ ...chain, ...rest })))
 
 /** Runs when a chain, a token and the treasury's key are configured. */

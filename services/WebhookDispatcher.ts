@@ -7,6 +7,7 @@ import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
 import { makeWorkSignal } from "./WorkSignal"
 import { signPayload } from "./WebhookSignature"
+import { Metrics } from "./Metrics"
 import { databaseUrl, positiveInteger } from "./Settings"
 
 /** How often an instance looks for due retries (first attempts are woken by the relay's notice at once). */
@@ -105,6 +106,7 @@ const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
     const sql = yield* PgClient.PgClient
     const ids = yield* Ids
     const sender = yield* WebhookSender
+    const metrics = yield* Metrics
     const { webhookFirstRetryMs } = settings
     const t = Math.floor(now.getTime() / 1000)
     const outcome = yield* sender.send({
@@ -153,6 +155,9 @@ const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
           ${Math.round(outcome.durationMs)}, ${cancelled ? null : retryAt})`
       })
     )
+    metrics.webhookAttempts.inc({
+      outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"
+    })
     return true
   })
 

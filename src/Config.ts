@@ -21,6 +21,7 @@ import { treasurySettings } from "../services/Treasury"
 import { dispatchSettings } from "../services/WebhookDispatcher"
 import { webhooksAllowPrivateSetting } from "../services/WebhookUrlCheck"
 import { describeFinality } from "../services/Finality"
+import { metricsServerSettings } from "./MetricsServer"
 
 /**
  * The composition root's view of settings. Each service declares and reads its own settings in its layer; here
@@ -81,16 +82,18 @@ export const appConfig = Config.all([
   dispatchSettings,
   treasurySettings,
   // Read as set: whether it may serve this environment is one of the start-up refusals, on the same line as the rest.
-  Config.all({ depositKeyMnemonic })
+  Config.all({ depositKeyMnemonic }),
+  metricsServerSettings
 ]).pipe(
-  Config.map(([api, base, mail, rate, dispatch, treasury, depositKey]) => ({
+  Config.map(([api, base, mail, rate, dispatch, treasury, depositKey, metrics]) => ({
     ...api,
     ...base,
     ...mail,
     ...rate,
     ...dispatch,
     ...treasury,
-    ...depositKey
+    ...depositKey,
+    ...metrics
   }))
 )
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

@@ -38,7 +38,9 @@ import { ApiSettings } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
 import { EdgeLive } from "./middleware/Edge"
+import { MetricsServerLive } from "./MetricsServer"
 import { LongPollRegistry } from "./middleware/LongPollRegistry"
+import { Metrics } from "../services/Metrics"
 
 /** Every route group's handlers (the health group can be swapped, for benchmarks of the edge alone). */
 export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
@@ -108,7 +110,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Layer.provideMerge(network),
     Layer.provideMerge(ActorHost.layer),
     Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer, Metrics.layer)),
     Layer.provideMerge(DatabaseLive)
   )
 
@@ -125,11 +127,12 @@ export const WorkersLive = Layer.mergeAll(
 
 /** The whole service, given its configuration. */
 export const makeApp = (network?: Layer.Layer<WebhookResolver | WebhookTrust>) =>
-  Layer.merge(
+  Layer.mergeAll(
     // No trace exporter is configured: the per-request server span (URL parsing, every header copied into
     // attributes) would be pure cost. Narrow this with withTracerDisabledForUrls once traces are exported.
     HttpMiddleware.withTracerDisabledWhen(ApiLive, () => true),
-    WorkersLive
+    WorkersLive,
+    MetricsServerLive
   ).pipe(
     Layer.provideMerge(HttpServerLive),
     // Services first: the port opens only once the database is migrated, so no request is accepted early and left

@@ -3,8 +3,12 @@ import { Clock, Effect } from "effect"
 import { type Hex, keccak256, parseTransaction, TransactionReceiptNotFoundError } from "viem"
 import { ActorHost } from "../ActorHost"
 import { chainCall, finalBlock } from "../ChainRpc"
+import { Metrics } from "../Metrics"
 import type { JsonRpc } from "../Finality"
 import type { TreasuryWallet } from "./TreasuryWallet"
+
+/** How often the treasury's gas balance is read. */
+export const GAS_CHECK_MS = 10_000
 
 /**
  * The broadcaster and receipt follower: every recorded transfer that is not final is broadcast (again, the same
@@ -12,11 +16,12 @@ import type { TreasuryWallet } from "./TreasuryWallet"
  */
 export const makeTransferFollower = (
   treasury: TreasuryWallet,
-  settings: { readonly transferReplaceAfterMs: number }
+  settings: { readonly transferReplaceAfterMs: number; readonly treasuryGasWarnGwei: number }
 ) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const host = yield* ActorHost
+    const metrics = yield* Metrics
     const { wallet, account, chain } = treasury
     const config = {
       chainFinality: treasury.chainFinality,
@@ -64,8 +69,25 @@ export const makeTransferFollower = (
         ).pipe(Effect.ignore)
       })
 
+    let gasCheckedAt = Number.NEGATIVE_INFINITY
+    /** The treasury's gas, as a metric and, below the warning level, a log line (every GAS_CHECK_MS at most). */
+    const checkGas = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      if (nowMs - gasCheckedAt < GAS_CHECK_MS) return
+      gasCheckedAt = nowMs
+      const wei = yield* chainCall("eth_getBalance", () => wallet.getBalance({ address: account.address }))
+      const gwei = wei / 1_000_000_000n
+      metrics.treasuryGas.set(Number(gwei))
+      if (gwei < BigInt(settings.treasuryGasWarnGwei)) {
+        yield* Effect.logWarning(
+          `treasury ${account.address} is low on gas: ${gwei} gwei left (warning below ${settings.treasuryGasWarnGwei} gwei)`
+        )
+      }
+    })
+
     /** One pass over the transfers not yet final. */
     const follow = Effect.gen(function* () {
+      yield* checkGas
       const open = yield* sql<{
         command_id: string
         deposit_request_id: string

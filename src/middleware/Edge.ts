@@ -11,6 +11,7 @@ import { Api } from "../Api"
 import { InvalidRequest, PayloadTooLarge } from "../api/Errors"
 import { hasForbiddenControl } from "../../services/domain/Text"
 import { ApiSettings } from "../Config"
+import { Metrics } from "../../services/Metrics"
 import { AnswerHeaders } from "./Authentication"
 import { primeBody } from "./PlatformAdapter"
 import { bodyLimitFor, readBody } from "./BodyLimit"
@@ -47,6 +48,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
   Api,
   Effect.gen(function* () {
     const config = yield* ApiSettings
+    const metrics = yield* Metrics
     const methodsForPath = makeRouteLookup(Api, [
       ["GET", "/openapi.json"],
       ["GET", "/docs"]
@@ -153,13 +155,24 @@ export const EdgeLive = HttpApiBuilder.middleware(
           answerHeaders
         )
 
+        const started = performance.now()
+        // By route template, so the label has one value per route (a parked long poll counts until it parks).
+        const observed = (response: HttpServerResponse.HttpServerResponse) => {
+          metrics.http.observe(
+            { method, route: methodsForPath(method, path).template ?? "unmatched", status: response.status },
+            (performance.now() - started) / 1000
+          )
+          return response
+        }
         return Effect.flatMap(Effect.exit(handled), (exit) => {
           const cors = corsHeaders(routeKind(path, method), origin, config)
           if (Exit.isSuccess(exit)) {
-            return Effect.succeed(withEdgeHeaders(exit.value, cors, answerHeaders, requestId))
+            return Effect.succeed(observed(withEdgeHeaders(exit.value, cors, answerHeaders, requestId)))
           }
           const { error, unexpected } = classifyCause(exit.cause, methodsForPath, method, path)
-          const rendered = withEdgeHeaders(renderError(error, requestId), cors, answerHeaders, requestId)
+          const rendered = observed(
+            withEdgeHeaders(renderError(error, requestId), cors, answerHeaders, requestId)
+          )
           return unexpected
             ? Effect.as(logUnexpected(exit.cause, requestId), rendered)
             : Effect.succeed(rendered)

@@ -20,6 +20,8 @@ export interface RouteMatch {
   readonly allow: ReadonlyArray<string>
   /** The resource of the id in the path, when a pattern with this method matched it. */
   readonly resource: ResourceName | undefined
+  /** The route's path template (`/v1/deposit-requests/:id`) when a pattern with this method matched. */
+  readonly template: string | undefined
 }
 
 /**
@@ -35,13 +37,14 @@ export const makeRouteLookup = (
     readonly method: string
     readonly regex: RegExp
     readonly resource: ResourceName | undefined
+    readonly template: string
   }> = []
   const add = (method: string, path: string) => {
     const pattern = path
       .split("/")
       .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
       .join("/")
-    routes.push({ method, regex: new RegExp(`^${pattern}/?$`), resource: resourceOf(path) })
+    routes.push({ method, regex: new RegExp(`^${pattern}/?$`), resource: resourceOf(path), template: path })
   }
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
@@ -50,9 +53,11 @@ export const makeRouteLookup = (
   for (const [method, path] of extra) add(method, path)
   return (method: string, path: string): RouteMatch => {
     const matching = routes.filter((r) => r.regex.test(path))
+    const own = matching.find((r) => r.method === method)
     return {
       allow: [...new Set(matching.map((r) => r.method))],
-      resource: matching.find((r) => r.method === method)?.resource
+      resource: own?.resource,
+      template: own?.template
     }
   }
 }

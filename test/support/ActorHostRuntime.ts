@@ -7,6 +7,7 @@ import { DepositRequests } from "../../services/DepositRequests"
 import { Ids } from "../../services/Ids"
 import { Inspector } from "../../services/Inspector"
 import { MerchantRecordsLive } from "../../services/MerchantRecords"
+import { Metrics } from "../../services/Metrics"
 import { type AppConfigShape, settingsLayer } from "../../src/Config"
 
 /**
@@ -17,7 +18,7 @@ export const actorHostLayer = (databaseUrl: string, config: Partial<AppConfigSha
   Layer.mergeAll(DepositRequests.layer, MerchantRecordsLive).pipe(
     Layer.provideMerge(ActorHost.layer),
     Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.silent)),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess, Metrics.layer)),
     Layer.provideMerge(DatabaseLive),
     Layer.provide(settingsLayer({ ...config, databaseUrl: Option.some(Redacted.make(databaseUrl)) }))
   )

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { InvalidRequest } from "../../src/api/Errors"
 import { classifyCause, renderError } from "../../src/middleware/ErrorEnvelope"
 
-const noRoutes = () => ({ allow: [], resource: undefined })
+const noRoutes = () => ({ allow: [], resource: undefined, template: undefined })
 
 describe("the error envelope", () => {
   it("turns an unexpected defect into a 500 internal_error that leaks nothing", async () => {

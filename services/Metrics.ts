@@ -1,0 +1,69 @@
+import { Context, Layer } from "effect"
+import { Counter, Gauge, Histogram, Registry } from "prom-client"
+
+/**
+ * The service's Prometheus metrics, one registry per instance (prom-client). Services record what they do; the
+ * operator endpoint (`src/MetricsServer.ts`) renders them, reading the backlogs from PostgreSQL at each scrape.
+ */
+const make = () => {
+  const registry = new Registry()
+  const registers = [registry]
+  return {
+    registry,
+    http: new Histogram({
+      name: "deposits_http_request_duration_seconds",
+      help: "HTTP answers by method, route template and status",
+      labelNames: ["method", "route", "status"] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers
+    }),
+    actorSteps: new Counter({
+      name: "deposits_actor_steps_total",
+      help: "Events applied to deposit request actors, by event type",
+      labelNames: ["event"] as const,
+      registers
+    }),
+    webhookAttempts: new Counter({
+      name: "deposits_webhook_attempts_total",
+      help: "Webhook delivery attempts, by outcome (succeeded, retrying, failed, cancelled)",
+      labelNames: ["outcome"] as const,
+      registers
+    }),
+    watcherLag: new Gauge({
+      name: "deposits_chain_watcher_lag_blocks",
+      help: "Final head minus the watcher's cursor, after its last step",
+      registers
+    }),
+    treasuryGas: new Gauge({
+      name: "deposits_treasury_gas_gwei",
+      help: "The treasury account's native balance (gas), in gwei",
+      registers
+    }),
+    outboxBacklog: new Gauge({
+      name: "deposits_outbox_backlog",
+      help: "Outbox rows not yet published, by topic",
+      labelNames: ["topic"] as const,
+      registers
+    }),
+    webhookBacklog: new Gauge({
+      name: "deposits_webhook_jobs_pending",
+      help: "Webhook delivery jobs waiting for an attempt",
+      registers
+    }),
+    pendingTransfers: new Gauge({
+      name: "deposits_transfers_pending",
+      help: "Settlements and returns signed and not yet final",
+      registers
+    }),
+    oldestPendingTransfer: new Gauge({
+      name: "deposits_transfers_oldest_pending_seconds",
+      help: "Age of the oldest signed transfer not yet final (0 when none)",
+      registers
+    })
+  }
+}
+export type MetricsShape = ReturnType<typeof make>
+
+export class Metrics extends Context.Tag("deposits/Metrics")<Metrics, MetricsShape>() {
+  static readonly layer = Layer.sync(Metrics, make)
+}
