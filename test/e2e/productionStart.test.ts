@@ -4,11 +4,16 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { english, generateMnemonic, generatePrivateKey } from "viem/accounts"
+import { toHex } from "viem"
+import { english, generateMnemonic, generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
+import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
+import { createMerchant } from "../support/Merchant"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
+import { readyRequest } from "../support/Payer"
 import { spawnService } from "../support/Process"
+import type { RunningService } from "../support/Service"
 
 // `npm start` in production refuses to run on anything unsafe, with one line naming every setting at fault,
 // and starts when everything is real: PostgreSQL, NATS, a chain-143 node and a USDC-like token (6 decimals,
@@ -52,7 +57,8 @@ let testnet: LocalChain
 let database: { url: string; drop: () => Promise<void> }
 const own = {
   DEPOSIT_KEY_MNEMONIC: generateMnemonic(english),
-  TREASURY_PRIVATE_KEY: generatePrivateKey(),
+  // A funded account of the local chain pays the gas (any key will do; this one has ETH on every anvil).
+  TREASURY_PRIVATE_KEY: toHex(anvilDevAccount(2).getHdKey().privateKey!),
   NATS_URL: "nats://127.0.0.1:4222"
 }
 
@@ -116,7 +122,7 @@ describe("a production start", () => {
     expect(line).toContain(`TOKEN_ADDRESS: ${notAToken} does not implement EIP-3009`)
   })
 
-  it("starts on real parts with its own keys, and says it is production", async () => {
+  it("starts on real parts with its own keys, says it is production, and settles a payment", async () => {
     const service = await spawnService(production())
     try {
       const health = (await (await fetch(`${service.baseUrl}/v1/health`)).json()) as {
@@ -124,10 +130,30 @@ describe("a production start", () => {
         chain_id: number
       }
       expect(health).toMatchObject({ environment: "production", chain_id: 143 })
+
+      // A live merchant, a payer signing for chain 143, and the production treasury settling on it.
+      const merchant = await createMerchant(database.url, { serviceEnv: "production" })
+      expect(merchant.apiKey).toMatch(/^service_live_/)
+      const running = {
+        baseUrl: service.baseUrl,
+        request: (path: string, init?: RequestInit) => fetch(`${service.baseUrl}${path}`, init)
+      } as RunningService
+      const api = merchantClient(running, merchant)
+      const payer = anvilDevAccount(5)
+      const payout = privateKeyToAccount(generatePrivateKey()).address
+      const { id, address } = await readyRequest({ service: running, api, payer }, "6.000000", payout, 143)
+      await mainnet.mint(payer.address, 6_000_000n)
+      await mainnet.pay(payer, address, 6_000_000n)
+      await mainnet.mineUntil(async () => {
+        const view = await api.call<{ status: string }>("GET", `/v1/deposit-requests/${id}`)
+        return view.body.status === "settled" ? true : undefined
+      }, 60_000)
+      expect(await mainnet.balanceOf(payout)).toBe(6_000_000n)
+      expect(await mainnet.balanceOf(address)).toBe(0n)
     } finally {
       await service.stop()
     }
-  })
+  }, 120_000)
 })
 
 describe("a sandbox start with a configured chain", () => {

@@ -15,7 +15,9 @@ export const readyRequest = async (
     readonly payer: HDAccount | LocalAccount
   },
   amount: string,
-  payoutTo?: Address
+  payoutTo?: Address,
+  /** The chain the payer signs for: the sandbox's 10143, or production's 143. */
+  chainId = 10143
 ) => {
   const { service, api, payer } = parties
   const refs = await api.setup()
@@ -32,7 +34,7 @@ export const readyRequest = async (
   const statement = {
     depositRequest: made.body.id,
     wallet: payer.address,
-    chainId: 10143,
+    chainId,
     expiresAt: Math.floor(Date.now() / 1000) + 600
   }
   const res = await service.request(`/v1/payer/deposit-requests/${made.body.id}/wallet`, {
@@ -40,7 +42,7 @@ export const readyRequest = async (
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
       wallet: payer.address,
-      chain_id: 10143,
+      chain_id: chainId,
       expires_at: statement.expiresAt,
       signature: await payer.signTypedData(typedData(statement))
     })
