@@ -5,16 +5,15 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import pg from "pg"
-import { type Address, createWalletClient, getAddress, http, publicActions } from "viem"
+import { getAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { parse } from "yaml"
-import { anvilChain, anvilDevAccount } from "../../infra/chain/Anvil"
-import { mintTestUsdc } from "../../infra/chain/deployTestUsdc"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { anvilDevAccount } from "../../infra/chain/Anvil"
 import { formatAmount } from "../../services/domain/Amount"
 import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
+import { localChainClients } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
 import { freePort } from "../support/Process"
 import type { RunningService } from "../support/Service"
@@ -129,28 +128,17 @@ describe("the compose stack", () => {
       } as RunningService
       return { service, api: merchantClient(service, merchant) }
     }
-    const chain = { chainId: 10143, rpcUrl: `http://127.0.0.1:${chainPort}` }
-    const node = createWalletClient({
-      chain: anvilChain(chain),
-      transport: http(chain.rpcUrl, { retryCount: 0 }),
-      account: anvilDevAccount(0),
-      pollingInterval: 100
-    }).extend(publicActions)
+    const { mint, pay, balanceOf } = localChainClients(
+      { chainId: 10143, rpcUrl: `http://127.0.0.1:${chainPort}` },
+      token
+    )
     const payer = anvilDevAccount(5)
     /** A request made through one replica and paid exactly; returns its id and payout address. */
     const paid = async (port: number, amount: bigint) => {
       const payout = privateKeyToAccount(generatePrivateKey()).address
       const { id, address } = await readyRequest({ ...over(port), payer }, formatAmount(amount), payout)
-      await mintTestUsdc(node, { token, to: payer.address, amount })
-      const hash = await node.writeContract({
-        address: token,
-        abi,
-        functionName: "transfer",
-        args: [address, amount],
-        account: payer,
-        chain: null
-      })
-      await node.waitForTransactionReceipt({ hash })
+      await mint(payer.address, amount)
+      await pay(payer, address, amount)
       return { id, payout }
     }
     const settledThrough = async (port: number, id: string) => {
@@ -161,9 +149,6 @@ describe("the compose stack", () => {
       }
       throw new Error(`${id} not settled`)
     }
-    const balanceOf = (who: Address) =>
-      node.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
-
     // A payment made through A, read settled through B: one store, one chain, one bus.
     const first = await paid(portA, 2_000_000n)
     await settledThrough(portB, first.id)

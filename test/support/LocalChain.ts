@@ -12,12 +12,13 @@ import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
 
 /**
- * A local node with the test USDC, for tests that drive the chain themselves: by default automine with `finalized`
- * two blocks behind `latest`, so finality advances only as the test mines. The client has the test (anvil),
- * public and wallet actions.
+ * Clients of a running local node and its test USDC: the node (test, public and wallet actions), the faucet (dev
+ * account 0, the token's owner), balances, minting and plain transfers.
  */
-export const startLocalChain = async (options: AnvilOptions = {}) => {
-  const node = await startAnvil({ slotsInAnEpoch: 1, ...options })
+export const localChainClients = (
+  node: { readonly chainId: number; readonly rpcUrl: string },
+  token: Address
+) => {
   const transport = http(node.rpcUrl, { retryCount: 0 })
   // Poll often: a local node answers at once, and viem's default would wait seconds between receipt checks.
   const chain = createTestClient({ mode: "anvil", chain: anvilChain(node), transport, pollingInterval: 50 })
@@ -29,7 +30,6 @@ export const startLocalChain = async (options: AnvilOptions = {}) => {
     account: anvilDevAccount(0),
     pollingInterval: 50
   }).extend(publicActions)
-  const token = await deployTestUsdc(faucet)
 
   const balanceOf = (who: Address) =>
     chain.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
@@ -49,6 +49,18 @@ export const startLocalChain = async (options: AnvilOptions = {}) => {
     })
     return chain.waitForTransactionReceipt({ hash })
   }
+  return { chain, faucet, balanceOf, mint, pay }
+}
+
+/**
+ * A local node with the test USDC, for tests that drive the chain themselves: by default automine with `finalized`
+ * two blocks behind `latest`, so finality advances only as the test mines.
+ */
+export const startLocalChain = async (options: AnvilOptions = {}) => {
+  const node = await startAnvil({ slotsInAnEpoch: 1, ...options })
+  const deployer = localChainClients(node, "0x0000000000000000000000000000000000000000")
+  const token = await deployTestUsdc(deployer.faucet)
+  const { chain, balanceOf, mint, pay } = localChainClients(node, token)
 
   /** Mines a block now and then while waiting, so `finalized` keeps moving (automine only mines on transactions). */
   const mineUntil = async <A>(read: () => Promise<A | undefined>, ms = 30_000): Promise<A> => {
