@@ -292,7 +292,10 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
       return true
     })
 
+    // Each pass finishes before a shutdown stops its loop: a step's writes are one transaction either way, and the
+    // next lease holder starts from what was committed.
     const stepLoop = step.pipe(
+      Effect.uninterruptible,
       Effect.withSpan("ChainWatcher.step"),
       Effect.catchAllCause((cause) =>
         Effect.as(Effect.logWarning("chain watcher step failed", cause), false)
@@ -301,6 +304,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     )
     // A full batch means more may wait; otherwise it waits until recording wakes it (APPLY_NET at most).
     const applyLoop = applyPending.pipe(
+      Effect.uninterruptible,
       Effect.withSpan("ChainWatcher.applyPending"),
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("applying credits failed", cause), 0)),
       Effect.tap((applied) =>
@@ -309,6 +313,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
       Effect.forever
     )
     const recheckLoop = recheckFinality.pipe(
+      Effect.uninterruptible,
       Effect.withSpan("ChainWatcher.recheckFinality"),
       Effect.catchAllCause((cause) => Effect.logWarning("finality recheck failed", cause)),
       Effect.repeat(recheckCadence)

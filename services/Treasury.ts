@@ -40,6 +40,8 @@ export const makeTreasury = (rpcUrl: string, token: Hex, treasuryKey: Hex) =>
       (name: string) =>
       <A, E, R>(pass: Effect.Effect<A, E, R>) =>
         pass.pipe(
+          // A shutdown lets the pass under way finish: what it signed or saw final is recorded before the lease goes.
+          Effect.uninterruptible,
           Effect.withSpan(`Treasury.${name}`),
           Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`treasury ${name} failed`, cause), 0))
         )

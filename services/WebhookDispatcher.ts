@@ -96,7 +96,9 @@ export const dispatchOnce = (slots: EndpointSlots, settings: DispatchSettings) =
       return true
     }
     slots.take(job.endpoint_id)
+    // A shutdown waits for an attempt under way (10 s at most) so it is recorded, not sent again by another instance.
     return yield* deliver(job, now, settings).pipe(
+      Effect.uninterruptible,
       Effect.ensuring(Effect.sync(() => slots.give(job.endpoint_id)))
     )
   })

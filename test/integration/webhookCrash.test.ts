@@ -20,6 +20,10 @@ let receiver: Server
 let port: number
 const received: Array<{ id: string; body: string }> = []
 const held: Array<ServerResponse> = []
+/** How the receiver answers: holding the first delivery forever (for the kill), or after a delay. */
+let answering: { readonly holdFirst: true } | { readonly holdFirst: false; readonly delayMs: number } = {
+  holdFirst: true
+}
 
 const env = () => ({
   DATABASE_URL: db.url,
@@ -43,8 +47,8 @@ beforeAll(async () => {
     req.on("end", () => {
       received.push({ id: String(req.headers["service-event-id"]), body })
       // The first delivery is held: its sender is killed while waiting for the answer.
-      if (received.length === 1) held.push(res)
-      else res.writeHead(200).end("ok")
+      if (answering.holdFirst && received.length === 1) held.push(res)
+      else setTimeout(() => res.writeHead(200).end("ok"), answering.holdFirst ? 0 : answering.delayMs)
     })
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
@@ -110,6 +114,56 @@ describe("a dispatcher killed mid-delivery", () => {
     } finally {
       await first?.stop("SIGKILL")
       await second?.stop()
+    }
+  })
+})
+
+describe("a dispatcher stopped with SIGTERM mid-delivery", () => {
+  it("finishes the attempt under way and records it before it exits; nothing is sent again", async () => {
+    received.length = 0
+    answering = { holdFirst: false, delayMs: 1500 }
+    const other = await createMerchant(db.url)
+    let service: ServiceProcess | undefined = await spawnService(env())
+    try {
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${service!.baseUrl}${path}`, {
+          method,
+          headers: other.headers("api_key", { "content-type": "application/json" }),
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        })
+      const endpoint = (await (
+        await call("POST", "/v1/webhooks", { url: `http://127.0.0.1:${port}/graceful` })
+      ).json()) as {
+        id: string
+      }
+      expect((await call("POST", `/v1/webhooks/${endpoint.id}/test`)).status).toBe(202)
+      await waitFor(() => received.length === 1, 15_000)
+
+      // The receiver answers in 1.5 s; the service is asked to stop now.
+      const stopping = Date.now()
+      service.child.kill("SIGTERM")
+      const code = await new Promise<number | null>((r) => service!.child.once("exit", r))
+      service = undefined
+      expect(code).toBe(0)
+      expect(Date.now() - stopping).toBeGreaterThanOrEqual(1000)
+
+      const client = new pg.Client({ connectionString: db.url })
+      await client.connect()
+      try {
+        const jobs = await client.query<{ state: string; attempts: number }>(
+          "select j.state, j.attempts from webhook_jobs j join webhook_endpoints e on e.id = j.endpoint_id where e.url like '%/graceful'"
+        )
+        expect(jobs.rows).toEqual([{ state: "succeeded", attempts: 1 }])
+        const log = await client.query<{ outcome: string; response_status: number }>(
+          "select d.outcome, d.response_status from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.url like '%/graceful'"
+        )
+        expect(log.rows).toEqual([{ outcome: "succeeded", response_status: 200 }])
+      } finally {
+        await client.end()
+      }
+      expect(received).toHaveLength(1)
+    } finally {
+      await service?.stop("SIGKILL")
     }
   })
 })
