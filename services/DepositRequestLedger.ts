@@ -125,8 +125,9 @@ const make = Effect.gen(function* () {
     page: { readonly limit: number; readonly startingAfter?: string | undefined }
   ) =>
     Effect.gen(function* () {
-      const request = yield* owned(accountId, uuid)
-      if (Option.isNone(request)) return Option.none()
+      // Only whether the request is the account's: no snapshot to read.
+      const owns = yield* sql`select 1 from deposit_requests where id = ${uuid} and account_id = ${accountId}`
+      if (owns.length === 0) return Option.none()
       const rows = yield* sql<AttemptRow>`
         select id, kind, outcome, reason, wallet, attempted_at from verification_attempts
         where deposit_request_id = ${uuid}

@@ -53,6 +53,19 @@ export const EdgeLive = HttpApiBuilder.middleware(
       ["GET", "/openapi.json"],
       ["GET", "/docs"]
     ])
+    // The metrics label of a request's route, remembered by its path with ids as `:id`: matching every route's
+    // pattern on every request would be work on the hot path. Bounded, since odd paths make keys of their own.
+    const routeLabels = new Map<string, string>()
+    const routeLabel = (method: string, path: string) => {
+      const key = `${method} ${path.replace(/\/[a-z]{2,4}_[0-9a-f-]{36}(?=\/|$)/g, "/:id")}`
+      let label = routeLabels.get(key)
+      if (label === undefined) {
+        label = methodsForPath(method, path).template ?? "unmatched"
+        if (routeLabels.size >= 1000) routeLabels.clear()
+        routeLabels.set(key, label)
+      }
+      return label
+    }
     const checkAndPrime = (
       request: HttpServerRequest.HttpServerRequest,
       method: string,
@@ -159,7 +172,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
         // By route template, so the label has one value per route (a parked long poll counts until it parks).
         const observed = (response: HttpServerResponse.HttpServerResponse) => {
           metrics.http.observe(
-            { method, route: methodsForPath(method, path).template ?? "unmatched", status: response.status },
+            { method, route: routeLabel(method, path), status: response.status },
             (performance.now() - started) / 1000
           )
           return response
