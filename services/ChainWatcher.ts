@@ -1,12 +1,12 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer, Option, Queue, Ref, Schedule } from "effect"
-import { type Address, createPublicClient, getAddress, http, toHex } from "viem"
+import { type Address, getAddress, toHex } from "viem"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
 import { Metrics } from "./Metrics"
-import { finalBlock, rpcCall } from "./ChainRpc"
-import type { JsonRpc } from "./Finality"
+import { ChainRpcError, finalBlock, rpcCall } from "./ChainRpc"
+import { blockCall, type ChainAccess, ChainEndpoints } from "./ChainEndpoints"
 import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
 import { chainSettings } from "./Settings"
 
@@ -63,19 +63,18 @@ interface PendingCredit {
  * that key as the event id, and a third re-reads recent credit blocks for reorganisations deeper than finality. The cursor, the credits and their application
  * are in PostgreSQL: a restart carries on where it was and re-applies nothing twice.
  */
-export const makeChainWatcher = (rpcUrl: string, token: Address) =>
+export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const host = yield* ActorHost
     const config = yield* chainSettings
     const metrics = yield* Metrics
     const chainId = chainIdOf(config.serviceEnv)
-    const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 100 })
     // Recording wakes applying: credits reach the actors in their own loop, so a block's recording never waits on
     // the previous block's application (and a slow actor transaction never delays the cursor).
     const wake = yield* Queue.sliding<void>(1)
     // Raw JSON-RPC: the watcher needs a block number and three fields per log, not viem's formatted objects.
-    const rpc = rpcCall(client.request as JsonRpc)
+    const rpc = rpcCall(chain.request)
 
     // The watched addresses, held in memory between full reads (a full read also drops addresses past retention).
     // A `to` the map does not know is looked up in the database in the same step, after the logs were read: an
@@ -223,7 +222,7 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
     const cursorRef = yield* Ref.make<bigint | undefined>(undefined)
     /** One step: the next range up to the final block is read, matched and recorded; true when it moved. */
     const step = Effect.gen(function* () {
-      const head = yield* finalBlock(client.request as JsonRpc, config.chainFinality)
+      const head = yield* finalBlock(chain.request, config.chainFinality)
       let cursor = yield* Ref.get(cursorRef)
       if (cursor === undefined) {
         // A fresh service starts at the current final block: history before it holds no request of ours.
@@ -240,9 +239,28 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
         return false
       }
       const to = from + BLOCK_RANGE - 1n < head ? from + BLOCK_RANGE - 1n : head
-      const logs = yield* rpc<ReadonlyArray<RawLog>>("eth_getLogs", [
-        { address: token, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }
-      ])
+      // The logs and block `to` come from one endpoint in one batch, and count only if that endpoint has the
+      // block: a provider behind the head (or a load-balanced one whose node is) answers an empty list for blocks
+      // it has not reached, which would move the cursor past payments.
+      const [logs] = yield* Effect.tryPromise({
+        try: () =>
+          chain.together<readonly [ReadonlyArray<RawLog>, { hash: string } | null]>(
+            [
+              {
+                method: "eth_getLogs",
+                params: [
+                  { address: token, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }
+                ]
+              },
+              blockCall(to)
+            ],
+            ([found, block]) =>
+              block !== null &&
+              found.every((log) => log.blockNumber === null || BigInt(log.blockNumber) <= to),
+            `block ${to}`
+          ),
+        catch: (cause) => new ChainRpcError({ method: "eth_getLogs", cause })
+      })
       const transfers = logs.flatMap((log) => decodeTransferLog(log) ?? [])
       const addresses = yield* watched(transfers.map((t) => t.to))
       const credits = transfers.flatMap((t) => {
@@ -335,11 +353,12 @@ export const makeChainWatcher = (rpcUrl: string, token: Address) =>
 export const ChainWatcherLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* chainSettings
-    if (Option.isNone(config.chainRpcUrl) || Option.isNone(config.tokenAddress)) {
-      yield* Effect.logInfo("chain watcher off: set CHAIN_RPC_URL and TOKEN_ADDRESS")
+    const chain = yield* ChainEndpoints
+    if (Option.isNone(chain) || Option.isNone(config.tokenAddress)) {
+      yield* Effect.logInfo("chain watcher off: set CHAIN_RPC_URLS and TOKEN_ADDRESS")
       return
     }
-    const watcher = yield* makeChainWatcher(config.chainRpcUrl.value, getAddress(config.tokenAddress.value))
+    const watcher = yield* makeChainWatcher(chain.value, getAddress(config.tokenAddress.value))
     const lease = yield* Lease
     yield* Effect.forkScoped(lease.whileHolding("chain-watcher", watcher.run))
   })

@@ -7,6 +7,7 @@ import { formatAmount } from "./domain/Amount"
 import { formatTimestamp } from "./domain/Timestamp"
 import { toId } from "./domain/PrefixedId"
 import { chainSettings } from "./Settings"
+import { ChainEndpoints } from "./ChainEndpoints"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost, type DepositRequestMissing, type SnapshotVersionError } from "./ActorHost"
 import { lifecycleFactsOf } from "./DepositRequestView"
@@ -56,7 +57,7 @@ const make = Effect.gen(function* () {
   const mailer = yield* Mailer
   const config = yield* chainSettings
   const chainId = chainIdOf(config.serviceEnv)
-  const signatureCheck = signatureCheckFor(Option.getOrUndefined(config.chainRpcUrl))
+  const signatureCheck = signatureCheckFor(yield* ChainEndpoints)
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   // A missing row or an unrestorable snapshot here is a defect: the row was read a moment ago.

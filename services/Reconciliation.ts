@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option } from "effect"
-import { type Address, createPublicClient, erc20Abi, getAddress, http } from "viem"
+import { type Address, createPublicClient, erc20Abi, getAddress } from "viem"
+import { ChainEndpoints } from "./ChainEndpoints"
 import type { Recovery } from "../machines/DepositRequest"
 import { chainSettings } from "./Settings"
 import { chainCall, finalBlock } from "./ChainRpc"
@@ -71,9 +72,9 @@ interface Row {
 const make = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
   const config = yield* chainSettings
-  const chain = Option.all({ rpcUrl: config.chainRpcUrl, token: config.tokenAddress }).pipe(
-    Option.map(({ rpcUrl, token }) => ({
-      client: createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) }),
+  const chain = Option.all({ access: yield* ChainEndpoints, token: config.tokenAddress }).pipe(
+    Option.map(({ access, token }) => ({
+      client: createPublicClient({ transport: access.transport }),
       token: getAddress(token)
     }))
   )

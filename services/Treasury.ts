@@ -1,5 +1,6 @@
 import { Config, Duration, Effect, Layer, Option, Queue, Redacted, Schedule } from "effect"
 import { getAddress, type Hex } from "viem"
+import { type ChainAccess, ChainEndpoints } from "./ChainEndpoints"
 import { chainIdOf } from "./domain/Environment"
 import { Lease } from "./Lease"
 import { chainSettings, optionalSetting, positiveInteger } from "./Settings"
@@ -21,11 +22,11 @@ const consumeCadence = Schedule.spaced(TREASURY_INTERVAL)
  * leaves the deposit address through EIP-3009 `transferWithAuthorization`, signed by the deposit key (the address
  * holds no gas) and submitted by the treasury account.
  */
-export const makeTreasury = (rpcUrl: string, token: Hex, treasuryKey: Hex) =>
+export const makeTreasury = (chainAccess: ChainAccess, token: Hex, treasuryKey: Hex) =>
   Effect.gen(function* () {
     const config = yield* treasurySettings
     const treasury = makeTreasuryWallet({
-      rpcUrl,
+      chainAccess,
       token,
       treasuryKey,
       chainId: chainIdOf(config.serviceEnv),
@@ -81,7 +82,8 @@ export const treasurySettings = Config.all({
 export const TreasuryLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* treasurySettings
-    if (Option.isNone(config.chainRpcUrl) || Option.isNone(config.tokenAddress)) return
+    const chain = yield* ChainEndpoints
+    if (Option.isNone(chain) || Option.isNone(config.tokenAddress)) return
     if (Option.isNone(config.treasuryPrivateKey)) {
       if (config.serviceEnv === "production")
         return yield* Effect.dieMessage("TREASURY_PRIVATE_KEY must be set in production")
@@ -89,7 +91,7 @@ export const TreasuryLive = Layer.scopedDiscard(
       return
     }
     const key = Redacted.value(config.treasuryPrivateKey.value) as Hex
-    const treasury = yield* makeTreasury(config.chainRpcUrl.value, getAddress(config.tokenAddress.value), key)
+    const treasury = yield* makeTreasury(chain.value, getAddress(config.tokenAddress.value), key)
     const lease = yield* Lease
     yield* Effect.forkScoped(lease.whileHolding("treasury", treasury.run))
   })

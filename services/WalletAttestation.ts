@@ -1,4 +1,6 @@
-import { type Address, createPublicClient, type Hex, http, type PublicClient, verifyTypedData } from "viem"
+import { Option } from "effect"
+import { type Address, createPublicClient, type Hex, type PublicClient, verifyTypedData } from "viem"
+import type { ChainAccess } from "./ChainEndpoints"
 
 /** The EIP-712 statement a payer signs to bind a wallet to one deposit request, on one chain, until a deadline. */
 export const attestationDomain = (chainId: number) =>
@@ -62,12 +64,11 @@ export const chainSignatureCheck =
   }
 
 /** The check the service uses: on chain when a node is configured, EOAs only otherwise. */
-export const signatureCheckFor = (chainRpcUrl: string | undefined): SignatureCheck =>
-  chainRpcUrl === undefined
-    ? eoaSignatureCheck
-    : chainSignatureCheck(
-        createPublicClient({ transport: http(chainRpcUrl, { retryCount: 1, timeout: 10_000 }) })
-      )
+export const signatureCheckFor = (chain: Option.Option<ChainAccess>): SignatureCheck =>
+  Option.match(chain, {
+    onNone: () => eoaSignatureCheck,
+    onSome: (access) => chainSignatureCheck(createPublicClient({ transport: access.transport }))
+  })
 
 /**
  * Checks a statement: it names this request and this chain, has not expired, and is signed by the wallet it

@@ -16,7 +16,13 @@ import { inspectUrlSetting } from "../services/Inspector"
 import { depositKeyMnemonic } from "../services/KeyVault"
 import { mailerSettings } from "../services/Mailer"
 import { rateLimitSettings } from "../services/RateLimiter"
-import { dataDir, databaseUrl, positiveInteger, serviceEnv } from "../services/Settings"
+import {
+  chainEndpointSettings,
+  dataDir,
+  databaseUrl,
+  positiveInteger,
+  serviceEnv
+} from "../services/Settings"
 import { treasurySettings } from "../services/Treasury"
 import { dispatchSettings } from "../services/WebhookDispatcher"
 import { webhooksAllowPrivateSetting } from "../services/WebhookUrlCheck"
@@ -83,9 +89,11 @@ export const appConfig = Config.all([
   treasurySettings,
   // Read as set: whether it may serve this environment is one of the start-up refusals, on the same line as the rest.
   Config.all({ depositKeyMnemonic }),
-  metricsServerSettings
+  metricsServerSettings,
+  chainEndpointSettings
 ]).pipe(
-  Config.map(([api, base, mail, rate, dispatch, treasury, depositKey, metrics]) => ({
+  Config.map(([api, base, mail, rate, dispatch, treasury, depositKey, metrics, endpoints]) => ({
+    ...endpoints,
     ...api,
     ...base,
     ...mail,

@@ -5,6 +5,7 @@ import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
+import { ChainEndpoints } from "../services/ChainEndpoints"
 import { ChainWatcherLive } from "../services/ChainWatcher"
 import { ChangeFeed } from "../services/ChangeFeed"
 import { DepositRequests } from "../services/DepositRequests"
@@ -110,7 +111,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Layer.provideMerge(network),
     Layer.provideMerge(ActorHost.layer),
     Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer, Metrics.layer)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer, Metrics.layer, ChainEndpoints.layer)),
     Layer.provideMerge(DatabaseLive)
   )
 

@@ -3,6 +3,7 @@ import { type Address, createPublicClient, getAddress, http, zeroAddress, zeroHa
 import { chainCall } from "../services/ChainRpc"
 import { chainIdOf } from "../services/domain/Environment"
 import { depositKeyRefusal } from "../services/KeyVault"
+import { rpcEndpointsOf } from "../services/Settings"
 import { usdcAbi } from "../services/Usdc"
 import type { AppConfigShape } from "./Config"
 
@@ -15,6 +16,8 @@ export const startupRefusals = (config: AppConfigShape): Effect.Effect<ReadonlyA
   Effect.gen(function* () {
     const refusals: Array<string> = []
     const production = config.serviceEnv === "production"
+    const endpoints = rpcEndpointsOf(config)
+    const setting = Option.isSome(config.chainRpcUrls) ? "CHAIN_RPC_URLS" : "CHAIN_RPC_URL"
     if (production) {
       const required: ReadonlyArray<[boolean, string]> = [
         [
@@ -25,7 +28,7 @@ export const startupRefusals = (config: AppConfigShape): Effect.Effect<ReadonlyA
           Option.isNone(config.natsUrl),
           "NATS_URL: production needs NATS (the in-process bus reaches no other instance)"
         ],
-        [Option.isNone(config.chainRpcUrl), "CHAIN_RPC_URL: production needs the node of chain 143"],
+        [endpoints.length === 0, "CHAIN_RPC_URLS: production needs the nodes of chain 143"],
         [Option.isNone(config.tokenAddress), "TOKEN_ADDRESS: production needs the USDC token contract"],
         [
           Option.isNone(config.treasuryPrivateKey),
@@ -36,23 +39,36 @@ export const startupRefusals = (config: AppConfigShape): Effect.Effect<ReadonlyA
     }
     const seed = depositKeyRefusal(config.serviceEnv, config.depositKeyMnemonic)
     if (seed !== undefined) refusals.push(seed)
-    if (Option.isSome(config.chainRpcUrl)) {
+    // Every endpoint must serve the environment's chain (a fallback to another chain would be worse than none);
+    // the token is checked through the first one.
+    for (const [i, url] of endpoints.entries()) {
+      const name = endpoints.length > 1 ? `${setting} (endpoint ${i + 1})` : setting
       refusals.push(
-        ...(yield* chainRefusals(config.chainRpcUrl.value, chainIdOf(config.serviceEnv), config.tokenAddress))
+        ...(yield* chainRefusals(
+          name,
+          url,
+          chainIdOf(config.serviceEnv),
+          i === 0 ? config.tokenAddress : Option.none()
+        ))
       )
     }
     return refusals
   })
 
 /** The node answers with the environment's chain id, and the token has code, 6 decimals and EIP-3009. */
-const chainRefusals = (rpcUrl: string, expectedChainId: number, tokenAddress: Option.Option<string>) =>
+const chainRefusals = (
+  setting: string,
+  rpcUrl: string,
+  expectedChainId: number,
+  tokenAddress: Option.Option<string>
+) =>
   Effect.gen(function* () {
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) })
     const chainId = yield* Effect.either(chainCall("eth_chainId", () => client.getChainId()))
-    if (chainId._tag === "Left") return [`CHAIN_RPC_URL: the node does not answer (${chainId.left.message})`]
+    if (chainId._tag === "Left") return [`${setting}: the node does not answer (${chainId.left.message})`]
     if (chainId.right !== expectedChainId)
       return [
-        `CHAIN_RPC_URL: the node serves chain ${chainId.right}, this environment needs chain ${expectedChainId}`
+        `${setting}: the node serves chain ${chainId.right}, this environment needs chain ${expectedChainId}`
       ]
     if (Option.isNone(tokenAddress)) return []
     const token = getAddress(tokenAddress.value)

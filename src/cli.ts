@@ -5,6 +5,7 @@ import { Bus } from "../services/Bus"
 import { Accounts } from "../services/Accounts"
 import { DatabaseForCliLive } from "../services/Database"
 import { withRunningChain } from "../infra/chain/EmbeddedChain"
+import { ChainEndpoints } from "../services/ChainEndpoints"
 import { Ids } from "../services/Ids"
 import { Reconciliation } from "../services/Reconciliation"
 import { formatTimestamp } from "../services/domain/Timestamp"
@@ -200,7 +201,7 @@ const main = Effect.gen(function* () {
     return print(values.json === true, funded)
   }
   const services = Layer.mergeAll(Accounts.layer, Reconciliation.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess, ChainEndpoints.layer)),
     Layer.provideMerge(DatabaseForCliLive),
     Layer.provide(settingsLayer(config))
   )

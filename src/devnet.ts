@@ -13,6 +13,7 @@ import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
 import { abi } from "../infra/contracts/TestUsdc"
 import { parseAmount } from "../services/domain/Amount"
+import { rpcEndpointsOf } from "../services/Settings"
 import type { AppConfigShape } from "./Config"
 import { chainIdOf } from "../services/domain/Environment"
 
@@ -22,7 +23,7 @@ import { chainIdOf } from "../services/domain/Environment"
  */
 const localChain = (config: AppConfigShape, command: string) => {
   if (config.serviceEnv !== "sandbox") throw new Error(`${command} is for the sandbox only`)
-  const rpcUrl = Option.getOrUndefined(config.chainRpcUrl)
+  const rpcUrl = rpcEndpointsOf(config)[0]
   const tokenAddress = Option.getOrUndefined(config.tokenAddress)
   if (rpcUrl === undefined || tokenAddress === undefined) {
     throw new Error(

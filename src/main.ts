@@ -1,6 +1,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { describeDatabase } from "../services/Database"
+import { rpcEndpointsOf } from "../services/Settings"
 import { embeddedChain, withChain } from "../infra/chain/EmbeddedChain"
 import { ApiSettings, loadConfig, settingsLayer, withSandboxTreasury } from "./Config"
 import { AppLive } from "./Server"
@@ -22,12 +23,12 @@ const program = Effect.gen(function* () {
   }
   // The sandbox with no CHAIN_RPC_URL gets the embedded local chain, stopped with the service.
   const effective = withSandboxTreasury(
-    Option.isNone(config.chainRpcUrl) && config.serviceEnv === "sandbox"
+    rpcEndpointsOf(config).length === 0 && config.serviceEnv === "sandbox"
       ? yield* Effect.map(embeddedChain(config), (chain) => withChain(config, chain))
       : config
   )
   yield* Effect.logInfo(
-    `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}; chain: ${Option.getOrElse(effective.chainRpcUrl, () => "none")}${Option.isNone(config.chainRpcUrl) && Option.isSome(effective.chainRpcUrl) ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
+    `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}; chain: ${rpcEndpointsOf(effective).join(", ") || "none"}${rpcEndpointsOf(config).length === 0 && rpcEndpointsOf(effective).length > 0 ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
   )
   return yield* Layer.launch(
     AppLive.pipe(Layer.provide(ApiSettings.layer), Layer.provide(settingsLayer(effective)))

@@ -22,6 +22,7 @@ export interface ChainedConfig {
   readonly dataDir: string
   readonly serviceEnv: ServiceEnv
   readonly chainRpcUrl: Option.Option<string>
+  readonly chainRpcUrls: Option.Option<string>
   readonly tokenAddress: Option.Option<string>
 }
 
@@ -41,7 +42,7 @@ export const readEmbeddedChain = (dataDir: string): Option.Option<EmbeddedChainI
  * this DATA_DIR (for the CLI, which does not start one).
  */
 export const withRunningChain = <C extends ChainedConfig>(config: C): C =>
-  Option.isSome(config.chainRpcUrl)
+  Option.isSome(config.chainRpcUrl) || Option.isSome(config.chainRpcUrls)
     ? config
     : Option.match(readEmbeddedChain(config.dataDir), {
         onNone: () => config,
@@ -52,6 +53,7 @@ export const withRunningChain = <C extends ChainedConfig>(config: C): C =>
 export const withChain = <C extends ChainedConfig>(config: C, chain: EmbeddedChainInfo): C => ({
   ...config,
   chainRpcUrl: Option.some(chain.rpc_url),
+  chainRpcUrls: Option.none(),
   tokenAddress: Option.some(chain.token_address as string)
 })
 

@@ -1,10 +1,11 @@
-import { type Address, createWalletClient, type Hex, http, publicActions } from "viem"
+import { type Address, createWalletClient, type Hex, publicActions } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import type { ChainAccess } from "../ChainEndpoints"
 import type { Finality } from "../Finality"
 
 /** The treasury account on the configured chain: it signs and pays gas for settlements and returns. */
 export const makeTreasuryWallet = (options: {
-  readonly rpcUrl: string
+  readonly chainAccess: ChainAccess
   readonly token: Address
   readonly treasuryKey: Hex
   readonly chainId: number
@@ -15,12 +16,12 @@ export const makeTreasuryWallet = (options: {
     id: options.chainId,
     name: "deposits",
     nativeCurrency: { name: "ETH", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [options.rpcUrl] } }
+    rpcUrls: { default: { http: [...options.chainAccess.urls] } }
   } as const
   const wallet = createWalletClient({
     account,
     chain,
-    transport: http(options.rpcUrl, { retryCount: 0 })
+    transport: options.chainAccess.transport
   }).extend(publicActions)
   return {
     account,

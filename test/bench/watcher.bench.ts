@@ -1,4 +1,5 @@
 import { Effect, Fiber, Tracer } from "effect"
+import { chainAccessOf } from "../support/LocalChain"
 import pg from "pg"
 import { v7 } from "uuid"
 import {
@@ -295,7 +296,7 @@ export async function run() {
 
     instrumentFetch()
     const tracer = recordingTracer(await Effect.runPromise(Effect.tracer))
-    const watcher = await runtime.runPromise(makeChainWatcher(node.rpcUrl, token))
+    const watcher = await runtime.runPromise(makeChainWatcher(chainAccessOf(node.rpcUrl), token))
     const timed = <A, E>(effect: Effect.Effect<A, E>) => runtime.runPromise(Effect.withTracer(effect, tracer))
     let nextAddress = 0
     const take = (n: number) => {

@@ -27,6 +27,7 @@ const inherited = Object.fromEntries(
         "DATABASE_URL",
         "NATS_URL",
         "CHAIN_RPC_URL",
+        "CHAIN_RPC_URLS",
         "TOKEN_ADDRESS",
         "TREASURY_PRIVATE_KEY",
         "DEPOSIT_KEY_MNEMONIC",
@@ -110,6 +111,12 @@ describe("a production start", () => {
     )
     expect(await refusal({ ...production(), CHAIN_RPC_URL: "http://127.0.0.1:9" })).toMatch(
       /^refusing to start: CHAIN_RPC_URL: the node does not answer/
+    )
+    // Every fallback endpoint must serve the same chain: one of another chain is named by its place in the list.
+    expect(
+      await refusal({ ...production(), CHAIN_RPC_URLS: `${mainnet.node.rpcUrl},${testnet.node.rpcUrl}` })
+    ).toBe(
+      "refusing to start: CHAIN_RPC_URLS (endpoint 2): the node serves chain 10143, this environment needs chain 143"
     )
   })
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeChainWatcher } from "../../services/ChainWatcher"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
-import { type LocalChain, startLocalChain } from "../support/LocalChain"
+import { chainAccessOf, type LocalChain, startLocalChain } from "../support/LocalChain"
 
 let local: LocalChain
 let database: Awaited<ReturnType<typeof createTestDatabase>>
@@ -40,7 +40,9 @@ describe("finality by confirmations (CHAIN_FINALITY=3)", () => {
     const confirmations = actorHostRuntime(other.url, { chainFinality: { _tag: "Confirmations", n: 3 } })
     try {
       await slow.chain.mine({ blocks: 10 })
-      const watcher = await confirmations.runPromise(makeChainWatcher(slow.node.rpcUrl, slow.token))
+      const watcher = await confirmations.runPromise(
+        makeChainWatcher(chainAccessOf(slow.node.rpcUrl), slow.token)
+      )
       await confirmations.runPromise(watcher.step)
       const latest = Number(await slow.chain.getBlockNumber())
       const c = new pg.Client({ connectionString: other.url })
@@ -61,8 +63,8 @@ describe("finality by confirmations (CHAIN_FINALITY=3)", () => {
 
 describe("the watcher's cursor", () => {
   it("moves only from where the instance read it: a stale instance records nothing and reads it again", async () => {
-    const first = await runtime.runPromise(makeChainWatcher(local.node.rpcUrl, local.token))
-    const stale = await runtime.runPromise(makeChainWatcher(local.node.rpcUrl, local.token))
+    const first = await runtime.runPromise(makeChainWatcher(chainAccessOf(local.node.rpcUrl), local.token))
+    const stale = await runtime.runPromise(makeChainWatcher(chainAccessOf(local.node.rpcUrl), local.token))
     await local.chain.mine({ blocks: 3 })
     // The first step of each places or reads the cursor at the finalized block: nothing to read yet.
     expect(await runtime.runPromise(first.step)).toBe(false)

@@ -10,6 +10,11 @@ import {
 import { type AnvilOptions, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
 import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
+import { makeChainAccess } from "../../services/ChainEndpoints"
+
+/** The service's chain access to endpoints of a local node: one try each (a local node fails only on purpose). */
+export const chainAccessOf = (...urls: ReadonlyArray<string>) =>
+  makeChainAccess(urls, { chainRpcTimeoutMs: 5_000, chainRpcRetries: 0, chainRpcMaxLagBlocks: 5 })
 
 /**
  * Clients of a running local node and its test USDC: the node (test, public and wallet actions), the faucet (dev

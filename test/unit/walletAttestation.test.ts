@@ -1,3 +1,5 @@
+import { Option } from "effect"
+import { chainAccessOf } from "../support/LocalChain"
 import { createPublicClient, hashTypedData, http } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -74,7 +76,7 @@ describe("wallet statement (EIP-712)", () => {
   })
 
   it("uses the offline check when no chain node is configured", () => {
-    expect(signatureCheckFor(undefined)).toBe(eoaSignatureCheck)
+    expect(signatureCheckFor(Option.none())).toBe(eoaSignatureCheck)
   })
 })
 
@@ -96,7 +98,9 @@ describe("smart-contract wallets (ERC-1271) through the chain client", () => {
     const signature = await owner.sign({ hash: hashTypedData(typedData(s)) })
     expect(await eoaSignatureCheck(s, signature)).toBe(false)
     expect(await refusalOf(s, signature, expected, chainSignatureCheck(client()))).toBeUndefined()
-    expect(await refusalOf(s, signature, expected, signatureCheckFor(node.rpcUrl))).toBeUndefined()
+    expect(
+      await refusalOf(s, signature, expected, signatureCheckFor(Option.some(chainAccessOf(node.rpcUrl))))
+    ).toBeUndefined()
   })
 
   it("refuses a contract wallet whose owner did not sign, and an EOA's bad signature, on chain", async () => {
@@ -117,7 +121,7 @@ describe("smart-contract wallets (ERC-1271) through the chain client", () => {
 
   it("rejects, rather than refusing the payer, when the node cannot be reached", async () => {
     const s = statementFor(privateKeyToAccount(generatePrivateKey()).address)
-    const unreachable = signatureCheckFor("http://127.0.0.1:9")
+    const unreachable = signatureCheckFor(Option.some(chainAccessOf("http://127.0.0.1:9")))
     await expect(refusalOf(s, `0x${"11".repeat(65)}`, expected, unreachable)).rejects.toThrow()
   })
 })
