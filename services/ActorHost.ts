@@ -18,6 +18,7 @@ import { ChangeFeed } from "./ChangeFeed"
 import { Ids } from "./Ids"
 import { Inspector } from "./Inspector"
 import { Metrics } from "./Metrics"
+import { currentTraceParent } from "./TraceContext"
 
 /** A snapshot this code cannot restore: the row names a machine version with no migration to the current one. */
 export class SnapshotVersionError extends Data.TaggedError("SnapshotVersionError")<{
@@ -112,7 +113,7 @@ const make = Effect.gen(function* () {
   const created = (row: DepositRequestRow) => inspector.created(toId("dr", row.id), row.snapshot)
 
   /** The writes of one commit, in the caller's transaction: lock, dedupe, step, and write all that follows. */
-  const writeSteps = (items: ReadonlyArray<ActorEvent>) =>
+  const writeSteps = (items: ReadonlyArray<ActorEvent>, trace_parent: string | null) =>
     Effect.gen(function* () {
       const now = new Date(yield* Clock.currentTimeMillis)
       const stepped: Array<Committed["stepped"][number]> = []
@@ -144,7 +145,11 @@ const make = Effect.gen(function* () {
             expected: MACHINE_VERSION
           })
         }
-        const s = step(before.snapshot, item.event)
+        const s = yield* Effect.sync(() => step(before.snapshot, item.event)).pipe(
+          Effect.withSpan("DepositRequest.step", {
+            attributes: { "deposit_request.id": toId("dr", before.id), "event.type": item.event.type }
+          })
+        )
         const facts = lifecycleFactsOf(s)
         const row: DepositRequestRow = {
           ...before,
@@ -191,7 +196,7 @@ const make = Effect.gen(function* () {
             )
       const outbox = records.outbox
         .filter((o) => o.lifecycleId === null || written.has(o.lifecycleId))
-        .map((o) => o.row)
+        .map((o) => ({ ...o.row, trace_parent }))
       if (outbox.length > 0) yield* sql`insert into outbox ${sql.insert(outbox)}`
       return { stepped, finals } satisfies Committed
     })
@@ -208,28 +213,30 @@ const make = Effect.gen(function* () {
     items: ReadonlyArray<ActorEvent>,
     alsoInTransaction?: (committed: Committed) => Effect.Effect<void, E, R>
   ) =>
-    sql
-      .withTransaction(
-        Effect.flatMap(writeSteps(items), (committed) =>
+    // The work left for later (outbox rows) remembers this commit's span, read outside the transaction's own.
+    Effect.flatMap(currentTraceParent, (traceParent) =>
+      sql.withTransaction(
+        Effect.flatMap(writeSteps(items, traceParent), (committed) =>
           alsoInTransaction === undefined
             ? Effect.succeed(committed)
             : Effect.as(alsoInTransaction(committed), committed)
         )
       )
-      .pipe(
-        Effect.retry({ while: isWriteConflict, schedule: writeConflictRetry }),
-        Effect.tap(({ stepped, finals }) =>
-          Effect.zipRight(
-            Effect.sync(() => {
-              for (const s of stepped) {
-                inspector.stepped(toId("dr", s.id), s.event, s.step.snapshot)
-                metrics.actorSteps.inc({ event: s.event.type })
-              }
-            }),
-            Effect.forEach(finals.values(), (row) => feed.changed(row.id, row.version), { discard: true })
-          )
+    ).pipe(
+      Effect.retry({ while: isWriteConflict, schedule: writeConflictRetry }),
+      Effect.withSpan("ActorHost.commit", { attributes: { "deposit_request.events": items.length } }),
+      Effect.tap(({ stepped, finals }) =>
+        Effect.zipRight(
+          Effect.sync(() => {
+            for (const s of stepped) {
+              inspector.stepped(toId("dr", s.id), s.event, s.step.snapshot)
+              metrics.actorSteps.inc({ event: s.event.type })
+            }
+          }),
+          Effect.forEach(finals.values(), (row) => feed.changed(row.id, row.version), { discard: true })
         )
       )
+    )
 
   /**
    * Applies one event to one request through the commit path. `alsoInTransaction` runs only when the event was new; a

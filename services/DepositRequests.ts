@@ -171,43 +171,52 @@ const make = Effect.gen(function* () {
       const uuid = ids.next()
       const policy = policyOf(input)
       const secret = policy === "merchant_session" ? newSecret("mss_") : undefined
-      const { row, step } = host.firstStep(
-        {
-          id: uuid,
-          account_id: accountId,
-          amount_base_units: input.amount.toString(),
-          heading: input.heading ?? "",
-          reference: input.reference ?? "",
-          metadata: { ...(input.metadata ?? {}) },
-          customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
-          issuer_id: uuidOfId(input.issuer_id),
-          payout_address_id: uuidOfId(input.payout_address_id),
-          payer_policy_mode: policy,
-          expected_email: input.expected_email ?? null,
-          payer_reference: input.payer_reference ?? null,
-          deposit_index: null,
-          deposit_address: null,
-          expires_at: expiresAt,
-          created_at: now
-        },
-        {
-          id: toId("dr", uuid),
-          amount_base_units: input.amount.toString(),
-          payout_address: payoutAddress,
-          payer_policy_mode: policy,
-          expires_at: expiresAt.toISOString(),
-          created_at: now.toISOString()
-        }
+      const { row, step } = yield* Effect.sync(() =>
+        host.firstStep(
+          {
+            id: uuid,
+            account_id: accountId,
+            amount_base_units: input.amount.toString(),
+            heading: input.heading ?? "",
+            reference: input.reference ?? "",
+            metadata: { ...(input.metadata ?? {}) },
+            customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
+            issuer_id: uuidOfId(input.issuer_id),
+            payout_address_id: uuidOfId(input.payout_address_id),
+            payer_policy_mode: policy,
+            expected_email: input.expected_email ?? null,
+            payer_reference: input.payer_reference ?? null,
+            deposit_index: null,
+            deposit_address: null,
+            expires_at: expiresAt,
+            created_at: now
+          },
+          {
+            id: toId("dr", uuid),
+            amount_base_units: input.amount.toString(),
+            payout_address: payoutAddress,
+            payer_policy_mode: policy,
+            expires_at: expiresAt.toISOString(),
+            created_at: now.toISOString()
+          }
+        )
+      ).pipe(
+        Effect.withSpan("DepositRequest.step", {
+          attributes: { "deposit_request.id": toId("dr", uuid), "event.type": "start" }
+        })
       )
       // The group commit writes rows only; a first step that emitted events would need them in its transaction.
       if (step.emitted.length > 0)
         return yield* Effect.dieMessage("the first step emitted; creates cannot batch it")
-      const claimed = yield* groupCommit.claim({
-        row,
-        idempotencyKey,
-        fingerprint: fingerprintOf(input),
-        secretDigest: secret === undefined ? null : digestHexOf(secret)
-      })
+      // Its span is this create's wait on the shared commit that writes it with others.
+      const claimed = yield* groupCommit
+        .claim({
+          row,
+          idempotencyKey,
+          fingerprint: fingerprintOf(input),
+          secretDigest: secret === undefined ? null : digestHexOf(secret)
+        })
+        .pipe(Effect.withSpan("DepositRequests.commit"))
       if (!claimed) return Option.none()
       host.created(row)
       return Option.some<Created>({ replayed: false, wire: host.view(row), secret })

@@ -18,8 +18,8 @@ export const relayOnce = Effect.gen(function* () {
   return yield* sql.withTransaction(
     Effect.gen(function* () {
       const at = new Date(yield* Clock.currentTimeMillis)
-      const rows = yield* sql<{ id: string; payload: { event_id: string } }>`
-        select id, payload from outbox
+      const rows = yield* sql<{ id: string; payload: { event_id: string }; trace_parent: string | null }>`
+        select id, payload, trace_parent from outbox
         where published_at is null and topic = 'lifecycle'
         order by id limit 200 for update skip locked`
       for (const row of rows) {
@@ -29,8 +29,10 @@ export const relayOnce = Effect.gen(function* () {
           where ev.id = ${row.payload.event_id} and e.disabled_at is null`
         for (const endpoint of endpoints) {
           yield* sql`
-            insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at)
-            values (${ids.next()}, ${endpoint.account_id}, ${endpoint.id}, ${row.payload.event_id}, false, 'pending', ${at}, ${at})
+            insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at,
+                                      trace_parent)
+            values (${ids.next()}, ${endpoint.account_id}, ${endpoint.id}, ${row.payload.event_id}, false, 'pending', ${at}, ${at},
+                    ${row.trace_parent})
             on conflict do nothing`
         }
         yield* sql`update outbox set published_at = ${at} where id = ${row.id}`

@@ -7,6 +7,7 @@ import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
 import { makeWorkSignal } from "./WorkSignal"
 import { signPayload } from "./WebhookSignature"
+import { spanCausedBy } from "./TraceContext"
 import { Metrics } from "./Metrics"
 import { databaseUrl, positiveInteger } from "./Settings"
 
@@ -65,6 +66,7 @@ interface ClaimedJob {
   readonly disabled_at: Date | null
   readonly type: string
   readonly body: string
+  readonly trace_parent: string | null
 }
 
 /**
@@ -88,7 +90,7 @@ export const dispatchOnce = (slots: EndpointSlots, settings: DispatchSettings) =
     from job, webhook_endpoints e, lifecycle_events ev
     where j.id = job.id and e.id = j.endpoint_id and ev.id = j.event_id
     returning j.id, j.account_id, j.endpoint_id, j.event_id, j.redelivery, j.attempts, e.url, e.secret,
-      e.disabled_at, ev.type, ev.body`
+      e.disabled_at, ev.type, ev.body, j.trace_parent`
     const job = claimed[0]
     if (job === undefined) return false
     if (job.disabled_at !== null) {
@@ -98,6 +100,11 @@ export const dispatchOnce = (slots: EndpointSlots, settings: DispatchSettings) =
     slots.take(job.endpoint_id)
     // A shutdown waits for an attempt under way (10 s at most) so it is recorded, not sent again by another instance.
     return yield* deliver(job, now, settings).pipe(
+      spanCausedBy("Webhook.deliver", job.trace_parent, {
+        "webhook.event_id": `evt_${job.event_id}`,
+        "webhook.event_type": job.type,
+        "webhook.attempt": job.attempts + 1
+      }),
       Effect.uninterruptible,
       Effect.ensuring(Effect.sync(() => slots.give(job.endpoint_id)))
     )

@@ -28,6 +28,7 @@ import { dispatchSettings } from "../services/WebhookDispatcher"
 import { webhooksAllowPrivateSetting } from "../services/WebhookUrlCheck"
 import { describeFinality } from "../services/Finality"
 import { metricsServerSettings } from "./MetricsServer"
+import { tracingSettings } from "./Tracing"
 
 /**
  * The composition root's view of settings. Each service declares and reads its own settings in its layer; here
@@ -83,6 +84,7 @@ export const appConfig = Config.all([
     inspectUrl: inspectUrlSetting,
     webhooksAllowPrivate: webhooksAllowPrivateSetting
   }),
+  tracingSettings,
   mailerSettings,
   rateLimitSettings,
   dispatchSettings,
@@ -92,8 +94,9 @@ export const appConfig = Config.all([
   metricsServerSettings,
   chainEndpointSettings
 ]).pipe(
-  Config.map(([api, base, mail, rate, dispatch, treasury, depositKey, metrics, endpoints]) => ({
+  Config.map(([api, base, tracing, mail, rate, dispatch, treasury, depositKey, metrics, endpoints]) => ({
     ...endpoints,
+    ...tracing,
     ...api,
     ...base,
     ...mail,

@@ -40,6 +40,8 @@ import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
 import { EdgeLive } from "./middleware/Edge"
 import { MetricsServerLive } from "./MetricsServer"
+import { spanProcessorOf, tracedBy, tracingSettings } from "./Tracing"
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { LongPollRegistry } from "./middleware/LongPollRegistry"
 import { Metrics } from "../services/Metrics"
 
@@ -126,20 +128,29 @@ export const WorkersLive = Layer.mergeAll(
   TreasuryLive
 )
 
-/** The whole service, given its configuration. */
-export const makeApp = (network?: Layer.Layer<WebhookResolver | WebhookTrust>) =>
-  Layer.mergeAll(
-    // No trace exporter is configured: the per-request server span (URL parsing, every header copied into
-    // attributes) would be pure cost. Narrow this with withTracerDisabledForUrls once traces are exported.
-    HttpMiddleware.withTracerDisabledWhen(ApiLive, () => true),
-    WorkersLive,
-    MetricsServerLive
-  ).pipe(
-    Layer.provideMerge(HttpServerLive),
-    // Services first: the port opens only once the database is migrated, so no request is accepted early and left
-    // hanging without a handler.
-    Layer.provideMerge(makeServices(network)),
-    HttpServer.withLogAddress
+/**
+ * The whole service, given its configuration. Spans go to `spanProcessor` (tests), else to OTLP when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nowhere: then the tracer is off, and so is the per-request server span
+ * (URL parsing, every header copied into attributes), which would be pure cost.
+ */
+export const makeApp = (
+  network?: Layer.Layer<WebhookResolver | WebhookTrust>,
+  spanProcessor?: SpanProcessor
+) =>
+  Layer.unwrapEffect(
+    Effect.map(tracingSettings, (settings) => {
+      const processor = spanProcessorOf(settings, spanProcessor)
+      const api =
+        processor === undefined ? HttpMiddleware.withTracerDisabledWhen(ApiLive, () => true) : ApiLive
+      return Layer.mergeAll(api, WorkersLive, MetricsServerLive).pipe(
+        Layer.provideMerge(HttpServerLive),
+        // Services first: the port opens only once the database is migrated, so no request is accepted early and
+        // left hanging without a handler.
+        Layer.provideMerge(makeServices(network)),
+        HttpServer.withLogAddress,
+        tracedBy(processor, settings.otelServiceName)
+      )
+    })
   )
 
 export const AppLive = makeApp()

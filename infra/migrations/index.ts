@@ -14,6 +14,7 @@ import createFunction from "./0013_create_function"
 import partialUniqueDepositSlots from "./0014_partial_unique_deposit_slots"
 import cancelledDeliveries from "./0015_cancelled_deliveries"
 import attemptWallets from "./0016_attempt_wallets"
+import traceParents from "./0017_trace_parents"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -32,5 +33,6 @@ export const migrations = {
   "0013_create_function": createFunction,
   "0014_partial_unique_deposit_slots": partialUniqueDepositSlots,
   "0015_cancelled_deliveries": cancelledDeliveries,
-  "0016_attempt_wallets": attemptWallets
+  "0016_attempt_wallets": attemptWallets,
+  "0017_trace_parents": traceParents
 }

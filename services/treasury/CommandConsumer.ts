@@ -1,11 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect } from "effect"
+import { spanCausedBy } from "../TraceContext"
 import type { makeTransferSigner } from "./TransferSigner"
 
 interface Command {
   readonly id: string
   readonly deposit_request_id: string
   readonly payload: { type: "settle" | "return"; command_id: string; amount_base_units: string; to: string }
+  readonly trace_parent: string | null
 }
 
 /**
@@ -31,9 +33,10 @@ export const makeCommandConsumer = (
           Effect.gen(function* () {
             yield* sql`
               insert into transfers (command_id, deposit_request_id, kind, to_address, amount_base_units, tx_nonce, tx_hash,
-                raw_tx, state, created_at, signed_at)
+                raw_tx, state, created_at, signed_at, trace_parent)
               values (${command.payload.command_id}, ${command.deposit_request_id}, ${command.payload.type},
-                ${signed.to}, ${command.payload.amount_base_units}, ${signed.txNonce}, ${signed.hash}, ${signed.raw}, 'signed', ${at}, ${at})
+                ${signed.to}, ${command.payload.amount_base_units}, ${signed.txNonce}, ${signed.hash}, ${signed.raw}, 'signed',
+                ${at}, ${at}, ${command.trace_parent})
               on conflict (command_id) do nothing`
             yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
           })
@@ -80,9 +83,16 @@ export const makeCommandConsumer = (
     /** One pass: the pending commands, oldest first; how many there were. */
     const consume = Effect.gen(function* () {
       const commands = yield* sql<Command>`
-        select id, deposit_request_id, payload from outbox
+        select id, deposit_request_id, payload, trace_parent from outbox
         where published_at is null and topic in ('command.settle', 'command.return') order by id limit 20`
-      for (const command of commands) yield* sign(command)
+      for (const command of commands) {
+        yield* sign(command).pipe(
+          spanCausedBy("Treasury.sign", command.trace_parent, {
+            "transfer.command_id": command.payload.command_id,
+            "transfer.kind": command.payload.type
+          })
+        )
+      }
       const retries = yield* sql<{ id: string; payload: { command_id: string } }>`
         select id, payload from outbox where published_at is null and topic = 'command.retry' order by id limit 20`
       for (const command of retries) yield* retry(command)

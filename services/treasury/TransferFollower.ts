@@ -3,12 +3,25 @@ import { Clock, Effect } from "effect"
 import { type Hex, keccak256, parseTransaction, TransactionReceiptNotFoundError } from "viem"
 import { ActorHost } from "../ActorHost"
 import { chainCall, finalBlock } from "../ChainRpc"
+import { spanCausedBy } from "../TraceContext"
 import { Metrics } from "../Metrics"
 import type { JsonRpc } from "../Finality"
 import type { TreasuryWallet } from "./TreasuryWallet"
 
 /** How often the treasury's gas balance is read. */
 export const GAS_CHECK_MS = 10_000
+
+/** A transfer signed and recorded, not yet final. */
+interface OpenTransfer {
+  readonly command_id: string
+  readonly deposit_request_id: string
+  readonly kind: "settle" | "return"
+  readonly tx_hash: Hex
+  readonly raw_tx: Hex
+  readonly replaced_tx_hashes: ReadonlyArray<Hex>
+  readonly signed_at: Date
+  readonly trace_parent: string | null
+}
 
 /**
  * The broadcaster and receipt follower: every recorded transfer that is not final is broadcast (again, the same
@@ -85,23 +98,9 @@ export const makeTransferFollower = (
       }
     })
 
-    /** One pass over the transfers not yet final. */
-    const follow = Effect.gen(function* () {
-      yield* checkGas
-      const open = yield* sql<{
-        command_id: string
-        deposit_request_id: string
-        kind: "settle" | "return"
-        tx_hash: Hex
-        raw_tx: Hex
-        replaced_tx_hashes: ReadonlyArray<Hex>
-        signed_at: Date
-      }>`
-        select command_id, deposit_request_id, kind, tx_hash, raw_tx, replaced_tx_hashes, signed_at
-        from transfers where state = 'signed' order by created_at`
-      if (open.length === 0) return
-      const finalized = yield* finalBlock(wallet.request as JsonRpc, config.chainFinality)
-      for (const t of open) {
+    /** One transfer: broadcast again, replaced when stuck, or recorded final and fed back to its request. */
+    const followOne = (t: OpenTransfer, finalized: bigint) =>
+      Effect.gen(function* () {
         // The current transaction, or one it replaced: whichever was mined is the transfer.
         let receipt: Awaited<ReturnType<typeof wallet.getTransactionReceipt>> | undefined
         for (const hash of [t.tx_hash, ...t.replaced_tx_hashes]) {
@@ -120,7 +119,7 @@ export const makeTransferFollower = (
           const waited = (yield* Clock.currentTimeMillis) - t.signed_at.getTime()
           if (waited > config.transferReplaceAfterMs) {
             yield* replace(t)
-            continue
+            return
           }
           // Same bytes, same hash: a re-send after a crash or a dropped broadcast can never pay twice.
           const refused = yield* chainCall("eth_sendRawTransaction", () =>
@@ -141,12 +140,12 @@ export const makeTransferFollower = (
               resolution: "Fund the treasury account with gas, then resume the request."
             })
           }
-          continue
+          return
         }
         if (receipt.transactionHash !== t.tx_hash) {
           yield* sql`update transfers set tx_hash = ${receipt.transactionHash} where command_id = ${t.command_id}`
         }
-        if (receipt.blockNumber > finalized) continue
+        if (receipt.blockNumber > finalized) return
         const at = yield* now
         if (receipt.status !== "success") {
           yield* sql`update transfers set state = 'reverted', block_number = ${receipt.blockNumber.toString()} where command_id = ${t.command_id}`
@@ -157,7 +156,7 @@ export const makeTransferFollower = (
             message: `The ${t.kind} transfer ${receipt.transactionHash} reverted.`,
             resolution: "Check the deposit address balance and the treasury's gas, then resume the request."
           })
-          continue
+          return
         }
         const confirmed =
           t.kind === "settle"
@@ -178,7 +177,22 @@ export const makeTransferFollower = (
         yield* sql`
           update transfers set state = 'confirmed', block_number = ${receipt.blockNumber.toString()}, confirmed_at = ${at}
           where command_id = ${t.command_id}`
-      }
+      }).pipe(
+        spanCausedBy("Treasury.follow", t.trace_parent, {
+          "transfer.command_id": t.command_id,
+          "transfer.kind": t.kind
+        })
+      )
+
+    /** One pass over the transfers not yet final. */
+    const follow = Effect.gen(function* () {
+      yield* checkGas
+      const open = yield* sql<OpenTransfer>`
+        select command_id, deposit_request_id, kind, tx_hash, raw_tx, replaced_tx_hashes, signed_at, trace_parent
+        from transfers where state = 'signed' order by created_at`
+      if (open.length === 0) return
+      const finalized = yield* finalBlock(wallet.request as JsonRpc, config.chainFinality)
+      for (const t of open) yield* followOne(t, finalized)
     })
 
     return follow

@@ -21,9 +21,14 @@ export interface ChainService {
  */
 export const startChainService = async (
   local: LocalChain,
-  options: { readonly config?: Partial<AppConfigShape>; readonly mineWhileWaiting?: boolean } = {}
+  options: {
+    readonly config?: Partial<AppConfigShape>
+    readonly mineWhileWaiting?: boolean
+    readonly service?: Omit<Parameters<typeof startService>[0], "config">
+  } = {}
 ): Promise<ChainService> => {
   const service = await startService({
+    ...options.service,
     config: {
       chainRpcUrl: Option.some(local.node.rpcUrl),
       tokenAddress: Option.some(local.token),

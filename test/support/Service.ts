@@ -11,6 +11,7 @@ import type { WebhookTrust } from "../../services/WebhookTransport"
 import type { WebhookResolver } from "../../services/WebhookUrlCheck"
 import { type AppLive, makeApp } from "../../src/Server"
 import { createTestDatabase } from "./Database"
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 
 export interface RunningService {
   readonly baseUrl: string
@@ -28,6 +29,8 @@ export const startService = async (
     readonly database?: { url: string; drop: () => Promise<void> }
     readonly clock?: Clock.Clock
     readonly tracer?: boolean
+    /** Where the service's spans go (an in-memory exporter's processor); the tracer is on only with one. */
+    readonly spanProcessor?: SpanProcessor
     /** The network webhook deliveries see (a local HTTPS receiver in tests). */
     readonly webhookNetwork?: Layer.Layer<WebhookResolver | WebhookTrust>
   } = {}
@@ -37,7 +40,7 @@ export const startService = async (
   const config = withSandboxTreasury(
     defaultSettings({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0, ...options.config })
   )
-  const configured = makeApp(options.webhookNetwork).pipe(
+  const configured = makeApp(options.webhookNetwork, options.spanProcessor).pipe(
     Layer.provide(ApiSettings.layer),
     Layer.provide(settingsLayer(config))
   )
