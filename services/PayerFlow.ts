@@ -8,6 +8,7 @@ import { formatTimestamp } from "./domain/Timestamp"
 import { toId } from "./domain/PrefixedId"
 import { chainSettings } from "./Settings"
 import { ChainEndpoints } from "./ChainEndpoints"
+import { Attachments } from "./Attachments"
 import { chainIdOf } from "./domain/Environment"
 import { ActorHost, type DepositRequestMissing, type SnapshotVersionError } from "./ActorHost"
 import { lifecycleFactsOf } from "./DepositRequestView"
@@ -56,6 +57,7 @@ const make = Effect.gen(function* () {
   const vault = yield* KeyVault
   const mailer = yield* Mailer
   const config = yield* chainSettings
+  const attachments = yield* Attachments
   const chainId = chainIdOf(config.serviceEnv)
   const signatureCheck = signatureCheckFor(yield* ChainEndpoints)
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -139,7 +141,18 @@ const make = Effect.gen(function* () {
     }
   }
 
-  const read = (uuid: string) => Effect.map(require(uuid), view)
+  /** The payer's view, with the request's attachments as short-lived download links (paths of this service). */
+  const read = (uuid: string) =>
+    Effect.zipWith(require(uuid), attachments.forPayer(uuid), (row, attached) => ({
+      ...view(row),
+      attachments: attached.map(({ row: a, path, expiresAt }) => ({
+        id: toId("att", a.id) as string,
+        file_name: a.file_name,
+        size_bytes: Number(a.size_bytes),
+        download_url: path,
+        expires_at: formatTimestamp(expiresAt)
+      }))
+    }))
 
   /**
    * Takes one of the request's attempts before the check runs: under the request's row lock, counts and records in
@@ -214,7 +227,7 @@ const make = Effect.gen(function* () {
         () => acceptAttempt(attempt, null)
       ).pipe(Effect.tapError(() => dropAttempt(attempt)))
       if (applied._tag === "Duplicate") yield* dropAttempt(attempt)
-      return view(yield* require(uuid))
+      return yield* read(uuid)
     })
 
   /**
@@ -303,7 +316,7 @@ const make = Effect.gen(function* () {
           param: "signature"
         })
       }
-      return view(yield* require(uuid))
+      return yield* read(uuid)
     })
 
   /** Mails a fresh six-digit code to the expected mailbox (earlier codes stay valid until they expire). */
@@ -362,7 +375,7 @@ const make = Effect.gen(function* () {
         () => acceptAttempt(attempt, null)
       ).pipe(Effect.tapError(() => dropAttempt(attempt)))
       if (applied._tag === "Duplicate") yield* dropAttempt(attempt)
-      return view(yield* require(uuid))
+      return yield* read(uuid)
     })
 
   return {

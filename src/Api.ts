@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountApi } from "./api/Account/Api"
+import { AttachmentsApi } from "./api/Attachments/Api"
 import { DepositRequestsApi } from "./api/DepositRequests/Api"
 import { CustomersApi, IssuersApi, PayoutAddressesApi } from "./api/Records/Api"
 import { EventsApi } from "./api/Events/Api"
@@ -17,6 +18,7 @@ export class Api extends HttpApi.make("deposits")
   .add(CustomersApi)
   .add(IssuersApi)
   .add(PayoutAddressesApi)
+  .add(AttachmentsApi)
   .add(WebhooksApi)
   .add(EventsApi)
   .add(ReconciliationApi)

@@ -29,6 +29,9 @@ import { webhooksAllowPrivateSetting } from "../services/WebhookUrlCheck"
 import { describeFinality } from "../services/Finality"
 import { metricsServerSettings } from "./MetricsServer"
 import { tracingSettings } from "./Tracing"
+import { attachmentSettings } from "../services/Attachments"
+import { objectStoreSettings } from "../services/ObjectStore"
+import { publicBaseUrlSetting } from "./PublicUrl"
 
 /**
  * The composition root's view of settings. Each service declares and reads its own settings in its layer; here
@@ -85,6 +88,11 @@ export const appConfig = Config.all([
     webhooksAllowPrivate: webhooksAllowPrivateSetting
   }),
   tracingSettings,
+  Config.all([
+    attachmentSettings,
+    objectStoreSettings,
+    Config.all({ publicBaseUrl: publicBaseUrlSetting })
+  ]).pipe(Config.map(([attachment, store, url]) => ({ ...attachment, ...store, ...url }))),
   mailerSettings,
   rateLimitSettings,
   dispatchSettings,
@@ -94,18 +102,21 @@ export const appConfig = Config.all([
   metricsServerSettings,
   chainEndpointSettings
 ]).pipe(
-  Config.map(([api, base, tracing, mail, rate, dispatch, treasury, depositKey, metrics, endpoints]) => ({
-    ...endpoints,
-    ...tracing,
-    ...api,
-    ...base,
-    ...mail,
-    ...rate,
-    ...dispatch,
-    ...treasury,
-    ...depositKey,
-    ...metrics
-  }))
+  Config.map(
+    ([api, base, tracing, objects, mail, rate, dispatch, treasury, depositKey, metrics, endpoints]) => ({
+      ...endpoints,
+      ...tracing,
+      ...objects,
+      ...api,
+      ...base,
+      ...mail,
+      ...rate,
+      ...dispatch,
+      ...treasury,
+      ...depositKey,
+      ...metrics
+    })
+  )
 )
 export type AppConfigShape = Config.Config.Success<typeof appConfig>
 

@@ -40,6 +40,12 @@ import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
 import { EdgeLive } from "./middleware/Edge"
 import { MetricsServerLive } from "./MetricsServer"
+import { AttachmentsLive } from "./api/Attachments/Http"
+import { ObjectRoutesLive } from "./ObjectRoutes"
+import { PublicUrl } from "./PublicUrl"
+import { AttachmentSweeperLive, Attachments } from "../services/Attachments"
+import { ObjectStore } from "../services/ObjectStore"
+import { SignedLinks } from "../services/objectStore/SignedLinks"
 import { spanProcessorOf, tracedBy, tracingSettings } from "./Tracing"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { LongPollRegistry } from "./middleware/LongPollRegistry"
@@ -57,9 +63,11 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     WebhooksLive,
     EventsLive,
     ReconciliationLive,
-    PayerLive
+    PayerLive,
+    AttachmentsLive
   ).pipe(
     Layer.provide(AuthenticationLive),
+    Layer.provide(PublicUrl.layer),
     // Built after the HTTP server (the handlers are), so released before it closes: its finalizer answers the
     // parked polls that would otherwise hold the server's close.
     Layer.provide(LongPollRegistry.layer)
@@ -71,6 +79,7 @@ export const HandlersLive = makeHandlers()
 export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(EdgeLive),
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(ObjectRoutesLive),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))
 )
@@ -108,6 +117,9 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     WebhookSenderLive,
     PayerFlow.layer
   ).pipe(
+    Layer.provideMerge(Attachments.layer),
+    Layer.provideMerge(ObjectStore.layer),
+    Layer.provideMerge(SignedLinks.layer),
     Layer.provideMerge(Layer.mergeAll(KeyVault.layer, Mailer.layer)),
     Layer.provideMerge(WebhookUrlCheck.layer),
     Layer.provideMerge(network),
@@ -125,7 +137,8 @@ export const WorkersLive = Layer.mergeAll(
   OutboxRelayLive,
   WebhookDispatcherLive,
   ChainWatcherLive,
-  TreasuryLive
+  TreasuryLive,
+  AttachmentSweeperLive
 )
 
 /**

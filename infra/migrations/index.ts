@@ -15,6 +15,7 @@ import partialUniqueDepositSlots from "./0014_partial_unique_deposit_slots"
 import cancelledDeliveries from "./0015_cancelled_deliveries"
 import attemptWallets from "./0016_attempt_wallets"
 import traceParents from "./0017_trace_parents"
+import attachments from "./0018_attachments"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -34,5 +35,6 @@ export const migrations = {
   "0014_partial_unique_deposit_slots": partialUniqueDepositSlots,
   "0015_cancelled_deliveries": cancelledDeliveries,
   "0016_attempt_wallets": attemptWallets,
-  "0017_trace_parents": traceParents
+  "0017_trace_parents": traceParents,
+  "0018_attachments": attachments
 }

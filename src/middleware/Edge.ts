@@ -15,6 +15,7 @@ import { Metrics } from "../../services/Metrics"
 import { AnswerHeaders } from "./Authentication"
 import { primeBody } from "./PlatformAdapter"
 import { bodyLimitFor, readBody } from "./BodyLimit"
+import { OBJECT_PATHS } from "../ObjectRoutes"
 import { checkJsonBody, checkQuery, isJsonContentType } from "./JsonBody"
 import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
 import { classifyCause, logUnexpected, renderError } from "./ErrorEnvelope"
@@ -161,7 +162,9 @@ export const EdgeLive = HttpApiBuilder.middleware(
         const query = queryAt === -1 ? "" : request.url.slice(queryAt + 1)
         const answerHeaders: Record<string, string> = {}
         const handled = Effect.provideService(
-          bodyMethods.has(method) || query !== "" || request.headers["idempotency-key"] !== undefined
+          // Object uploads and downloads carry bytes, not JSON: their routes read (and limit) bodies themselves.
+          (bodyMethods.has(method) || query !== "" || request.headers["idempotency-key"] !== undefined) &&
+            !path.startsWith(OBJECT_PATHS)
             ? checkAndPrime(request, method, path, query, app)
             : app,
           AnswerHeaders,

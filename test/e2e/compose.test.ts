@@ -108,10 +108,13 @@ describe("the compose stack", () => {
     const leases = async () =>
       (await client.query<{ name: string; holder: string }>("select name, holder from leases order by name"))
         .rows
+    // Every singleton worker: the scheduler, outbox relay, chain watcher, treasury and attachment sweeper.
+    const SINGLETONS = 5
     let holderA = ""
     for (let i = 0; i < 100 && holderA === ""; i++) {
       const rows = await leases()
-      if (rows.length === 4 && new Set(rows.map((r) => r.holder)).size === 1) holderA = rows[0]!.holder
+      if (rows.length === SINGLETONS && new Set(rows.map((r) => r.holder)).size === 1)
+        holderA = rows[0]!.holder
       else await new Promise((r) => setTimeout(r, 200))
     }
     expect(holderA).not.toBe("")
@@ -161,7 +164,8 @@ describe("the compose stack", () => {
     let handoverMs = -1
     for (let i = 0; i < 200 && handoverMs < 0; i++) {
       const rows = await leases()
-      if (rows.length === 4 && rows.every((r) => r.holder !== holderA)) handoverMs = Date.now() - stoppedAt
+      if (rows.length === SINGLETONS && rows.every((r) => r.holder !== holderA))
+        handoverMs = Date.now() - stoppedAt
       else await new Promise((r) => setTimeout(r, 25))
     }
     process.stdout.write(`lease handover after SIGTERM: ${handoverMs} ms (target < 1000 ms)\n`)

@@ -96,6 +96,7 @@ const PAYER_FIELDS = [
   "address",
   "amount",
   "amount_base_units",
+  "attachments",
   "attestation",
   "chain_id",
   "expires_at",

@@ -50,7 +50,21 @@ export const PayerDepositRequest = Schema.Struct({
       "While the wallet is owed: the EIP-712 domain, types and the fixed part of the `WalletAttestation { string depositRequest; address wallet; uint256 chainId; uint256 expiresAt }` statement; the payer adds `wallet` and `expiresAt` (Unix seconds, at most 24 hours ahead) and signs it."
   }),
   expires_at: Schema.String,
-  version: Schema.String
+  version: Schema.String,
+  attachments: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      file_name: Schema.String,
+      size_bytes: Schema.Number,
+      download_url: Schema.String.annotations({
+        description:
+          "Downloads the PDF (`Content-Disposition: attachment`) until `expires_at`; read the request again for a fresh one."
+      }),
+      expires_at: Schema.String
+    })
+  ).annotations({
+    description: "The documents the merchant attached (an invoice, say), in the merchant's order."
+  })
 }).annotations({
   identifier: "PayerDepositRequest",
   description: "What a payer screen needs; nothing private to the merchant."
