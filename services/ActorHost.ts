@@ -10,7 +10,7 @@ import {
   step
 } from "../machines/step"
 import { toId } from "./domain/PrefixedId"
-import { serviceEnv } from "./Settings"
+import { publicBaseUrl, serviceEnv } from "./Settings"
 import { chainIdOf } from "./domain/Environment"
 import { type DepositRequestRow, lifecycleFactsOf, toWire } from "./DepositRequestView"
 import { addRecords, emptyRecords } from "./LifecycleRecords"
@@ -70,6 +70,7 @@ const make = Effect.gen(function* () {
   const inspector = yield* Inspector
   const metrics = yield* Metrics
   const chainId = chainIdOf(yield* serviceEnv)
+  const baseUrl = yield* publicBaseUrl
   const newId = () => ids.next()
 
   /** The actor's first step and the row that stores it, not yet written (the create's group commit writes it). */
@@ -163,7 +164,7 @@ const make = Effect.gen(function* () {
         current.set(row.id, row)
         finals.set(row.id, row)
         stepped.push({ id: row.id, event: item.event, step: s })
-        addRecords(records, row, s, now, newId, chainId)
+        addRecords(records, row, s, now, newId, chainId, baseUrl)
       }
       if (finals.size > 0) {
         yield* sql`
@@ -286,7 +287,8 @@ const make = Effect.gen(function* () {
         context: contextOf(row),
         emitted: []
       } as Step),
-      chainId
+      chainId,
+      baseUrl
     )
 
   return { firstStep, created, apply, applyMany, view } as const

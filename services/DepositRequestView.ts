@@ -54,7 +54,12 @@ export interface LifecycleFacts {
 const isoSeconds = (iso: string | null) => (iso === null ? null : formatTimestamp(new Date(iso)))
 
 /** The merchant's view of a request, in wire form (strings for amounts, RFC 3339 seconds, EIP-55). */
-export const toWire = (row: DepositRequestRow, facts: LifecycleFacts, chainId: number) => ({
+export const toWire = (
+  row: DepositRequestRow,
+  facts: LifecycleFacts,
+  chainId: number,
+  publicBaseUrl: string
+) => ({
   id: toId("dr", row.id) as string,
   status: facts.status,
   amount: formatAmount(BigInt(row.amount_base_units)),
@@ -90,6 +95,8 @@ export const toWire = (row: DepositRequestRow, facts: LifecycleFacts, chainId: n
     settled_at: isoSeconds(facts.settlement.settledAt)
   },
   chain_id: chainId,
+  /** The hosted checkout of this request: send the payer here. */
+  checkout_url: `${publicBaseUrl}/checkout/${toId("dr", row.id)}`,
   version: row.version,
   updated_at: formatTimestamp(row.updated_at)
 })

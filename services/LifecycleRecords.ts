@@ -50,10 +50,11 @@ export const addRecords = (
   s: Step,
   at: Date,
   newId: () => string,
-  chainId: number
+  chainId: number,
+  publicBaseUrl: string
 ): void => {
   if (s.emitted.length === 0) return
-  const wire = toWire(row, lifecycleFactsOf(s), chainId)
+  const wire = toWire(row, lifecycleFactsOf(s), chainId, publicBaseUrl)
   for (const emitted of s.emitted as ReadonlyArray<Emitted & Record<string, unknown>>) {
     if (emitted.kind === "lifecycle") {
       const eventId = newId()

@@ -4,6 +4,7 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { getAddress, type Hex, keccak256 } from "viem"
 import { InvalidRequest, InvalidState, NotFound, RateLimited, ServiceUnavailable } from "./domain/Errors"
 import { formatAmount } from "./domain/Amount"
+import type { Recovery } from "../machines/DepositRequest"
 import { formatTimestamp } from "./domain/Timestamp"
 import { toId } from "./domain/PrefixedId"
 import { chainSettings } from "./Settings"
@@ -137,7 +138,17 @@ const make = Effect.gen(function* () {
           }
         : null,
       expires_at: formatTimestamp(row.expires_at),
-      version: row.version
+      version: row.version,
+      // What came back to the payer: theirs to see (amount, why, the transaction), never merchant-private.
+      returns: (
+        (row.snapshot as { context?: { recoveries?: ReadonlyArray<Recovery> } }).context?.recoveries ?? []
+      ).map((r) => ({
+        amount: formatAmount(BigInt(r.amount_base_units)),
+        amount_base_units: r.amount_base_units,
+        reason: r.reason,
+        transaction_hash: r.transaction_hash,
+        returned_at: formatTimestamp(new Date(r.recovered_at))
+      }))
     }
   }
 

@@ -30,6 +30,29 @@ export const serviceEnv: Config.Config<ServiceEnv> = Config.literal(
   "production"
 )("SERVICE_ENV").pipe(Config.withDefault("sandbox" as const))
 
+/**
+ * `PUBLIC_BASE_URL`: the origin payers and merchants reach this service at, for the links it hands out (the hosted
+ * checkout, uploads to the embedded store, attachment downloads). Unset: `http://HOST:PORT` (loopback for 0.0.0.0),
+ * right for the sandbox; set it behind a proxy or a load balancer.
+ */
+export const publicBaseUrlSetting = optionalSetting(
+  "PUBLIC_BASE_URL",
+  "must be an http(s) origin such as https://pay.example.com",
+  (url) => /^https?:\/\/[^/\s]+\/?$/.test(url)
+)
+export const publicBaseUrl: Config.Config<string> = Config.all({
+  url: publicBaseUrlSetting,
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.integer("PORT").pipe(Config.withDefault(8080))
+}).pipe(
+  Config.map(({ url, host, port }) =>
+    Option.getOrElse(
+      Option.map(url, (u) => u.replace(/\/+$/, "")),
+      () => `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`
+    )
+  )
+)
+
 /** `DATABASE_URL`: absent, the embedded PostgreSQL (PGlite) under `DATA_DIR`. */
 export const databaseUrl = optionalSetting(
   "DATABASE_URL",

@@ -17,6 +17,8 @@ import { depositKeyMnemonic } from "../services/KeyVault"
 import { mailerSettings } from "../services/Mailer"
 import { rateLimitSettings } from "../services/RateLimiter"
 import {
+  publicBaseUrl,
+  publicBaseUrlSetting,
   chainEndpointSettings,
   dataDir,
   databaseUrl,
@@ -31,7 +33,6 @@ import { metricsServerSettings } from "./MetricsServer"
 import { tracingSettings } from "./Tracing"
 import { attachmentSettings } from "../services/Attachments"
 import { objectStoreSettings } from "../services/ObjectStore"
-import { publicBaseUrlSetting } from "./PublicUrl"
 
 /**
  * The composition root's view of settings. Each service declares and reads its own settings in its layer; here
@@ -39,19 +40,20 @@ import { publicBaseUrlSetting } from "./PublicUrl"
  * start-up complete them (the embedded chain), and to hand them to the layers as one `ConfigProvider`.
  */
 
+const isOrigin = (value: string) => {
+  try {
+    return new URL(value).origin === value
+  } catch {
+    return false
+  }
+}
+const originMessage = (name: string) =>
+  `${name}: must be an origin such as https://dashboard.example.com (scheme, host and optional port only)`
+
 const origin = (name: string, fallback: string) =>
   Config.string(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({
-      message: `${name}: must be an origin such as https://dashboard.example.com (scheme, host and optional port only)`,
-      validation: (value) => {
-        try {
-          return new URL(value).origin === value
-        } catch {
-          return false
-        }
-      }
-    })
+    Config.validate({ message: originMessage(name), validation: isOrigin })
   )
 
 /** The HTTP edge's own settings. */
@@ -67,14 +69,28 @@ export const apiSettings = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   serviceEnv,
   dashboardOrigin: origin("DASHBOARD_ORIGIN", "http://localhost:3000"),
-  checkoutOrigin: origin("CHECKOUT_ORIGIN", "http://localhost:3001"),
+  // Unset: the origin the hosted checkout is served from (resolved by the ApiSettings layer).
+  checkoutOrigin: Config.option(Config.string("CHECKOUT_ORIGIN")).pipe(
+    Config.validate({
+      message: originMessage("CHECKOUT_ORIGIN"),
+      validation: (value) => Option.match(value, { onNone: () => true, onSome: isOrigin })
+    })
+  ),
   /** Concurrent long polls one client address may hold; past it a poll answers at once. */
   longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200)
 })
-export type ApiSettingsShape = Config.Config.Success<typeof apiSettings>
+export type ApiSettingsShape = Omit<Config.Config.Success<typeof apiSettings>, "checkoutOrigin"> & {
+  readonly checkoutOrigin: string
+}
 
 export class ApiSettings extends Context.Tag("deposits/ApiSettings")<ApiSettings, ApiSettingsShape>() {
-  static readonly layer = Layer.effect(ApiSettings, apiSettings)
+  static readonly layer = Layer.effect(
+    ApiSettings,
+    Effect.map(Config.all([apiSettings, publicBaseUrl]), ([settings, base]) => ({
+      ...settings,
+      checkoutOrigin: Option.getOrElse(settings.checkoutOrigin, () => new URL(base).origin)
+    }))
+  )
 }
 
 /** Every setting of every service, flat, under the camel-case form of its environment name. */

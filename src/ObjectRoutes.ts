@@ -1,10 +1,4 @@
-import {
-  HttpApiBuilder,
-  HttpIncomingMessage,
-  HttpRouter,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import { Attachments, DOWNLOAD_PATH } from "../services/Attachments"
 import { UPLOAD_PATH } from "../services/objectStore/EmbeddedObjectStore"

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
@@ -42,6 +42,7 @@ import { EdgeLive } from "./middleware/Edge"
 import { MetricsServerLive } from "./MetricsServer"
 import { AttachmentsLive } from "./api/Attachments/Http"
 import { ObjectRoutesLive } from "./ObjectRoutes"
+import { CheckoutRoutesLive } from "./checkout/CheckoutRoutes"
 import { PublicUrl } from "./PublicUrl"
 import { AttachmentSweeperLive, Attachments } from "../services/Attachments"
 import { ObjectStore } from "../services/ObjectStore"
@@ -80,6 +81,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(EdgeLive),
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(ObjectRoutesLive),
+  Layer.provide(CheckoutRoutesLive),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))
 )
@@ -90,9 +92,19 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
  * dropped connect waits out a SYN retry (1 s, then 3 s, …) before the service even sees it.
  */
 export const LISTEN_BACKLOG = 4096
+
+/**
+ * Once the server stops listening (a shutdown), every answer says `Connection: close`: a browser that polls again
+ * at once on its kept-alive connection would otherwise keep that connection busy, and the close waiting on it,
+ * forever. It reconnects instead, to the next instance.
+ */
+const closingConnections = (server: Server) =>
+  server.on("request", (_request, response) => {
+    if (!server.listening) response.setHeader("connection", "close")
+  })
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(ApiSettings, (config) =>
-    NodeHttpServer.layer(() => answerClientErrors(createServer()), {
+    NodeHttpServer.layer(() => closingConnections(answerClientErrors(createServer())), {
       port: config.port,
       host: config.host,
       backlog: LISTEN_BACKLOG

@@ -13,3 +13,17 @@ await build({
   sourcemap: true,
   logLevel: "warning"
 })
+
+// The hosted checkout's script, for browsers (served as /checkout/assets/app.js; see src/checkout/CheckoutRoutes.ts,
+// whose `checkoutBuildOptions` are the same options for a service run from source).
+await build({
+  entryPoints: { app: "src/checkout/page/app.ts" },
+  outdir: ".build/checkout",
+  bundle: true,
+  minify: true,
+  format: "iife",
+  platform: "browser",
+  target: "es2022",
+  legalComments: "none",
+  logLevel: "warning"
+})

@@ -216,8 +216,10 @@ describe("CORS", () => {
   it("answers payer reads to any origin and payer writes only to the checkout origin", async () => {
     const read = await preflight("/v1/payer/deposit-requests/dr_x", "https://anyone.example", "GET")
     expect(read.headers.get("access-control-allow-origin")).toBe("*")
-    const write = await preflight("/v1/payer/deposit-requests/dr_x/wallet", "http://localhost:3001", "POST")
-    expect(write.headers.get("access-control-allow-origin")).toBe("http://localhost:3001")
+    // The default checkout origin is the service's own (where the hosted checkout is served).
+    const own = new URL(service.baseUrl).origin
+    const write = await preflight("/v1/payer/deposit-requests/dr_x/wallet", own, "POST")
+    expect(write.headers.get("access-control-allow-origin")).toBe(own)
     const stranger = await preflight(
       "/v1/payer/deposit-requests/dr_x/wallet",
       "https://anyone.example",

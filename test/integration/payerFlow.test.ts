@@ -108,6 +108,7 @@ const PAYER_FIELDS = [
   "proof_required",
   "received",
   "received_base_units",
+  "returns",
   "status",
   "token_address",
   "version",
@@ -303,9 +304,9 @@ describe("the payer flow", () => {
           "access-control-request-headers": "content-type"
         }
       })
-    expect((await preflight("http://localhost:3001")).headers.get("access-control-allow-origin")).toBe(
-      "http://localhost:3001"
-    )
+    // The default checkout origin is the service's own (where the hosted checkout is served).
+    const own = new URL(service.baseUrl).origin
+    expect((await preflight(own)).headers.get("access-control-allow-origin")).toBe(own)
     expect(
       (await preflight("https://stranger.example")).headers.get("access-control-allow-origin")
     ).toBeNull()

@@ -11,6 +11,7 @@ import type { WebhookTrust } from "../../services/WebhookTransport"
 import type { WebhookResolver } from "../../services/WebhookUrlCheck"
 import { type AppLive, makeApp } from "../../src/Server"
 import { createTestDatabase } from "./Database"
+import { freePort } from "./Process"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 
 export interface RunningService {
@@ -37,8 +38,16 @@ export const startService = async (
 ): Promise<RunningService> => {
   const database = options.database
   const db = database ?? (await createTestDatabase())
+  // A port chosen here rather than by the server: the links the service hands out (checkout, uploads, downloads)
+  // are made from its settings, so they must name the port it will listen on.
+  const port = options.config?.port ?? (await freePort())
   const config = withSandboxTreasury(
-    defaultSettings({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0, ...options.config })
+    defaultSettings({
+      databaseUrl: Option.some(Redacted.make(db.url)),
+      port,
+      publicBaseUrl: Option.some(`http://127.0.0.1:${port}`),
+      ...options.config
+    })
   )
   const configured = makeApp(options.webhookNetwork, options.spanProcessor).pipe(
     Layer.provide(ApiSettings.layer),

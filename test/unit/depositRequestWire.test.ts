@@ -80,7 +80,7 @@ describe("the deposit request wire form", () => {
     const encodeRead = Schema.encodeSync(DepositRequest)
     fc.assert(
       fc.property(row, facts, fc.option(fc.string({ minLength: 10, maxLength: 60 })), (r, f, secret) => {
-        const wire = toWire(r, f, 10143)
+        const wire = toWire(r, f, 10143, "http://127.0.0.1:8080")
         // The same bytes on the wire, key order included, as the schema's encoding would have sent.
         const bytes = (value: unknown) => JSON.stringify(value)
         expect(bytes(encodeRead(wire))).toBe(bytes(wire))

@@ -112,6 +112,10 @@ export const DepositRequest = Schema.Struct({
   attention: Schema.NullOr(Attention),
   settlement: Schema.NullOr(Settlement),
   chain_id: Schema.Number,
+  checkout_url: Schema.String.annotations({
+    description:
+      "The hosted checkout page of this request (under `PUBLIC_BASE_URL`): redirect the payer here."
+  }),
   version: Schema.String.annotations({
     description: "Changes with every change; pass it to `wait_for=change`."
   }),

@@ -12,6 +12,7 @@ import {
 } from "../Errors"
 import { IdParam, StrictStruct } from "../Schemas"
 import { Text } from "../../../services/domain/Text"
+import { recoveryReasons } from "../../../services/domain/Lifecycle"
 
 export const PayerDepositRequest = Schema.Struct({
   id: Schema.String,
@@ -64,6 +65,18 @@ export const PayerDepositRequest = Schema.Struct({
     })
   ).annotations({
     description: "The documents the merchant attached (an invoice, say), in the merchant's order."
+  }),
+  returns: Schema.Array(
+    Schema.Struct({
+      amount: Schema.String,
+      amount_base_units: Schema.String,
+      reason: Schema.Literal(...recoveryReasons),
+      transaction_hash: Schema.String,
+      returned_at: Schema.String
+    })
+  ).annotations({
+    description:
+      "Every amount returned to the payer (an excess, a balance after expiry, a late transfer), once final."
   })
 }).annotations({
   identifier: "PayerDepositRequest",

@@ -48,6 +48,7 @@ const created: typeof CreatedDepositRequest.Type = {
   attention: null,
   settlement: null,
   chain_id: 10143,
+  checkout_url: "http://127.0.0.1:8080/checkout/dr_019ab0c1-7a6e-7c3b-9d2f-0c1e2d3f4a5b",
   version: "1",
   updated_at: "2026-11-22T19:00:00Z"
 }

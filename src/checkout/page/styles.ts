@@ -1,0 +1,25 @@
+/** The checkout's stylesheet: one column from 360 px up, system fonts, visible focus, no external resources. */
+export const styles = `
+:root { color-scheme: light dark; --ink: #1b1d21; --muted: #5b6270; --line: #d7dbe2; --accent: #0b57d0; --bad: #b3261e; --ok: #1e7a3c; }
+@media (prefers-color-scheme: dark) { :root { --ink: #eceef2; --muted: #a8afbd; --line: #3a3f4a; --accent: #8ab4f8; --bad: #f2b8b5; --ok: #7fd49a; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
+main { max-width: 32rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+h1 { font-size: 1.35rem; margin: 0.25rem 0 1rem; }
+.issuer { color: var(--muted); margin: 0; }
+dl { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
+dt { color: var(--muted); } dd { margin: 0; font-variant-numeric: tabular-nums; text-align: right; }
+section { border-top: 1px solid var(--line); padding: 1rem 0; }
+button { font: inherit; padding: 0.65rem 1rem; border-radius: 0.5rem; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; min-height: 44px; }
+button.secondary { background: transparent; color: var(--accent); }
+button:disabled { opacity: 0.55; cursor: not-allowed; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+input { font: inherit; padding: 0.6rem; border: 1px solid var(--line); border-radius: 0.5rem; width: 9rem; letter-spacing: 0.2em; }
+.address { font-family: ui-monospace, monospace; word-break: break-all; }
+#qr svg { width: 12rem; height: 12rem; display: block; margin: 0.5rem 0; background: #fff; }
+#status { min-height: 1.5rem; font-weight: 600; }
+#status[data-tone="error"] { color: var(--bad); }
+body[data-status="settled"] #state { color: var(--ok); font-weight: 600; }
+.row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
+[hidden] { display: none !important; }
+`
