@@ -43,6 +43,7 @@ import { MetricsServerLive } from "./MetricsServer"
 import { AttachmentsLive } from "./api/Attachments/Http"
 import { ObjectRoutesLive } from "./ObjectRoutes"
 import { CheckoutRoutesLive } from "./checkout/CheckoutRoutes"
+import { SandboxRoutesLive } from "./checkout/SandboxRoutes"
 import { PublicUrl } from "./PublicUrl"
 import { AttachmentSweeperLive, Attachments } from "../services/Attachments"
 import { ObjectStore } from "../services/ObjectStore"
@@ -82,6 +83,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(ObjectRoutesLive),
   Layer.provide(CheckoutRoutesLive),
+  Layer.provide(SandboxRoutesLive),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))
 )

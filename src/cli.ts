@@ -1,5 +1,4 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Either } from "effect"
 import { parseArgs } from "node:util"
 import { Bus } from "../services/Bus"
 import { Accounts } from "../services/Accounts"
@@ -11,7 +10,7 @@ import { Reconciliation } from "../services/Reconciliation"
 import { formatTimestamp } from "../services/domain/Timestamp"
 import { toId, uuidFromId } from "../services/domain/PrefixedId"
 import { type AppConfigShape, loadConfig, settingsLayer } from "./Config"
-import { fund, payRequest, setTreasuryGas } from "./devnet"
+import { fund, payRequest, payTargetOf, setTreasuryGas } from "./devnet"
 
 const usage = `Usage: npm run cli -- <command> [options]
 
@@ -100,36 +99,11 @@ const run = (argv: ReadonlyArray<string>, config: AppConfigShape) =>
         const mode = modes.find((m) => m === values.mode)
         if (mode === undefined)
           return yield* Effect.fail(new CliError(`--mode must be one of ${modes.join(", ")}`))
-        const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{
-          deposit_address: string | null
-          payer_wallet: string | null
-          amount_base_units: string
-          received_base_units: string
-        }>`
-          select deposit_address, snapshot->'context'->>'payer_wallet' as payer_wallet, amount_base_units,
-            received_base_units
-          from deposit_requests where id = ${uuid}`
-        const row = rows[0]
-        if (row === undefined) return yield* Effect.fail(new CliError(`no deposit request ${values.request}`))
-        if (row.deposit_address === null || row.payer_wallet === null) {
-          return yield* Effect.fail(
-            new CliError("the request has no deposit address yet: attest a wallet first")
-          )
-        }
+        const target = yield* payTargetOf(uuid)
+        if (Either.isLeft(target))
+          return yield* Effect.fail(new CliError(`${target.left} (${values.request})`))
         const paid = yield* Effect.tryPromise({
-          try: () =>
-            payRequest(
-              config,
-              {
-                depositAddress: row.deposit_address!,
-                payerWallet: row.payer_wallet!,
-                amountBaseUnits: BigInt(row.amount_base_units),
-                receivedBaseUnits: BigInt(row.received_base_units)
-              },
-              mode,
-              values.amount
-            ),
+          try: () => payRequest(config, target.right, mode, values.amount),
           catch: (e) => new CliError(e instanceof Error ? e.message : String(e))
         })
         return print(json, paid)

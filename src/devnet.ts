@@ -1,4 +1,5 @@
-import { Option, Redacted } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either, Option, Redacted } from "effect"
 import {
   createTestClient,
   createWalletClient,
@@ -21,7 +22,13 @@ import { chainIdOf } from "../services/domain/Environment"
  * The local chain a sandbox command talks to: the configured one, or the embedded chain of a running `npm start`
  * on the same DATA_DIR (see `withRunningChain`). Refused in production and when no chain is known.
  */
-const localChain = (config: AppConfigShape, command: string) => {
+/** What the sandbox commands need of the settings: the environment, the chain endpoints and the token. */
+export type DevnetSettings = Pick<
+  AppConfigShape,
+  "serviceEnv" | "chainRpcUrl" | "chainRpcUrls" | "tokenAddress"
+>
+
+const localChain = (config: DevnetSettings, command: string) => {
   if (config.serviceEnv !== "sandbox") throw new Error(`${command} is for the sandbox only`)
   const rpcUrl = rpcEndpointsOf(config)[0]
   const tokenAddress = Option.getOrUndefined(config.tokenAddress)
@@ -43,7 +50,7 @@ const localChain = (config: AppConfigShape, command: string) => {
  * (the local chain's dev account 0). Refused in production.
  */
 export const fund = async (
-  config: AppConfigShape,
+  config: DevnetSettings,
   address: string | undefined,
   amount: string | undefined
 ) => {
@@ -77,7 +84,7 @@ export type PayMode = "exact" | "partial" | "over" | "stranger" | "late"
  * overrides.
  */
 export const payRequest = async (
-  config: AppConfigShape,
+  config: DevnetSettings,
   request: {
     readonly depositAddress: string
     readonly payerWallet: string
@@ -144,3 +151,28 @@ export const setTreasuryGas = async (config: AppConfigShape, eth: string | undef
   await node.setBalance({ address: treasury, value })
   return { treasury, balance_wei: value.toString() }
 }
+
+/** The request as `payRequest` needs it: its deposit address and attested wallet, amount and what arrived. */
+export const payTargetOf = (uuid: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{
+      deposit_address: string | null
+      payer_wallet: string | null
+      amount_base_units: string
+      received_base_units: string
+    }>`
+      select deposit_address, snapshot->'context'->>'payer_wallet' as payer_wallet, amount_base_units,
+        received_base_units
+      from deposit_requests where id = ${uuid}`
+    const row = rows[0]
+    if (row === undefined) return Either.left("no such deposit request")
+    if (row.deposit_address === null || row.payer_wallet === null)
+      return Either.left("the request has no deposit address yet: attest a wallet first")
+    return Either.right({
+      depositAddress: row.deposit_address,
+      payerWallet: row.payer_wallet,
+      amountBaseUnits: BigInt(row.amount_base_units),
+      receivedBaseUnits: BigInt(row.received_base_units)
+    })
+  })

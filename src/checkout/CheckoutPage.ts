@@ -53,6 +53,20 @@ export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
       <button id="pay-from-wallet" type="button">Pay from this wallet</button>
     </div>
   </section>
+  <section id="sandbox" hidden aria-labelledby="sandbox-title">
+    <h2 id="sandbox-title">Sandbox</h2>
+    <p>Test money on the local chain: no wallet extension needed.</p>
+    <div class="row" id="sandbox-wallet">
+      <button id="test-wallet" type="button" class="secondary">Use a test wallet</button>
+      <button id="fund" type="button" class="secondary">Fund the test wallet</button>
+    </div>
+    <div class="row" id="sandbox-pay">
+      <button type="button" class="secondary" data-mode="exact">Pay exactly</button>
+      <button type="button" class="secondary" data-mode="partial">Pay part</button>
+      <button type="button" class="secondary" data-mode="over">Pay too much</button>
+      <button type="button" class="secondary" data-mode="stranger">Pay from a stranger</button>
+    </div>
+  </section>
   <section id="returned" hidden aria-labelledby="returned-title">
     <h2 id="returned-title">Returned to you</h2>
     <ul id="returns"></ul>

@@ -11,6 +11,10 @@ import { anvilChain, anvilDevAccount } from "../../infra/chain/Anvil"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { startSmtpInbox } from "../support/SmtpInbox"
+import { ControlledClock } from "../support/ControlledClock"
+import { merchantClient } from "../support/Api"
+import { createMerchant } from "../support/Merchant"
+import { startService } from "../support/Service"
 import { Option } from "effect"
 
 /**
@@ -294,6 +298,62 @@ describe("the hosted checkout", () => {
     expect(samples[samples.length - 1]).toBeLessThan(2_000)
     await context.close()
   }, 90_000)
+
+  it("runs every money path in the sandbox without a wallet extension: test wallet, faucet, part then the rest", async () => {
+    const request = await createRequest("3.000000")
+    const context = await browser.newContext({ viewport: { width: 360, height: 780 } })
+    const page = await context.newPage()
+    const errors: Array<string> = []
+    page.on("pageerror", (e) => errors.push(e.message))
+    await page.goto(request.checkout_url)
+    await page.waitForSelector("#sandbox:not([hidden])")
+    await page.click("#test-wallet")
+    await page.waitForSelector("#sandbox-pay:not([hidden])")
+    await page.click("#fund")
+    await waitForText(page, "#status", "startsWith", "The test wallet got 100.000000")
+    await axe(page, "sandbox")
+    await page.click('#sandbox-pay button[data-mode="partial"]')
+    await page.waitForSelector('body[data-status="partially_deposited"]', { timeout: 30_000 })
+    await waitForText(page, "#owed", "equals", "1.500000 USDC")
+    await page.click('#sandbox-pay button[data-mode="exact"]')
+    await page.waitForSelector('body[data-status="settled"]', { timeout: 30_000 })
+    expect(await page.textContent("#received")).toBe("3.000000 USDC")
+    expect(await page.isVisible("#sandbox")).toBe(false)
+    await page.screenshot({ path: join(artifacts, "checkout-sandbox-settled.png"), fullPage: true })
+    expect(errors).toEqual([])
+    await context.close()
+  }, 90_000)
+
+  it("shows an expired request as expired, with nothing left to do", async () => {
+    // A service of its own on a clock the test moves: requests live at least 5 minutes.
+    const clock = new ControlledClock()
+    const service = await startService({ clock, config: { rateLimitCapacity: 10_000 } })
+    const api = merchantClient(service, await createMerchant(service.databaseUrl))
+    const context = await browser.newContext({ viewport: { width: 360, height: 780 } })
+    try {
+      const refs = await api.setup()
+      const made = await api.call<{ id: string; checkout_url: string }>(
+        "POST",
+        "/v1/deposit-requests",
+        { amount: "1.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+        { "idempotency-key": randomUUID() }
+      )
+      const page = await context.newPage()
+      await page.goto(made.body.checkout_url)
+      await page.waitForSelector("#connect:not([hidden])")
+      clock.advance(25 * 60 * 60 * 1000)
+      await page.waitForSelector('body[data-status="expired"]', { timeout: 30_000 })
+      expect(await page.textContent("#state")).toBe("This payment request has expired.")
+      await waitForText(page, "#deadline", "equals", "—")
+      for (const step of ["#connect", "#pay", "#mailbox", "#sandbox"])
+        expect(await page.isVisible(step)).toBe(false)
+      await axe(page, "expired")
+      await page.screenshot({ path: join(artifacts, "checkout-expired.png"), fullPage: true })
+    } finally {
+      await context.close()
+      await service.stop()
+    }
+  }, 60_000)
 })
 
 /** The newest code mailed to `email` (the local SMTP server's inbox). */

@@ -137,6 +137,15 @@ describe("a production start", () => {
         chain_id: number
       }
       expect(health).toMatchObject({ environment: "production", chain_id: 143 })
+      // The checkout's sandbox helpers (faucet, pay buttons) do not exist in production.
+      for (const path of ["/checkout/sandbox/fund", "/checkout/sandbox/pay"]) {
+        const res = await fetch(`${service.baseUrl}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ address: "0x0000000000000000000000000000000000000001", mode: "exact" })
+        })
+        expect(res.status).toBe(404)
+      }
 
       // A live merchant, a payer signing for chain 143, and the production treasury settling on it.
       const merchant = await createMerchant(database.url, { serviceEnv: "production" })

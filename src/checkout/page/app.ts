@@ -3,6 +3,7 @@ import { encodeFunctionData, erc20Abi } from "viem"
 import { describeRefusal } from "./refusals"
 import { formatUnits, owed } from "./amounts"
 import { discoverWallet, type Eip1193 } from "./wallet"
+import { testWallet } from "./testWallet"
 
 /**
  * The hosted checkout: what a payer sees and does, from the payer routes alone. Plain DOM, no framework: one
@@ -48,6 +49,7 @@ const $ = <E extends HTMLElement>(selector: string) => document.querySelector(se
 const status = $<HTMLElement>("#status")
 let current: PayerRead | undefined
 let wallet: { provider: Eip1193; account: string } | undefined
+const sandbox = document.body.dataset.sandbox === "true"
 
 /** One line in the live region, read by screen readers as it changes. */
 const say = (text: string, tone: "info" | "error" = "info") => {
@@ -132,6 +134,12 @@ const render = (read: PayerRead) => {
     )
   }
   ;($("#pay-from-wallet") as HTMLButtonElement).disabled = wallet === undefined
+  if (sandbox) {
+    $("#sandbox").hidden = !open
+    $("#test-wallet").hidden = !(open && read.proof_required === null && read.wallet_required)
+    $("#fund").hidden = sessionStorage.getItem("checkout-test-key") === null
+    $("#sandbox-pay").hidden = !(open && read.address !== null)
+  }
 }
 
 const countdown = () => {
@@ -222,25 +230,23 @@ act($("#connect-wallet"), async () => {
     say("Switching your wallet to the right network…")
     await provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chainHex }] })
   }
-  const expiresAt = Math.floor(Date.now() / 1000) + 600
-  const a = current.attestation
-  const typed = {
-    domain: a.domain,
+  const { expiresAt, typed } = statementFor(account)
+  // A wallet's eth_signTypedData_v4 takes the domain's own type too (viem derives it; wallets do not).
+  const withDomain = {
+    ...typed,
     types: {
       EIP712Domain: [
         { name: "name", type: "string" },
         { name: "version", type: "string" },
         { name: "chainId", type: "uint256" }
       ],
-      ...a.types
-    },
-    primaryType: a.primary_type,
-    message: { ...a.message, wallet: account, expiresAt }
+      ...typed.types
+    }
   }
   say("Sign the statement in your wallet: it proves the wallet is yours and moves no money.")
   const signature = await provider.request({
     method: "eth_signTypedData_v4",
-    params: [account, JSON.stringify(typed)]
+    params: [account, JSON.stringify(withDomain)]
   })
   wallet = { provider, account }
   render(
@@ -283,6 +289,63 @@ act($("#copy"), async () => {
     say("Address copied.")
   }
 })
+
+/** The attestation a wallet signs: the request's typed data, with the wallet and an expiry ten minutes ahead. */
+const statementFor = (account: string) => {
+  const a = current!.attestation!
+  const expiresAt = Math.floor(Date.now() / 1000) + 600
+  return {
+    expiresAt,
+    typed: {
+      domain: a.domain,
+      types: a.types,
+      primaryType: a.primary_type,
+      message: { ...a.message, wallet: account, expiresAt }
+    }
+  }
+}
+
+// Sandbox only: a test wallet whose key lives in this browser session, and the local chain's faucet and payers.
+act($("#test-wallet"), async () => {
+  if (current?.attestation === null || current === undefined) return
+  const test = testWallet()
+  const { expiresAt, typed } = statementFor(test.address)
+  const signature = await test.signTypedData(typed)
+  render(
+    await call("/wallet", {
+      wallet: test.address,
+      chain_id: current.chain_id,
+      expires_at: expiresAt,
+      signature
+    })
+  )
+  say("Your payment address is ready (test wallet).")
+})
+act($("#fund"), async () => {
+  const sandboxCall = await fetch("/checkout/sandbox/fund", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ address: testWallet().address })
+  })
+  say(
+    sandboxCall.ok ? "The test wallet got 100.000000 test USDC." : "The faucet refused.",
+    sandboxCall.ok ? "info" : "error"
+  )
+})
+for (const button of document.querySelectorAll<HTMLButtonElement>("#sandbox-pay button")) {
+  act(button, async () => {
+    const res = await fetch("/checkout/sandbox/pay", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ deposit_request: id, mode: button.dataset.mode })
+    })
+    const json = (await res.json()) as { amount_base_units?: string; error?: { message?: string } }
+    if (!res.ok) throw new Error(json.error?.message ?? "The sandbox payment failed.")
+    say(
+      `Sent ${formatUnits(BigInt(json.amount_base_units ?? "0"))} USDC. Waiting for the network to confirm it…`
+    )
+  })
+}
 
 /** The merchant's page hands the session secret over in the fragment, which never reaches a server log. */
 const handOver = async () => {
