@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { createServer, type Server } from "node:http"
+import { createServer, type Server, type ServerResponse } from "node:http"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
@@ -51,6 +51,7 @@ import { SignedLinks } from "../services/objectStore/SignedLinks"
 import { spanProcessorOf, tracedBy, tracingSettings } from "./Tracing"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { LongPollRegistry } from "./middleware/LongPollRegistry"
+import { ListeningServer } from "./middleware/ListeningServer"
 import { Metrics } from "../services/Metrics"
 
 /** Every route group's handlers (the health group can be swapped, for benchmarks of the edge alone). */
@@ -96,22 +97,41 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
 export const LISTEN_BACKLOG = 4096
 
 /**
- * Once the server stops listening (a shutdown), every answer says `Connection: close`: a browser that polls again
- * at once on its kept-alive connection would otherwise keep that connection busy, and the close waiting on it,
- * forever. It reconnects instead, to the next instance.
+ * The server's side of a shutdown. `stopAccepting` (the first step, before the handlers go) refuses new connections,
+ * closes idle ones and marks every answer still to come `Connection: close`: a browser that polls again at once on
+ * its kept-alive connection would otherwise reach handlers already released, never be answered, and hold the close
+ * for good. The answers under way (parked polls among them) are still awaited before the services below go.
  */
-const closingConnections = (server: Server) =>
+const shutdownAware = (server: Server) => {
+  const inFlight = new Set<ServerResponse>()
   server.on("request", (_request, response) => {
-    if (!server.listening) response.setHeader("connection", "close")
+    if (!server.listening) response.shouldKeepAlive = false
+    inFlight.add(response)
+    response.once("close", () => inFlight.delete(response))
   })
+  let closed: Promise<void> | undefined
+  const stopAccepting = () => {
+    for (const response of inFlight) response.shouldKeepAlive = false
+    if (server.listening) closed = new Promise((resolve) => server.close(() => resolve()))
+    server.closeIdleConnections()
+  }
+  return { server, stopAccepting, closed: () => closed ?? Promise.resolve() }
+}
+
 export const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(ApiSettings, (config) =>
-    NodeHttpServer.layer(() => closingConnections(answerClientErrors(createServer())), {
-      port: config.port,
-      host: config.host,
-      backlog: LISTEN_BACKLOG
-    })
-  )
+  Effect.map(ApiSettings, (config) => {
+    const { server, stopAccepting, closed } = shutdownAware(answerClientErrors(createServer()))
+    return Layer.merge(
+      NodeHttpServer.layer(() => server, { port: config.port, host: config.host, backlog: LISTEN_BACKLOG }),
+      Layer.scoped(
+        ListeningServer,
+        Effect.as(
+          Effect.addFinalizer(() => Effect.promise(closed)),
+          { stopAccepting }
+        )
+      )
+    )
+  })
 )
 
 /** The network webhook deliveries use: the system resolver and CAs (tests swap in a local receiver). */

@@ -1,4 +1,5 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { ListeningServer } from "./ListeningServer"
 
 /** A poll waiting outside its fiber, as the registry knows it. */
 export interface Parked {
@@ -29,9 +30,12 @@ export class LongPollRegistry extends Context.Tag("deposits/LongPollRegistry")<
       const held = new Map<string, number>()
       const parked = new Set<Parked>()
       let closing = false
+      const server = yield* Effect.serviceOption(ListeningServer)
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           closing = true
+          // New connections are refused from here on, and the polls answered below close theirs.
+          Option.map(server, (s) => s.stopAccepting())
           for (const poll of [...parked]) poll.finish()
         })
       )
