@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { createServer, type Server, type ServerResponse } from "node:http"
+import { createServer, type Server } from "node:http"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
@@ -98,20 +98,18 @@ export const LISTEN_BACKLOG = 4096
 
 /**
  * The server's side of a shutdown. `stopAccepting` (the first step, before the handlers go) refuses new connections,
- * closes idle ones and marks every answer still to come `Connection: close`: a browser that polls again at once on
+ * closes idle ones, and every answer still to come (the parked polls it answers, see LongPollRegistry) says
+ * `Connection: close`: a browser that polls again at once on
  * its kept-alive connection would otherwise reach handlers already released, never be answered, and hold the close
  * for good. The answers under way (parked polls among them) are still awaited before the services below go.
  */
 const shutdownAware = (server: Server) => {
-  const inFlight = new Set<ServerResponse>()
+  // One boolean read per request: an answer given after the close began ends its connection.
   server.on("request", (_request, response) => {
     if (!server.listening) response.shouldKeepAlive = false
-    inFlight.add(response)
-    response.once("close", () => inFlight.delete(response))
   })
   let closed: Promise<void> | undefined
   const stopAccepting = () => {
-    for (const response of inFlight) response.shouldKeepAlive = false
     if (server.listening) closed = new Promise((resolve) => server.close(() => resolve()))
     server.closeIdleConnections()
   }

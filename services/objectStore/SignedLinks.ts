@@ -45,7 +45,8 @@ export const makeSignedLinks = Effect.gen(function* () {
     if (extra !== undefined || body === "" || signature === "") return Either.left("The link is malformed.")
     const given = Buffer.from(signature, "base64url")
     const expected = mac(body)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    // Only the canonical spelling: base64url's last character has spare bits, so two spellings decode alike.
+    if (encode(given) !== signature || given.length !== expected.length || !timingSafeEqual(given, expected))
       return Either.left("The link's signature does not match.")
     const payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as LinkPayload
     if (payload.use !== use) return Either.left(`The link is not an ${use} link.`)

@@ -61,6 +61,10 @@ class ParkedPoll implements Parked {
     readonly registry: LongPollRegistry["Type"]
   ) {}
 
+  readonly closeConnection = () => {
+    this.res.shouldKeepAlive = false
+  }
+
   /** The change-feed callback: registered before the first read, so a change in between is not missed. */
   readonly wake = () => {
     this.woken = true

@@ -5,6 +5,8 @@ import { ListeningServer } from "./ListeningServer"
 export interface Parked {
   /** Answers with the resource as it now is (a change, the timeout or a closing instance). */
   readonly finish: () => void
+  /** Its answer closes the connection (a closing instance: the client's next poll goes elsewhere). */
+  readonly closeConnection: () => void
 }
 
 /**
@@ -36,7 +38,10 @@ export class LongPollRegistry extends Context.Tag("deposits/LongPollRegistry")<
           closing = true
           // New connections are refused from here on, and the polls answered below close theirs.
           Option.map(server, (s) => s.stopAccepting())
-          for (const poll of [...parked]) poll.finish()
+          for (const poll of [...parked]) {
+            poll.closeConnection()
+            poll.finish()
+          }
         })
       )
       return {
