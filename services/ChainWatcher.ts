@@ -5,7 +5,7 @@ import { chainIdOf } from "./domain/Environment"
 import { ActorHost } from "./ActorHost"
 import { Lease } from "./Lease"
 import { Metrics } from "./Metrics"
-import { ChainRpcError, finalBlock, rpcCall } from "./ChainRpc"
+import { chainCall, finalBlock, rpcCall } from "./ChainRpc"
 import { blockCall, type ChainAccess, ChainEndpoints } from "./ChainEndpoints"
 import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
 import { chainSettings } from "./Settings"
@@ -242,25 +242,22 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
       // The logs and block `to` come from one endpoint in one batch, and count only if that endpoint has the
       // block: a provider behind the head (or a load-balanced one whose node is) answers an empty list for blocks
       // it has not reached, which would move the cursor past payments.
-      const [logs] = yield* Effect.tryPromise({
-        try: () =>
-          chain.together<readonly [ReadonlyArray<RawLog>, { hash: string } | null]>(
-            [
-              {
-                method: "eth_getLogs",
-                params: [
-                  { address: token, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }
-                ]
-              },
-              blockCall(to)
-            ],
-            ([found, block]) =>
-              block !== null &&
-              found.every((log) => log.blockNumber === null || BigInt(log.blockNumber) <= to),
-            `block ${to}`
-          ),
-        catch: (cause) => new ChainRpcError({ method: "eth_getLogs", cause })
-      })
+      const [logs] = yield* chainCall("eth_getLogs", () =>
+        chain.together<readonly [ReadonlyArray<RawLog>, { hash: string } | null]>(
+          [
+            {
+              method: "eth_getLogs",
+              params: [
+                { address: token, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }
+              ]
+            },
+            blockCall(to)
+          ],
+          ([found, block]) =>
+            block !== null && found.every((log) => log.blockNumber === null || BigInt(log.blockNumber) <= to),
+          `block ${to}`
+        )
+      )
       const transfers = logs.flatMap((log) => decodeTransferLog(log) ?? [])
       const addresses = yield* watched(transfers.map((t) => t.to))
       const credits = transfers.flatMap((t) => {
