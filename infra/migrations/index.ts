@@ -16,6 +16,7 @@ import cancelledDeliveries from "./0015_cancelled_deliveries"
 import attemptWallets from "./0016_attempt_wallets"
 import traceParents from "./0017_trace_parents"
 import attachments from "./0018_attachments"
+import actorStepsFunction from "./0019_actor_steps_function"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -36,5 +37,6 @@ export const migrations = {
   "0015_cancelled_deliveries": cancelledDeliveries,
   "0016_attempt_wallets": attemptWallets,
   "0017_trace_parents": traceParents,
-  "0018_attachments": attachments
+  "0018_attachments": attachments,
+  "0019_actor_steps_function": actorStepsFunction
 }

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Data, Effect, Either, Layer } from "effect"
+import { start, step } from "../../machines/step"
 import { ActorHost } from "../../services/ActorHost"
-import { actorHostLayer } from "../support/ActorHostRuntime"
+import { actorHostLayer, actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
@@ -53,6 +54,14 @@ const attestFor = (id: string) =>
     wallet: WALLET,
     address: `0x${id.replaceAll("-", "").padEnd(40, "0")}`
   }) as const
+
+class CallerRefused extends Data.TaggedError("CallerRefused")<{}> {}
+
+/** A second instance of the service on the same database: its own actor host, with its own remembered snapshots. */
+const otherInstance = Effect.acquireRelease(
+  Effect.map(Fixture, ({ databaseUrl }) => actorHostRuntime(databaseUrl)),
+  (runtime) => Effect.promise(() => runtime.dispose())
+)
 
 const seed = (amount: string) =>
   Effect.flatMap(Fixture, ({ accountId }) => seedDepositRequest(accountId, amount))
@@ -147,5 +156,193 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
       for (let i = 0; i < 400; i++) yield* host.apply(id, `credit-${i}`, credit(i))
       expect(yield* row(id)).toMatchObject({ received_base_units: "400", version: "402" })
     })
+  )
+  it.effect(
+    "never loses an update to a remembered snapshot: another instance's write is read, not overwritten",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const host = yield* ActorHost
+          const other = yield* otherInstance
+          const id = yield* seed("1000")
+          // This instance steps the request last and so remembers it at version 2 …
+          yield* host.apply(id, "attest", attestFor(id))
+          yield* host.apply(id, "credit-a", credit(1, "5"))
+          expect(yield* row(id)).toMatchObject({ version: "3", received_base_units: "5" })
+          // … then another instance moves it on twice, and the merchant's update once (it bumps the version too).
+          yield* Effect.promise(() =>
+            other.runPromise(
+              Effect.flatMap(ActorHost, (h) =>
+                Effect.zipRight(
+                  h.apply(id, "credit-b", credit(2, "7")),
+                  h.apply(id, "credit-c", credit(3, "11"))
+                )
+              )
+            )
+          )
+          yield* Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) =>
+              sql`update deposit_requests set heading = 'changed', version = version + 1 where id = ${id}`
+          )
+          // The stale snapshot is refused by its version: the step is taken again from the stored row.
+          const applied = yield* host.apply(id, "credit-d", credit(4, "13"))
+          expect(applied._tag).toBe("Applied")
+          expect(applied._tag === "Applied" && applied.row.heading).toBe("changed")
+          expect(yield* row(id)).toMatchObject({ version: "7", received_base_units: "36" })
+          // And the other instance, which remembers version 5, is refused the same way.
+          yield* Effect.promise(() =>
+            other.runPromise(Effect.flatMap(ActorHost, (h) => h.apply(id, "credit-e", credit(5, "17"))))
+          )
+          expect(yield* row(id)).toMatchObject({ version: "8", received_base_units: "53" })
+          expect(yield* count("applied_events", id)).toBe(6)
+        })
+      )
+  )
+
+  it.effect("serializes two instances applying the same events to one request: each event counts once", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const host = yield* ActorHost
+        const other = yield* otherInstance
+        const id = yield* seed("1000")
+        yield* host.apply(id, "attest", attestFor(id))
+        yield* Effect.promise(() =>
+          other.runPromise(Effect.flatMap(ActorHost, (h) => h.apply(id, "attest", attestFor(id))))
+        )
+        // Both instances are handed the same 30 events at once (a redelivery racing the first delivery).
+        const events = Array.from({ length: 30 }, (_, i) => i)
+        yield* Effect.all(
+          [
+            Effect.forEach(events, (i) => host.apply(id, `credit-${i}`, credit(i, "3")), {
+              concurrency: "unbounded",
+              discard: true
+            }),
+            Effect.promise(() =>
+              other.runPromise(
+                Effect.flatMap(ActorHost, (h) =>
+                  Effect.forEach(events, (i) => h.apply(id, `credit-${i}`, credit(i, "3")), {
+                    concurrency: "unbounded",
+                    discard: true
+                  })
+                )
+              )
+            )
+          ],
+          { concurrency: "unbounded" }
+        )
+        expect(yield* row(id)).toMatchObject({ received_base_units: "90", version: "32" })
+        expect(yield* count("applied_events", id)).toBe(31)
+        // A block's credits through applyMany from both instances at once: the same rule.
+        const block = events.map((i) => ({
+          depositRequestId: id,
+          eventId: `block-${i}`,
+          event: credit(100 + i, "1")
+        }))
+        const [mine, theirs] = yield* Effect.all(
+          [
+            host.applyMany(block),
+            Effect.promise(() => other.runPromise(Effect.flatMap(ActorHost, (h) => h.applyMany(block))))
+          ],
+          { concurrency: "unbounded" }
+        )
+        expect(mine + theirs).toBe(30)
+        expect(yield* row(id)).toMatchObject({ received_base_units: "120", version: "62" })
+      })
+    )
+  )
+
+  it.effect("fails only the caller whose own statements fail when concurrent applies share a commit", () =>
+    Effect.gen(function* () {
+      const host = yield* ActorHost
+      const sql = yield* SqlClient.SqlClient
+      const ids = yield* Effect.forEach(
+        Array.from({ length: 16 }, () => "100"),
+        seed,
+        { concurrency: 4 }
+      )
+      const refused = ids[5]!
+      const outcomes = yield* Effect.forEach(
+        ids,
+        (id) =>
+          Effect.either(
+            host.apply(id, "attest", attestFor(id), () =>
+              id === refused
+                ? // Writes first, then fails: the write must roll back with its own step, and only those.
+                  Effect.zipRight(
+                    sql`update deposit_requests set heading = 'written by the refused caller' where id = ${id}`,
+                    Effect.fail(new CallerRefused())
+                  )
+                : Effect.asVoid(
+                    sql`update deposit_requests set heading = 'written with the step' where id = ${id}`
+                  )
+            )
+          ),
+        { concurrency: "unbounded" }
+      )
+      for (const [i, id] of ids.entries()) {
+        const outcome = outcomes[i]!
+        const [stored] = yield* sql<{ heading: string; version: string }>`
+          select heading, version::text from deposit_requests where id = ${id}`
+        if (id === refused) {
+          expect(Either.isLeft(outcome) && outcome.left._tag).toBe("CallerRefused")
+          expect(stored).toMatchObject({ heading: "", version: "1" })
+          expect(yield* count("applied_events", id)).toBe(0)
+          expect(yield* count("lifecycle_events", id)).toBe(0)
+        } else {
+          expect(Either.isRight(outcome) && outcome.right._tag).toBe("Applied")
+          expect(stored).toMatchObject({ heading: "written with the step", version: "2" })
+          expect(yield* count("applied_events", id)).toBe(1)
+        }
+      }
+      // The refused caller can try again, alone, and its event then counts once.
+      expect((yield* host.apply(refused, "attest", attestFor(refused)))._tag).toBe("Applied")
+      expect(yield* row(refused)).toMatchObject({ status: "ready", version: "2" })
+    })
+  )
+  it.effect(
+    "steps never change the snapshot they start from (the host keeps snapshots in memory and steps again)",
+    () =>
+      Effect.sync(() => {
+        const deepFreeze = (value: unknown): void => {
+          if (value === null || typeof value !== "object" || Object.isFrozen(value)) return
+          Object.freeze(value)
+          for (const inner of Object.values(value)) deepFreeze(inner)
+        }
+        const address = "0x2222222222222222222222222222222222222222"
+        const events = [
+          { type: "payer.wallet_attested", at: "2026-01-01T00:00:01Z", wallet: WALLET, address },
+          { ...credit(1, "4"), at: "2026-01-01T00:00:02Z" },
+          { ...credit(2, "9"), at: "2026-01-01T00:00:03Z" },
+          {
+            type: "attention.raised",
+            at: "2026-01-01T00:00:04Z",
+            code: "deep_reorg",
+            message: "reorganised",
+            resolution: "an operator checks the chain"
+          },
+          { ...credit(3, "1"), at: "2026-01-01T00:00:05Z" },
+          { type: "operator.resumed", at: "2026-01-01T00:00:06Z" }
+        ] as const
+        let snapshot = start({
+          id: "dr_frozen",
+          amount_base_units: "10",
+          payout_address: WALLET,
+          payer_policy_mode: "none",
+          expires_at: "2030-01-01T00:00:00Z",
+          created_at: "2026-01-01T00:00:00Z"
+        }).snapshot
+        for (const event of events) {
+          const before = JSON.stringify(snapshot)
+          // A write to a frozen object throws in this (strict) module: any mutation of the input fails the step.
+          deepFreeze(snapshot)
+          const next = step(snapshot, event)
+          expect(JSON.stringify(snapshot)).toBe(before)
+          // Stepping the same snapshot again gives the same step: a refused write can step again from memory.
+          expect(JSON.stringify(step(snapshot, event).snapshot)).toBe(JSON.stringify(next.snapshot))
+          snapshot = next.snapshot
+        }
+        expect((snapshot as { value: string }).value).toBe("deposited")
+      })
   )
 })
