@@ -1,9 +1,10 @@
-import { Config, Duration, Effect, Layer, Option, Queue, Redacted, Schedule } from "effect"
+import { Config, Duration, Effect, Layer, Option, Queue, Redacted } from "effect"
 import { getAddress, type Hex } from "viem"
 import { type ChainAccess, ChainEndpoints } from "./ChainEndpoints"
 import { chainIdOf } from "./domain/Environment"
 import { Lease } from "./Lease"
 import { chainSettings, optionalSetting, positiveInteger } from "./Settings"
+import { makeBroadcaster } from "./treasury/Broadcaster"
 import { makeCommandConsumer } from "./treasury/CommandConsumer"
 import { makeTransferFollower } from "./treasury/TransferFollower"
 import { makeTransferSigner } from "./treasury/TransferSigner"
@@ -11,14 +12,13 @@ import { makeTreasuryWallet } from "./treasury/TreasuryWallet"
 
 export const TREASURY_INTERVAL = Duration.millis(500)
 
-/** The command consumer passes again TREASURY_INTERVAL after its last pass ended. */
-const consumeCadence = Schedule.spaced(TREASURY_INTERVAL)
-
 /**
- * Carries out settle and return commands from the outbox, in three roles (`services/treasury/`): the command
- * consumer signs and records each transfer before anything is broadcast (the signer allocates the treasury's
- * nonces), and the follower broadcasts what is recorded until it is final, replacing stuck ones at the same
- * nonce, and feeds finality back to the request as `settlement.confirmed` or `return.confirmed`. A transfer
+ * Carries out settle and return commands from the outbox as a pipeline that keeps many transactions in flight
+ * (`services/treasury/`): the command consumer takes every pending command in one pass, gives the transactions
+ * consecutive nonces of the treasury's own (the signer), records them a group per database transaction before any
+ * is broadcast, and broadcasts each group while signing the next; the follower reads the receipts of everything
+ * not final in JSON-RPC batches, re-sends what the node may have lost, replaces stuck ones at the same nonce, and
+ * feeds finality back to the requests as `settlement.confirmed` or `return.confirmed`, several at once. A transfer
  * leaves the deposit address through EIP-3009 `transferWithAuthorization`, signed by the deposit key (the address
  * holds no gas) and submitted by the treasury account.
  */
@@ -32,8 +32,9 @@ export const makeTreasury = (chainAccess: ChainAccess, token: Hex, treasuryKey: 
       chainId: chainIdOf(config.serviceEnv),
       chainFinality: config.chainFinality
     })
-    const consume = yield* makeCommandConsumer(yield* makeTransferSigner(treasury))
-    const follow = yield* makeTransferFollower(treasury, config)
+    const broadcaster = yield* makeBroadcaster(treasury)
+    const consume = yield* makeCommandConsumer(yield* makeTransferSigner(treasury), broadcaster)
+    const follow = yield* makeTransferFollower(treasury, broadcaster, config)
     // A transfer just signed is broadcast at once: the consumer wakes the follower, which otherwise passes again
     // TREASURY_INTERVAL after its last pass.
     const signed = yield* Queue.sliding<void>(1)
@@ -46,10 +47,12 @@ export const makeTreasury = (chainAccess: ChainAccess, token: Hex, treasuryKey: 
           Effect.withSpan(`Treasury.${name}`),
           Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`treasury ${name} failed`, cause), 0))
         )
+    // A pass that found work is followed at once by the next (commands that arrived meanwhile); an idle one waits
+    // TREASURY_INTERVAL.
     const consumer = consume.pipe(
       logged("consume"),
-      Effect.tap((n) => (n > 0 ? Queue.offer(signed, undefined) : Effect.void)),
-      Effect.repeat(consumeCadence)
+      Effect.flatMap((n) => (n > 0 ? Queue.offer(signed, undefined) : Effect.sleep(TREASURY_INTERVAL))),
+      Effect.forever
     )
     const follower = follow.pipe(
       logged("follow"),

@@ -17,6 +17,7 @@ import attemptWallets from "./0016_attempt_wallets"
 import traceParents from "./0017_trace_parents"
 import attachments from "./0018_attachments"
 import actorStepsFunction from "./0019_actor_steps_function"
+import transferNonces from "./0020_transfer_nonces"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -38,5 +39,6 @@ export const migrations = {
   "0016_attempt_wallets": attemptWallets,
   "0017_trace_parents": traceParents,
   "0018_attachments": attachments,
-  "0019_actor_steps_function": actorStepsFunction
+  "0019_actor_steps_function": actorStepsFunction,
+  "0020_transfer_nonces": transferNonces
 }

@@ -1,7 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Either, Fiber } from "effect"
 import { spanCausedBy } from "../TraceContext"
-import type { makeTransferSigner } from "./TransferSigner"
+import type { Broadcaster } from "./Broadcaster"
+import type { AuthorizedTransfer, SignedTransaction, TransferSigner } from "./TransferSigner"
 
 interface Command {
   readonly id: string
@@ -10,37 +11,147 @@ interface Command {
   readonly trace_parent: string | null
 }
 
+/** Commands taken in one pass: all that a burst leaves, bounded so one pass's memory stays small. */
+export const COMMANDS_PER_PASS = 2_000
+
+/** Transfers recorded per transaction: each group is broadcast while the next is signed. */
+export const RECORD_GROUP = 100
+
 /**
- * The outbox consumer: each settle or return command is signed and recorded (nonce, hash, raw transaction) in
- * the transaction that marks it consumed, before anything is broadcast; a retry command re-signs a reverted one.
+ * The outbox consumer, as a pipeline over every pending settle and return command, group by group: the
+ * authorizations are made, their gas estimated in one JSON-RPC batch, the transactions take consecutive nonces,
+ * are signed and are recorded (nonce, hash, raw transaction) in ONE transaction that also marks their commands
+ * consumed; only then is the group broadcast, while the next group is prepared. A retry command re-signs a reverted transfer.
  */
-export const makeCommandConsumer = (
-  signTransfer: Effect.Effect.Success<ReturnType<typeof makeTransferSigner>>
-) =>
+export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadcaster) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    /** Sign the authorization and the transaction, and record both, before anything is broadcast. */
-    const sign = (command: Command) =>
+    const consumed = (ids: ReadonlyArray<string>, at: Date) =>
+      ids.length === 0 ? Effect.void : sql`update outbox set published_at = ${at} where id in ${sql.in(ids)}`
+
+    /** Signs, records and broadcasts every command given; how many were recorded. */
+    const signAll = (commands: ReadonlyArray<Command>) =>
       Effect.gen(function* () {
-        const signed = yield* signTransfer({
-          deposit_request_id: command.deposit_request_id,
-          ...command.payload
-        })
-        const at = yield* now
-        yield* sql.withTransaction(
-          Effect.gen(function* () {
-            yield* sql`
-              insert into transfers (command_id, deposit_request_id, kind, to_address, amount_base_units, tx_nonce, tx_hash,
-                raw_tx, state, created_at, signed_at, trace_parent)
-              values (${command.payload.command_id}, ${command.deposit_request_id}, ${command.payload.type},
-                ${signed.to}, ${command.payload.amount_base_units}, ${signed.txNonce}, ${signed.hash}, ${signed.raw}, 'signed',
-                ${at}, ${at}, ${command.trace_parent})
-              on conflict (command_id) do nothing`
-            yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
-          })
+        // A command whose transfer is already recorded (or twice in the outbox) is only marked consumed: a
+        // second row for it would leave its nonce unused and hold every later transaction back.
+        const known = new Set(
+          (yield* sql<{ command_id: string }>`
+            select command_id from transfers
+            where command_id in ${sql.in(commands.map((c) => c.payload.command_id))}`).map(
+            (r) => r.command_id
+          )
         )
+        const fresh: Array<Command> = []
+        const done: Array<string> = []
+        for (const c of commands) {
+          if (known.has(c.payload.command_id)) done.push(c.id)
+          else {
+            known.add(c.payload.command_id)
+            fresh.push(c)
+          }
+        }
+        yield* consumed(done, yield* now)
+        const indexes = yield* signer.depositIndexes(fresh.map((c) => c.deposit_request_id))
+        if (fresh.length === 0) return 0
+        const fees = yield* signer.passFees
+        let nonce = yield* signer.nextNonce
+        let recorded = 0
+        const broadcasts: Array<Fiber.RuntimeFiber<void>> = []
+
+        /** Stage 1: the group's authorizations, made locally; their gas asked of the node in one batch, not awaited. */
+        const authorizeGroup = (group: ReadonlyArray<Command>) =>
+          Effect.gen(function* () {
+            const authorizations = yield* Effect.forEach(group, (command) =>
+              signer
+                .authorize(
+                  { deposit_request_id: command.deposit_request_id, ...command.payload },
+                  indexes.get(command.deposit_request_id)
+                )
+                .pipe(
+                  spanCausedBy("Treasury.sign", command.trace_parent, {
+                    "transfer.command_id": command.payload.command_id,
+                    "transfer.kind": command.payload.type
+                  })
+                )
+            )
+            const gas = yield* Effect.fork(signer.estimateGas(authorizations))
+            return { group, authorizations, gas }
+          })
+
+        /**
+         * Stage 2: consecutive nonces, signed, recorded in one transaction, then broadcast (not awaited). One whose
+         * gas cannot be estimated now (it would revert: the deposit address lacks the funds) waits for the next pass
+         * without holding the others back; nonces are given only after the estimate, so a skipped one leaves no gap.
+         */
+        const recordGroup = (prepared: Effect.Effect.Success<ReturnType<typeof authorizeGroup>>) =>
+          Effect.gen(function* () {
+            const gas = yield* Fiber.join(prepared.gas)
+            const signed: Array<{ command: Command; tx: SignedTransaction }> = []
+            for (const [i, estimate] of gas.entries()) {
+              const command = prepared.group[i]!
+              if (Either.isLeft(estimate)) {
+                yield* Effect.logWarning(
+                  `treasury: transfer ${command.payload.command_id} cannot be estimated now: ${estimate.left.message}`
+                )
+                continue
+              }
+              const authorized: AuthorizedTransfer = { ...prepared.authorizations[i]!, gas: estimate.right }
+              signed.push({ command, tx: yield* signer.signTransaction(authorized, nonce++, fees) })
+            }
+            if (signed.length === 0) return
+            const at = yield* now
+            const rows = signed.map(({ command, tx }) => ({
+              command_id: command.payload.command_id,
+              deposit_request_id: command.deposit_request_id,
+              kind: command.payload.type,
+              to_address: tx.to,
+              amount_base_units: command.payload.amount_base_units,
+              tx_nonce: tx.txNonce,
+              tx_hash: tx.hash,
+              raw_tx: tx.raw,
+              state: "signed",
+              created_at: at,
+              signed_at: at,
+              trace_parent: command.trace_parent
+            }))
+            yield* sql.withTransaction(
+              Effect.gen(function* () {
+                yield* sql`insert into transfers ${sql.insert(rows)}`
+                yield* consumed(
+                  signed.map((g) => g.command.id),
+                  at
+                )
+              })
+            )
+            recorded += signed.length
+            // Recorded: from here a crash re-sends these bytes, never new ones.
+            broadcasts.push(
+              yield* Effect.fork(
+                broadcaster.send(
+                  signed.map(({ command, tx }) => ({
+                    deposit_request_id: command.deposit_request_id,
+                    kind: command.payload.type,
+                    tx_hash: tx.hash,
+                    raw_tx: tx.raw
+                  }))
+                )
+              )
+            )
+          })
+
+        // Two stages in step: while one group's gas is being estimated the previous one is signed and recorded, and
+        // the one before it is on its way to the node.
+        let previous: Effect.Effect.Success<ReturnType<typeof authorizeGroup>> | undefined
+        for (let from = 0; from < fresh.length; from += RECORD_GROUP) {
+          const next = yield* authorizeGroup(fresh.slice(from, from + RECORD_GROUP))
+          if (previous !== undefined) yield* recordGroup(previous)
+          previous = next
+        }
+        if (previous !== undefined) yield* recordGroup(previous)
+        yield* Fiber.joinAll(broadcasts)
+        return recorded
       })
 
     /**
@@ -52,51 +163,65 @@ export const makeCommandConsumer = (
       Effect.gen(function* () {
         const rows = yield* sql<{
           deposit_request_id: string
+          kind: "settle" | "return"
           to_address: string
           amount_base_units: string
           state: string
-        }>`select deposit_request_id, to_address, amount_base_units, state from transfers
+        }>`select deposit_request_id, kind, to_address, amount_base_units, state from transfers
            where command_id = ${command.payload.command_id}`
         const transfer = rows[0]
         const at = yield* now
         if (transfer === undefined || transfer.state !== "reverted") {
-          yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
+          yield* consumed([command.id], at)
           return
         }
-        const signed = yield* signTransfer({
-          deposit_request_id: transfer.deposit_request_id,
-          command_id: command.payload.command_id,
-          to: transfer.to_address,
-          amount_base_units: BigInt(transfer.amount_base_units).toString()
-        })
+        const indexes = yield* signer.depositIndexes([transfer.deposit_request_id])
+        const authorization = yield* signer.authorize(
+          {
+            deposit_request_id: transfer.deposit_request_id,
+            command_id: command.payload.command_id,
+            to: transfer.to_address,
+            amount_base_units: BigInt(transfer.amount_base_units).toString()
+          },
+          indexes.get(transfer.deposit_request_id)
+        )
+        const gas = (yield* signer.estimateGas([authorization]))[0]!
+        if (Either.isLeft(gas)) return yield* gas.left
+        const signed = yield* signer.signTransaction(
+          { ...authorization, gas: gas.right },
+          yield* signer.nextNonce,
+          yield* signer.passFees
+        )
         yield* sql.withTransaction(
           Effect.gen(function* () {
             yield* sql`
               update transfers set tx_nonce = ${signed.txNonce}, tx_hash = ${signed.hash}, raw_tx = ${signed.raw},
                 state = 'signed', block_number = null, signed_at = ${at}, replaced_tx_hashes = '{}'
               where command_id = ${command.payload.command_id} and state = 'reverted'`
-            yield* sql`update outbox set published_at = ${at} where id = ${command.id}`
+            yield* consumed([command.id], at)
           })
         )
+        yield* broadcaster.send([
+          {
+            deposit_request_id: transfer.deposit_request_id,
+            kind: transfer.kind,
+            tx_hash: signed.hash,
+            raw_tx: signed.raw
+          }
+        ])
       })
 
-    /** One pass: the pending commands, oldest first; how many there were. */
+    /** One pass: every pending command, oldest first; how many were recorded or handled. */
     const consume = Effect.gen(function* () {
       const commands = yield* sql<Command>`
         select id, deposit_request_id, payload, trace_parent from outbox
-        where published_at is null and topic in ('command.settle', 'command.return') order by id limit 20`
-      for (const command of commands) {
-        yield* sign(command).pipe(
-          spanCausedBy("Treasury.sign", command.trace_parent, {
-            "transfer.command_id": command.payload.command_id,
-            "transfer.kind": command.payload.type
-          })
-        )
-      }
+        where published_at is null and topic in ('command.settle', 'command.return') order by id
+        limit ${COMMANDS_PER_PASS}`
+      const signed = commands.length === 0 ? 0 : yield* signAll(commands)
       const retries = yield* sql<{ id: string; payload: { command_id: string } }>`
-        select id, payload from outbox where published_at is null and topic = 'command.retry' order by id limit 20`
+        select id, payload from outbox where published_at is null and topic = 'command.retry' order by id limit 100`
       for (const command of retries) yield* retry(command)
-      return commands.length + retries.length
+      return signed + retries.length
     })
     return consume
   })

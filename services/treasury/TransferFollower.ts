@@ -1,21 +1,29 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect } from "effect"
-import { type Hex, keccak256, parseTransaction, TransactionReceiptNotFoundError } from "viem"
+import { type Hex, keccak256, parseTransaction } from "viem"
 import { ActorHost } from "../ActorHost"
-import { chainCall, finalBlock } from "../ChainRpc"
-import { spanCausedBy } from "../TraceContext"
+import { ChainRpcError, chainCall, finalBlock } from "../ChainRpc"
+import { linkTo, spanCausedBy } from "../TraceContext"
 import { Metrics } from "../Metrics"
 import type { JsonRpc } from "../Finality"
+import type { Broadcaster } from "./Broadcaster"
 import type { TreasuryWallet } from "./TreasuryWallet"
 
 /** How often the treasury's gas balance is read. */
 export const GAS_CHECK_MS = 10_000
+
+/** Receipts asked for in one JSON-RPC batch. */
+export const RECEIPTS_PER_BATCH = 200
+
+/** Final transfers fed back to their requests in one commit. */
+export const CONFIRMS_PER_COMMIT = 200
 
 /** A transfer signed and recorded, not yet final. */
 interface OpenTransfer {
   readonly command_id: string
   readonly deposit_request_id: string
   readonly kind: "settle" | "return"
+  readonly tx_nonce: number
   readonly tx_hash: Hex
   readonly raw_tx: Hex
   readonly replaced_tx_hashes: ReadonlyArray<Hex>
@@ -23,24 +31,64 @@ interface OpenTransfer {
   readonly trace_parent: string | null
 }
 
+/** A receipt as the node sends it (hex quantities). */
+interface RawReceipt {
+  readonly transactionHash: Hex
+  readonly blockNumber: Hex
+  readonly status: Hex
+}
+
 /**
- * The broadcaster and receipt follower: every recorded transfer that is not final is broadcast (again, the same
- * bytes), replaced at the same nonce when stuck, and fed back to its request once final (CHAIN_FINALITY).
+ * The receipt follower: every recorded transfer that is not final has its receipts read (all of them in a few
+ * JSON-RPC batches per pass, not one call per transfer); one not mined is sent again when the node may have lost
+ * it, or replaced at the same nonce when stuck; final ones are fed back to their requests (CHAIN_FINALITY), many
+ * in one commit.
  */
 export const makeTransferFollower = (
   treasury: TreasuryWallet,
+  broadcaster: Broadcaster,
   settings: { readonly transferReplaceAfterMs: number; readonly treasuryGasWarnGwei: number }
 ) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const host = yield* ActorHost
     const metrics = yield* Metrics
-    const { wallet, account, chain } = treasury
+    const { wallet, account, chain, chainAccess } = treasury
     const config = {
       chainFinality: treasury.chainFinality,
       transferReplaceAfterMs: settings.transferReplaceAfterMs
     }
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    /** The receipt of each hash that has one, read in batches (a hash not mined answers null). */
+    const receiptsOf = (hashes: ReadonlyArray<Hex>) =>
+      Effect.gen(function* () {
+        const found = new Map<Hex, RawReceipt>()
+        const batches: Array<ReadonlyArray<Hex>> = []
+        for (let i = 0; i < hashes.length; i += RECEIPTS_PER_BATCH)
+          batches.push(hashes.slice(i, i + RECEIPTS_PER_BATCH))
+        yield* Effect.forEach(
+          batches,
+          (batch) =>
+            Effect.tryPromise({
+              try: () =>
+                chainAccess.together<ReadonlyArray<RawReceipt | null>>(
+                  batch.map((hash) => ({ method: "eth_getTransactionReceipt", params: [hash] })),
+                  (answers) => answers.length === batch.length,
+                  "eth_getTransactionReceipt"
+                ),
+              catch: (cause) => new ChainRpcError({ method: "eth_getTransactionReceipt", cause })
+            }).pipe(
+              Effect.tap((answers) =>
+                Effect.sync(() => {
+                  for (const r of answers) if (r !== null) found.set(r.transactionHash, r)
+                })
+              )
+            ),
+          { concurrency: 2, discard: true }
+        )
+        return found
+      })
 
     /**
      * A transfer broadcast `transferReplaceAfterMs` ago with no receipt is stuck (fees too low for the chain now):
@@ -48,18 +96,17 @@ export const makeTransferFollower = (
      * hash (it may still be the one mined) and broadcast. Only one transaction of a nonce can be mined, and the
      * EIP-3009 authorization inside can move the money once, so a replacement never pays twice.
      */
-    const replace = (t: { command_id: string; tx_hash: Hex; raw_tx: Hex }) =>
+    const replace = (t: OpenTransfer, baseFeePerGas: bigint) =>
       Effect.gen(function* () {
         const tx = parseTransaction(t.raw_tx)
         const bump = (fee: bigint) => fee + fee / 4n + 1n
-        const latest = yield* chainCall("eth_getBlockByNumber", () => wallet.getBlock())
         const maxPriorityFeePerGas = bump(tx.maxPriorityFeePerGas ?? 0n)
-        const floor = (latest.baseFeePerGas ?? 0n) * 2n + maxPriorityFeePerGas
+        const floor = baseFeePerGas * 2n + maxPriorityFeePerGas
         const bumped = bump(tx.maxFeePerGas ?? 0n)
         const raw = yield* Effect.promise(() =>
-          wallet.signTransaction({
-            account,
-            chain,
+          // The account's own signing: the wallet action would ask the node for the chain id each time.
+          account.signTransaction({
+            chainId: chain.id,
             type: "eip1559",
             to: tx.to ?? null,
             data: tx.data ?? "0x",
@@ -77,9 +124,7 @@ export const makeTransferFollower = (
           where command_id = ${t.command_id} and tx_hash = ${t.tx_hash} and state = 'signed'`
         yield* Effect.logInfo(`transfer ${t.command_id} stuck: replaced ${t.tx_hash} by ${keccak256(raw)}`)
         // A refused broadcast is retried by the next pass: the replacement is recorded.
-        yield* chainCall("eth_sendRawTransaction", () =>
-          wallet.sendRawTransaction({ serializedTransaction: raw })
-        ).pipe(Effect.ignore)
+        yield* broadcaster.sendOne({ ...t, tx_hash: keccak256(raw), raw_tx: raw })
       })
 
     let gasCheckedAt = Number.NEGATIVE_INFINITY
@@ -98,85 +143,21 @@ export const makeTransferFollower = (
       }
     })
 
-    /** One transfer: broadcast again, replaced when stuck, or recorded final and fed back to its request. */
-    const followOne = (t: OpenTransfer, finalized: bigint) =>
+    /** A final transfer that reverted: recorded so, and its request paused for an operator. */
+    const reverted = (t: OpenTransfer, receipt: RawReceipt) =>
       Effect.gen(function* () {
-        // The current transaction, or one it replaced: whichever was mined is the transfer.
-        let receipt: Awaited<ReturnType<typeof wallet.getTransactionReceipt>> | undefined
-        for (const hash of [t.tx_hash, ...t.replaced_tx_hashes]) {
-          receipt = yield* chainCall("eth_getTransactionReceipt", () =>
-            wallet.getTransactionReceipt({ hash })
-          ).pipe(
-            // Not mined (yet): the one answer that means "no receipt"; any other failure fails the pass.
-            Effect.catchIf(
-              (e) => e.cause instanceof TransactionReceiptNotFoundError,
-              () => Effect.succeed(undefined)
-            )
-          )
-          if (receipt !== undefined) break
-        }
-        if (receipt === undefined) {
-          const waited = (yield* Clock.currentTimeMillis) - t.signed_at.getTime()
-          if (waited > config.transferReplaceAfterMs) {
-            yield* replace(t)
-            return
-          }
-          // Same bytes, same hash: a re-send after a crash or a dropped broadcast can never pay twice.
-          const refused = yield* chainCall("eth_sendRawTransaction", () =>
-            wallet.sendRawTransaction({ serializedTransaction: t.raw_tx })
-          ).pipe(
-            Effect.match({
-              onSuccess: () => undefined,
-              onFailure: (e) => (e.cause instanceof Error ? e.cause.message : String(e.cause))
-            })
-          )
-          // The treasury cannot pay gas: nothing moves until someone funds it, so the request asks for attention.
-          if (refused !== undefined && /insufficient funds|exceeds the balance/i.test(refused)) {
-            yield* host.apply(t.deposit_request_id, `no-gas:${t.tx_hash}`, {
-              type: "attention.raised",
-              at: (yield* now).toISOString(),
-              code: "treasury_out_of_gas",
-              message: `The treasury account cannot pay gas for the ${t.kind} transfer ${t.tx_hash}.`,
-              resolution: "Fund the treasury account with gas, then resume the request."
-            })
-          }
-          return
-        }
-        if (receipt.transactionHash !== t.tx_hash) {
-          yield* sql`update transfers set tx_hash = ${receipt.transactionHash} where command_id = ${t.command_id}`
-        }
-        if (receipt.blockNumber > finalized) return
         const at = yield* now
-        if (receipt.status !== "success") {
-          yield* sql`update transfers set state = 'reverted', block_number = ${receipt.blockNumber.toString()} where command_id = ${t.command_id}`
-          yield* host.apply(t.deposit_request_id, `reverted:${receipt.transactionHash}`, {
-            type: "attention.raised",
-            at: at.toISOString(),
-            code: "transfer_reverted",
-            message: `The ${t.kind} transfer ${receipt.transactionHash} reverted.`,
-            resolution: "Check the deposit address balance and the treasury's gas, then resume the request."
-          })
-          return
-        }
-        const confirmed =
-          t.kind === "settle"
-            ? ({
-                type: "settlement.confirmed",
-                at: at.toISOString(),
-                tx_hash: receipt.transactionHash,
-                block_number: receipt.blockNumber.toString()
-              } as const)
-            : ({
-                type: "return.confirmed",
-                at: at.toISOString(),
-                command_id: t.command_id,
-                tx_hash: receipt.transactionHash,
-                block_number: receipt.blockNumber.toString()
-              } as const)
-        yield* host.apply(t.deposit_request_id, `confirmed:${t.command_id}`, confirmed)
         yield* sql`
-          update transfers set state = 'confirmed', block_number = ${receipt.blockNumber.toString()}, confirmed_at = ${at}
+          update transfers set state = 'reverted', tx_hash = ${receipt.transactionHash},
+            block_number = ${BigInt(receipt.blockNumber).toString()}
           where command_id = ${t.command_id}`
+        yield* host.apply(t.deposit_request_id, `reverted:${receipt.transactionHash}`, {
+          type: "attention.raised",
+          at: at.toISOString(),
+          code: "transfer_reverted",
+          message: `The ${t.kind} transfer ${receipt.transactionHash} reverted.`,
+          resolution: "Check the deposit address balance and the treasury's gas, then resume the request."
+        })
       }).pipe(
         spanCausedBy("Treasury.follow", t.trace_parent, {
           "transfer.command_id": t.command_id,
@@ -184,15 +165,125 @@ export const makeTransferFollower = (
         })
       )
 
+    /**
+     * Final transfers that succeeded, fed back to their requests (`settlement.confirmed`, `return.confirmed`) in ONE
+     * commit that also marks the transfers confirmed, so a crash leaves both or neither. The span links to every
+     * transfer's cause; it names the transfer when there is one.
+     */
+    const confirm = (done: ReadonlyArray<{ t: OpenTransfer; receipt: RawReceipt }>) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        const events = done.map(({ t, receipt }) => {
+          const block_number = BigInt(receipt.blockNumber).toString()
+          return {
+            depositRequestId: t.deposit_request_id,
+            eventId: `confirmed:${t.command_id}`,
+            event:
+              t.kind === "settle"
+                ? ({
+                    type: "settlement.confirmed",
+                    at: at.toISOString(),
+                    tx_hash: receipt.transactionHash,
+                    block_number
+                  } as const)
+                : ({
+                    type: "return.confirmed",
+                    at: at.toISOString(),
+                    command_id: t.command_id,
+                    tx_hash: receipt.transactionHash,
+                    block_number
+                  } as const)
+          }
+        })
+        const rows = done.map(({ t, receipt }) => ({
+          command_id: t.command_id,
+          tx_hash: receipt.transactionHash,
+          block_number: BigInt(receipt.blockNumber).toString()
+        }))
+        yield* host.applyMany(
+          events,
+          sql`
+            update transfers t set state = 'confirmed', tx_hash = u.tx_hash, block_number = u.block_number::bigint,
+              confirmed_at = ${at}
+            from ${sql.updateValues(rows, "u")}
+            where t.command_id = u.command_id`
+        )
+      }).pipe(
+        Effect.withSpan("Treasury.follow", {
+          root: true,
+          links: done.flatMap(({ t }) => linkTo(t.trace_parent)),
+          attributes:
+            done.length === 1
+              ? { "transfer.command_id": done[0]!.t.command_id, "transfer.kind": done[0]!.t.kind }
+              : { "transfer.count": done.length }
+        })
+      )
+
+    /** The block each open transfer was last seen mined in (this process's memory; empty after a restart). */
+    const minedIn = new Map<string, bigint>()
+
     /** One pass over the transfers not yet final. */
     const follow = Effect.gen(function* () {
       yield* checkGas
       const open = yield* sql<OpenTransfer>`
-        select command_id, deposit_request_id, kind, tx_hash, raw_tx, replaced_tx_hashes, signed_at, trace_parent
-        from transfers where state = 'signed' order by created_at`
+        select command_id, deposit_request_id, kind, tx_nonce, tx_hash, raw_tx, replaced_tx_hashes, signed_at,
+          trace_parent
+        from transfers where state = 'signed' order by tx_nonce`
       if (open.length === 0) return
+      // Finality first: a receipt read after it can only be older, never wrongly counted final.
       const finalized = yield* finalBlock(wallet.request as JsonRpc, config.chainFinality)
-      for (const t of open) yield* followOne(t, finalized)
+      // Transactions mined so far: one at a nonce at or above this count has no receipt to read yet.
+      const mined = yield* chainCall("eth_getTransactionCount", () =>
+        wallet.getTransactionCount({ address: account.address, blockTag: "latest" })
+      )
+      const nowMs = yield* Clock.currentTimeMillis
+      // A receipt is read when the transaction is mined and again once its block is final, not at every pass: a
+      // transfer seen mined in a block not yet final waits without a call.
+      const toRead = open.filter((t) => {
+        const seen = minedIn.get(t.command_id)
+        return t.tx_nonce < mined && (seen === undefined || seen <= finalized)
+      })
+      const receipts = yield* receiptsOf(toRead.flatMap((t) => [t.tx_hash, ...t.replaced_tx_hashes]))
+      const final: Array<{ t: OpenTransfer; receipt: RawReceipt }> = []
+      const resend: Array<OpenTransfer> = []
+      const stuck: Array<OpenTransfer> = []
+      for (const t of open) {
+        const seen = minedIn.get(t.command_id)
+        if (seen !== undefined && seen > finalized) continue
+        // The current transaction, or one it replaced: whichever was mined is the transfer.
+        const receipt = [t.tx_hash, ...t.replaced_tx_hashes]
+          .map((h) => receipts.get(h))
+          .find((r) => r !== undefined)
+        if (receipt !== undefined) {
+          const block = BigInt(receipt.blockNumber)
+          if (block <= finalized) final.push({ t, receipt })
+          else minedIn.set(t.command_id, block)
+          continue
+        }
+        // Not mined (or no longer: a reorganisation took it out), so it is sent again or replaced.
+        minedIn.delete(t.command_id)
+        if (nowMs - t.signed_at.getTime() > config.transferReplaceAfterMs) stuck.push(t)
+        else if (broadcaster.due(t.tx_hash, nowMs)) resend.push(t)
+      }
+      // Same bytes, same hash: a re-send after a crash or a dropped broadcast can never pay twice.
+      yield* broadcaster.send(resend)
+      if (stuck.length > 0) {
+        const latest = yield* chainCall("eth_getBlockByNumber", () => wallet.getBlock())
+        for (const t of stuck) {
+          yield* replace(t, latest.baseFeePerGas ?? 0n).pipe(
+            spanCausedBy("Treasury.follow", t.trace_parent, {
+              "transfer.command_id": t.command_id,
+              "transfer.kind": t.kind
+            })
+          )
+        }
+      }
+      const succeeded = final.filter(({ receipt }) => BigInt(receipt.status) === 1n)
+      for (const { t, receipt } of final) if (BigInt(receipt.status) !== 1n) yield* reverted(t, receipt)
+      for (let i = 0; i < succeeded.length; i += CONFIRMS_PER_COMMIT)
+        yield* confirm(succeeded.slice(i, i + CONFIRMS_PER_COMMIT))
+      broadcaster.forget(final.flatMap(({ t }) => [t.tx_hash, ...t.replaced_tx_hashes]))
+      for (const { t } of final) minedIn.delete(t.command_id)
     })
 
     return follow

@@ -24,6 +24,8 @@ export const makeTreasuryWallet = (options: {
     transport: options.chainAccess.transport
   }).extend(publicActions)
   return {
+    /** For calls answered together in one JSON-RPC batch (receipts of many transfers at once). */
+    chainAccess: options.chainAccess,
     account,
     chain,
     wallet,

@@ -14,8 +14,8 @@ export interface Received {
   readonly at: number
 }
 
-/** A throwaway CA and a leaf certificate for `hostname`, made with the openssl CLI. */
-export const makeCertificates = (hostname: string) => {
+/** A throwaway CA and a leaf certificate for `hostname` (and any `alsoFor` names), made with the openssl CLI. */
+export const makeCertificates = (hostname: string, ...alsoFor: Array<string>) => {
   const dir = mkdtempSync(join(tmpdir(), "webhook-certs-"))
   const run = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
   run(
@@ -46,7 +46,10 @@ export const makeCertificates = (hostname: string) => {
     `/CN=${hostname}`
   )
   const ext = join(dir, "ext.cnf")
-  execFileSync("sh", ["-c", `printf 'subjectAltName=DNS:${hostname}\\n' > ${ext}`])
+  execFileSync("sh", [
+    "-c",
+    `printf 'subjectAltName=${[hostname, ...alsoFor].map((name) => `DNS:${name}`).join(",")}\\n' > ${ext}`
+  ])
   run(
     "x509",
     "-req",

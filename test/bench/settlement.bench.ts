@@ -1,0 +1,463 @@
+import { Effect, Fiber, Layer, ManagedRuntime, Redacted } from "effect"
+import pg from "pg"
+import { type Address, encodeFunctionData, getAddress, type Hex, parseSignature, toHex } from "viem"
+import { type AnvilHandle, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
+import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
+import { abi } from "../../infra/contracts/TestUsdc"
+import { makeChainWatcher } from "../../services/ChainWatcher"
+import { KeyVault, makeKeyVault, SANDBOX_DEPOSIT_MNEMONIC } from "../../services/KeyVault"
+import { TRANSFER_TOPIC } from "../../services/TransferLog"
+import { makeTreasury } from "../../services/Treasury"
+import { actorHostLayer } from "../support/ActorHostRuntime"
+import { createTestDatabase } from "../support/Database"
+import { chainAccessOf, localChainClients } from "../support/LocalChain"
+import { createMerchant } from "../support/Merchant"
+import { seedReadyRequests } from "../support/seedReadyRequests"
+
+/**
+ * Issue 19: a burst of payments settled. N requests (default 1,000; BENCH_SETTLEMENT_REQUESTS) are paid in ONE
+ * block of a local anvil mining a block a second with `finalized` 4 blocks behind `latest` (--slots-in-an-epoch 2).
+ * Every fifth request is overpaid, so its excess is returned. The watcher and the treasury run in this process, as
+ * in the service, on real PostgreSQL; the bench itself only polls.
+ *
+ * t0 = the payment block becomes final (the node's `finalized` reaches it, polled every 20 ms). Printed: time to
+ * the last request `settled` (and to the last return confirmed), the most transfers in flight (recorded and not
+ * final, and the most in the node's pool), the blocks the transfers landed in, gas per settlement and per return
+ * (from the receipts), and a check that every payout and every return was made exactly once (Transfer logs).
+ * The chain's own floor for comparison: the blocks needed to mine the transfers plus the 4-block finality lag.
+ *
+ * The block gas limit is raised to 100M (as in watcher.bench): N plain token payments do not fit in one block
+ * of anvil's default 30M. The deposit keys are derived while seeding, as the service derives them when it makes
+ * the requests, so the treasury finds them cached.
+ */
+const N = Math.max(10, Number(process.env.BENCH_SETTLEMENT_REQUESTS ?? 1_000))
+const AMOUNT = 1_000_000n
+const EXCESS = 250_000n
+const overpaid = (i: number) => i % 5 === 0
+const TARGET_MS = 15_000
+const GAS_LIMIT = 100_000_000
+const log = (message: string) => process.stderr.write(`${message}\n`)
+
+const rpc = async <A>(url: string, body: unknown): Promise<A> => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  return (await response.json()) as A
+}
+const call = async <A>(url: string, method: string, params: Array<unknown> = []): Promise<A> => {
+  const r = await rpc<{ result?: A; error?: unknown }>(url, { jsonrpc: "2.0", id: 1, method, params })
+  if (r.error !== undefined) throw new Error(`${method}: ${JSON.stringify(r.error)}`)
+  return r.result as A
+}
+const batch = async <A>(url: string, calls: ReadonlyArray<{ method: string; params: Array<unknown> }>) => {
+  const out: Array<A> = []
+  for (let i = 0; i < calls.length; i += 500) {
+    const answers = await rpc<Array<{ id: number; result?: A; error?: unknown }>>(
+      url,
+      calls.slice(i, i + 500).map((c, id) => ({ jsonrpc: "2.0", id, ...c }))
+    )
+    for (const a of answers.sort((x, y) => x.id - y.id)) {
+      if (a.error !== undefined) throw new Error(JSON.stringify(a.error))
+      out.push(a.result as A)
+    }
+  }
+  return out
+}
+
+const byValue = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0)
+
+const randomAddress = (): Address =>
+  getAddress(`0x${Buffer.from(crypto.getRandomValues(new Uint8Array(20))).toString("hex")}`)
+
+/** One block holding a token transfer to each deposit address (overpaid ones get the excess too). */
+const payInOneBlock = async (
+  node: AnvilHandle,
+  token: Address,
+  payer: Address,
+  deposits: ReadonlyArray<Address>
+) => {
+  // Interval mining paused: every payment waits in the pool for the one block mined below.
+  await call(node.rpcUrl, "evm_setIntervalMining", [0])
+  let nonce = Number(await call<Hex>(node.rpcUrl, "eth_getTransactionCount", [payer, "pending"]))
+  await batch(
+    node.rpcUrl,
+    deposits.map((address, i) => ({
+      method: "eth_sendTransaction",
+      params: [
+        {
+          from: payer,
+          to: token,
+          gas: toHex(100_000),
+          nonce: toHex(nonce++),
+          data: encodeFunctionData({
+            abi,
+            functionName: "transfer",
+            args: [address, overpaid(i) ? AMOUNT + EXCESS : AMOUNT]
+          })
+        }
+      ]
+    }))
+  )
+  await call(node.rpcUrl, "evm_mine")
+  const block = await call<{ number: Hex; transactions: Array<unknown> }>(
+    node.rpcUrl,
+    "eth_getBlockByNumber",
+    ["latest", false]
+  )
+  await call(node.rpcUrl, "evm_setIntervalMining", [1])
+  if (block.transactions.length !== deposits.length)
+    throw new Error(
+      `the payment block holds ${block.transactions.length} transactions, not ${deposits.length}`
+    )
+  return BigInt(block.number)
+}
+
+const finalizedNumber = async (url: string) =>
+  BigInt((await call<{ number: Hex }>(url, "eth_getBlockByNumber", ["finalized", false])).number)
+
+export async function run() {
+  const db = await createTestDatabase()
+  const node = await startAnvil({
+    blockTime: 1,
+    slotsInAnEpoch: 2,
+    extraArgs: ["--gas-limit", String(GAS_LIMIT)]
+  })
+  const vault = makeKeyVault(Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
+  const runtime = ManagedRuntime.make(Layer.merge(actorHostLayer(db.url), Layer.succeed(KeyVault, vault)))
+  const check = new pg.Client({ connectionString: db.url })
+  try {
+    const deployer = localChainClients(node, "0x0000000000000000000000000000000000000000")
+    const token = await deployTestUsdc(deployer.faucet)
+    const payer = anvilDevAccount(2).address
+    const treasuryKey = toHex(anvilDevAccount(1).getHdKey().privateKey!)
+    await mintTestUsdc(deployer.faucet, { token, to: payer, amount: (AMOUNT + EXCESS) * BigInt(N) })
+
+    const accountId = (await createMerchant(db.url)).accountId.slice(5)
+    await runtime.runPromise(Effect.void) // migrations
+    const seedStart = performance.now()
+    const deposits = Array.from({ length: N }, (_, i) => vault.depositAddress(i))
+    const payouts = Array.from({ length: N }, randomAddress)
+    await seedReadyRequests(db.url, { accountId, wallet: payer, deposits, payouts, amount: AMOUNT })
+    log(
+      `seeded ${N} ready requests (deposit keys derived) in ${(performance.now() - seedStart).toFixed(0)} ms`
+    )
+    await check.connect()
+
+    const chainAccess = chainAccessOf(node.rpcUrl)
+    const watcher = await runtime.runPromise(makeChainWatcher(chainAccess, token))
+    const treasury = await runtime.runPromise(makeTreasury(chainAccess, token, treasuryKey))
+    const watching = runtime.runFork(watcher.run)
+    const settling = runtime.runFork(treasury.run)
+    // The watcher places its cursor at the first final block it sees: wait for it before paying.
+    while ((await check.query("select 1 from chain_cursors")).rowCount === 0)
+      await new Promise((r) => setTimeout(r, 100))
+
+    const paidBlock = await payInOneBlock(node, token, payer, deposits)
+    log(`paid ${N} requests (${N / 5} overpaid) in block ${paidBlock}`)
+    let finalAt = 0
+    let finalWall = 0
+    while (finalAt === 0) {
+      if ((await finalizedNumber(node.rpcUrl)) >= paidBlock) {
+        finalAt = performance.now()
+        finalWall = Date.now()
+      } else await new Promise((r) => setTimeout(r, 20))
+    }
+
+    let maxRecordedOpen = 0
+    let maxPool = 0
+    let depositedAt = 0
+    let firstSignedAt = 0
+    let allSignedAt = 0
+    let settledAt = 0
+    let returnsAt = 0
+    const returns = N / 5
+    const deadline = finalAt + 120_000
+    while (performance.now() < deadline) {
+      const [row] = (
+        await check.query<{
+          deposited: number
+          settled: number
+          signed: number
+          open: number
+          returned: number
+        }>(
+          `select (select count(*)::int from lifecycle_events where type = 'deposit_request.deposited') as deposited,
+                  (select count(*)::int from deposit_requests where status = 'settled') as settled,
+                  (select count(*)::int from transfers) as signed,
+                  (select count(*)::int from transfers where state = 'signed') as open,
+                  (select count(*)::int from transfers where kind = 'return' and state = 'confirmed') as returned`
+        )
+      ).rows
+      const pool = await call<{ pending: Hex; queued: Hex }>(node.rpcUrl, "txpool_status")
+      const t = performance.now()
+      maxRecordedOpen = Math.max(maxRecordedOpen, row!.open)
+      maxPool = Math.max(maxPool, Number(pool.pending) + Number(pool.queued))
+      if (depositedAt === 0 && row!.deposited >= N) depositedAt = t
+      if (firstSignedAt === 0 && row!.signed > 0) firstSignedAt = t
+      if (allSignedAt === 0 && row!.signed >= N + returns) allSignedAt = t
+      if (settledAt === 0 && row!.settled >= N) settledAt = t
+      if (returnsAt === 0 && row!.returned >= returns) returnsAt = t
+      if (settledAt !== 0 && returnsAt !== 0) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    await runtime.runPromise(Fiber.interrupt(settling))
+    await runtime.runPromise(Fiber.interrupt(watching))
+    const since = (t: number) => (t === 0 ? "never" : `${((t - finalAt) / 1000).toFixed(2)} s`)
+
+    // Gas, from every transfer's receipt; where each landed.
+    const transfers = (
+      await check.query<{ kind: string; tx_hash: Hex; signed_at: Date; confirmed_at: Date }>(
+        "select kind, tx_hash, signed_at, confirmed_at from transfers where state = 'confirmed' order by tx_nonce"
+      )
+    ).rows
+    const receipts = await batch<{ gasUsed: Hex; blockNumber: Hex }>(
+      node.rpcUrl,
+      transfers.map((t) => ({ method: "eth_getTransactionReceipt", params: [t.tx_hash] }))
+    )
+    const gas = { settle: [] as Array<bigint>, return: [] as Array<bigint> }
+    const blocks = new Set<bigint>()
+    transfers.forEach((t, i) => {
+      gas[t.kind as "settle" | "return"].push(BigInt(receipts[i]!.gasUsed))
+      blocks.add(BigInt(receipts[i]!.blockNumber))
+    })
+    // Where the time went: per block the transfers landed in, how many and when they were signed and confirmed.
+    const perBlock = new Map<bigint, { n: number; signed: number; confirmed: number }>()
+    transfers.forEach((t, i) => {
+      const b = BigInt(receipts[i]!.blockNumber)
+      const e = perBlock.get(b) ?? { n: 0, signed: 0, confirmed: 0 }
+      e.n++
+      e.signed = Math.max(e.signed, t.signed_at.getTime() - finalWall)
+      e.confirmed = Math.max(e.confirmed, t.confirmed_at.getTime() - finalWall)
+      perBlock.set(b, e)
+    })
+    for (const [b, e] of [...perBlock].sort((x, y) => (x[0] < y[0] ? -1 : 1)))
+      log(
+        `  block ${b}: ${e.n} transfers, last signed ${(e.signed / 1000).toFixed(2)} s, last confirmed ${(e.confirmed / 1000).toFixed(2)} s`
+      )
+    const mean = (xs: ReadonlyArray<bigint>) =>
+      xs.length === 0 ? "n/a" : `${(xs.reduce((a, b) => a + b, 0n) / BigInt(xs.length)).toString()} gas`
+    const range = (xs: ReadonlyArray<bigint>) =>
+      xs.length === 0 ? "" : ` (min ${[...xs].sort(byValue)[0]}, max ${[...xs].sort(byValue).at(-1)})`
+
+    // Exactly once: the Transfer logs out of the deposit addresses since the payment block.
+    const logs = await call<Array<{ topics: Array<Hex>; data: Hex }>>(node.rpcUrl, "eth_getLogs", [
+      { address: token, fromBlock: toHex(paidBlock + 1n), toBlock: "latest", topics: [TRANSFER_TOPIC] }
+    ])
+    const depositSet = new Set(deposits.map((a) => a.toLowerCase()))
+    const outOfDeposits = logs.filter((l) => depositSet.has(`0x${l.topics[1]!.slice(26)}`))
+    const perPayout = new Map<string, number>()
+    for (const l of outOfDeposits) {
+      const to = `0x${l.topics[2]!.slice(26)}`
+      perPayout.set(to, (perPayout.get(to) ?? 0) + 1)
+    }
+    const payoutsOnce = payouts.every((p) => perPayout.get(p.toLowerCase()) === 1)
+    const returnLogs = perPayout.get(payer.toLowerCase()) ?? 0
+    const sortedBlocks = [...blocks].sort((a, b) => (a < b ? -1 : 1))
+    const floorBlocks = Math.ceil(((N + returns) * 90_000) / GAS_LIMIT)
+
+    log(
+      `\nsettlement burst: ${N} requests paid in block ${paidBlock}, ${returns} overpaid (1 s blocks, final 4 behind)`
+    )
+    log(`  from the payment block's finality:`)
+    log(`    all deposited          ${since(depositedAt)}`)
+    log(`    first transfer signed  ${since(firstSignedAt)}`)
+    log(`    all ${N + returns} transfers signed+recorded ${since(allSignedAt)}`)
+    log(`    last request settled   ${since(settledAt)}   (target ≤ ${TARGET_MS / 1000} s)`)
+    log(`    last return confirmed  ${since(returnsAt)}`)
+    log(
+      `  transactions in flight: max ${maxRecordedOpen} recorded and not final; max ${maxPool} in the node's pool`
+    )
+    log(
+      `  transfers mined in ${blocks.size} blocks (${sortedBlocks[0]}..${sortedBlocks.at(-1)}), ` +
+        `the first ${sortedBlocks[0] === undefined ? "?" : sortedBlocks[0] - paidBlock} blocks after the payment block`
+    )
+    log(
+      `  chain floor: ${floorBlocks} block(s) to mine them at a ${GAS_LIMIT / 1e6}M gas limit + 4 blocks to finality`
+    )
+    log(`  gas per settlement: ${mean(gas.settle)}${range(gas.settle)}`)
+    log(`  gas per return:     ${mean(gas.return)}${range(gas.return)}`)
+    log(
+      `  exactly once: ${outOfDeposits.length} Transfer logs out of deposit addresses for ${N + returns} transfers; ` +
+        `every payout paid once: ${payoutsOnce}; returns to the payer: ${returnLogs}`
+    )
+    const ok =
+      settledAt !== 0 &&
+      returnsAt !== 0 &&
+      payoutsOnce &&
+      returnLogs === returns &&
+      outOfDeposits.length === N + returns
+    if (!ok) throw new Error("settlement burst: not every request settled exactly once")
+    if (settledAt - finalAt > TARGET_MS)
+      log(`  MISSED: last settled later than ${TARGET_MS / 1000} s after finality`)
+
+    const b = await evaluateBatching()
+    const saved = Number(b.single - b.batched) / Number(b.single)
+    log(
+      `\nbatching evaluation (a BatchRelay contract, each authorization in its own try/catch; settlements to fresh payouts):`
+    )
+    log(`  one by one: ${b.single} gas per settlement; ${b.k} in one transaction: ${b.batched} gas each`)
+    log(
+      `  saved ${(saved * 100).toFixed(1)}% (build it at ≥ 33.3%); the intrinsic 21,000 alone is ${((21_000 / Number(b.single)) * 100).toFixed(1)}% of a settlement`
+    )
+    log(`  a batch with one replayed authorization: ${b.mixedPaid} of ${b.mixedOf} paid`)
+  } finally {
+    await check.end().catch(() => undefined)
+    await runtime.dispose()
+    await node.stop()
+    await db.drop()
+  }
+}
+
+// ---------- the batching evaluation ----------
+
+/** Several EIP-3009 authorizations in one transaction, each in its own try/catch (evaluated, not deployed). */
+const BATCH_RELAY_SOURCE = `// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.20;
+interface IEip3009 {
+  function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter,
+    uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) external;
+}
+contract BatchRelay {
+  struct Authorization { address from; address to; uint256 value; uint256 validAfter; uint256 validBefore;
+    bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }
+  event Failed(uint256 index);
+  function relay(IEip3009 token, Authorization[] calldata a) external {
+    for (uint256 i = 0; i < a.length; i++) {
+      Authorization calldata x = a[i];
+      try token.transferWithAuthorization(x.from, x.to, x.value, x.validAfter, x.validBefore, x.nonce, x.v, x.r, x.s) {
+      } catch { emit Failed(i); }
+    }
+  }
+}`
+
+const authorizationComponents = [
+  { name: "from", type: "address" },
+  { name: "to", type: "address" },
+  { name: "value", type: "uint256" },
+  { name: "validAfter", type: "uint256" },
+  { name: "validBefore", type: "uint256" },
+  { name: "nonce", type: "bytes32" },
+  { name: "v", type: "uint8" },
+  { name: "r", type: "bytes32" },
+  { name: "s", type: "bytes32" }
+] as const
+const relayAbi = [
+  {
+    type: "function",
+    name: "relay",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "token", type: "address" },
+      { name: "a", type: "tuple[]", components: authorizationComponents }
+    ],
+    outputs: []
+  }
+] as const
+
+/**
+ * Gas of K settlements sent one by one against the same K in one batch transaction, each from a funded deposit
+ * address to a fresh payout (as a settlement), on a fresh node; then a batch with one authorization replayed, to
+ * show the others still go through.
+ */
+export const evaluateBatching = async (k = 10) => {
+  const { default: solc } = await import("solc")
+  const output = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: "Solidity",
+        sources: { "BatchRelay.sol": { content: BATCH_RELAY_SOURCE } },
+        settings: {
+          evmVersion: "cancun",
+          optimizer: { enabled: true, runs: 200 },
+          outputSelection: { "*": { "*": ["evm.bytecode.object"] } }
+        }
+      })
+    )
+  ) as { contracts: Record<string, Record<string, { evm: { bytecode: { object: string } } }>> }
+  const bytecode = `0x${output.contracts["BatchRelay.sol"]!.BatchRelay!.evm.bytecode.object}` as Hex
+  const node = await startAnvil({})
+  try {
+    const { faucet } = localChainClients(node, "0x0000000000000000000000000000000000000000")
+    const token = await deployTestUsdc(faucet)
+    const relayHash = await faucet.deployContract({ abi: relayAbi, bytecode, chain: null })
+    const relay = (await faucet.waitForTransactionReceipt({ hash: relayHash })).contractAddress!
+    const vault = makeKeyVault(Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
+    let nextIndex = 100_000
+    const authorize = async () => {
+      const deposit = vault.depositAccount(nextIndex++)
+      await mintTestUsdc(faucet, { token, to: deposit.address, amount: AMOUNT })
+      const message = {
+        from: deposit.address,
+        to: randomAddress(),
+        value: AMOUNT,
+        validAfter: 0n,
+        validBefore: 2n ** 48n,
+        nonce: toHex(crypto.getRandomValues(new Uint8Array(32)))
+      }
+      const signature = await deposit.signTypedData({
+        domain: { name: "USD Coin", version: "2", chainId: node.chainId, verifyingContract: token },
+        types: {
+          TransferWithAuthorization: [
+            { name: "from", type: "address" },
+            { name: "to", type: "address" },
+            { name: "value", type: "uint256" },
+            { name: "validAfter", type: "uint256" },
+            { name: "validBefore", type: "uint256" },
+            { name: "nonce", type: "bytes32" }
+          ]
+        },
+        primaryType: "TransferWithAuthorization",
+        message
+      })
+      const { v, r, s } = parseSignature(signature)
+      return { ...message, v: Number(v ?? 27n), r, s }
+    }
+    const gasOf = async (hash: Hex) => (await faucet.waitForTransactionReceipt({ hash })).gasUsed
+    let single = 0n
+    for (let i = 0; i < k; i++) {
+      const a = await authorize()
+      single += await gasOf(
+        await faucet.writeContract({
+          address: token,
+          abi,
+          functionName: "transferWithAuthorization",
+          args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, a.v, a.r, a.s],
+          chain: null
+        })
+      )
+    }
+    const batch: Array<Awaited<ReturnType<typeof authorize>>> = []
+    for (let i = 0; i < k; i++) batch.push(await authorize())
+    const batched = await gasOf(
+      await faucet.writeContract({
+        address: relay,
+        abi: relayAbi,
+        functionName: "relay",
+        args: [token, batch],
+        chain: null
+      })
+    )
+    // One authorization already used (replayed) among fresh ones: its call fails inside, the others pay.
+    const mixed = [batch[0]!, await authorize(), await authorize()]
+    const mixedHash = await faucet.writeContract({
+      address: relay,
+      abi: relayAbi,
+      functionName: "relay",
+      args: [token, mixed],
+      chain: null
+    })
+    const mixedReceipt = await faucet.waitForTransactionReceipt({ hash: mixedHash })
+    const paid = mixedReceipt.logs.filter((l) => l.topics[0] === TRANSFER_TOPIC).length
+    return {
+      k,
+      single: single / BigInt(k),
+      batched: batched / BigInt(k),
+      mixedPaid: paid,
+      mixedOf: mixed.length
+    }
+  } finally {
+    await node.stop()
+  }
+}
