@@ -2,13 +2,20 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer, Option, Queue, Ref, Schedule } from "effect"
 import { type Address, getAddress, toHex } from "viem"
 import { chainIdOf } from "./domain/Environment"
-import { ActorHost } from "./ActorHost"
+import { makeCreditRelay } from "./CreditRelay"
 import { Lease } from "./Lease"
 import { Metrics } from "./Metrics"
 import { chainCall, finalBlock, rpcCall } from "./ChainRpc"
 import { blockCall, type ChainAccess, ChainEndpoints } from "./ChainEndpoints"
-import { decodeTransferLog, type RawLog, TRANSFER_TOPIC } from "./TransferLog"
+import {
+  appendCredit,
+  emptyCreditColumns,
+  type RawLog,
+  TRANSFER_TOPIC,
+  transferRecipient
+} from "./TransferLog"
 import { chainSettings } from "./Settings"
+import { RELAY_BATCH } from "./CreditRelay"
 
 /** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */
 export const WATCH_INTERVAL = Duration.millis(100)
@@ -23,13 +30,10 @@ export const REORG_RECHECK_MS = 10 * 60_000
 export const REORG_RECHECK_BLOCKS = 32
 /** How often the recent credit blocks are read again, in their own loop beside the steps. */
 export const REORG_RECHECK_EVERY = Duration.seconds(1)
-/** Credits applied to their requests per transaction. */
-export const APPLY_BATCH = 500
-/** Transactions applying one batch side by side, and the fewest credits worth a lane of their own. */
-export const APPLY_LANES = 4
-export const APPLY_LANE_MIN = 50
-/** Applying also looks for unapplied credits this often without being woken (after a crash, say). */
-export const APPLY_NET = Duration.seconds(1)
+/** The credits relay also publishes again what the stream may have lost this often. */
+export const REPUBLISH_EVERY = Duration.seconds(1)
+/** The relay looks for unpublished credits this often without being woken (after a crash, say). */
+export const RELAY_NET = Duration.seconds(1)
 
 /** The next range is read at once after one moved the cursor, else after WATCH_INTERVAL. */
 const stepCadence = Schedule.identity<boolean>().pipe(
@@ -45,16 +49,6 @@ interface RecentBlock {
   readonly seenAt: number
 }
 
-/** A recorded credit not yet applied to its request. */
-interface PendingCredit {
-  readonly tx_hash: string
-  readonly log_index: number
-  readonly deposit_request_id: string
-  readonly from_address: string
-  readonly amount_base_units: string
-  readonly seen_at: Date
-}
-
 /**
  * Reads the token's `Transfer` logs block range by block range, up to the final block only (the node's `finalized`
  * block, or N confirmations: CHAIN_FINALITY), so a credit that a reorganisation removes before finality is never
@@ -66,10 +60,10 @@ interface PendingCredit {
 export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
-    const host = yield* ActorHost
     const config = yield* chainSettings
     const metrics = yield* Metrics
     const chainId = chainIdOf(config.serviceEnv)
+    const relay = yield* makeCreditRelay(chainId)
     // Recording wakes applying: credits reach the actors in their own loop, so a block's recording never waits on
     // the previous block's application (and a slow actor transaction never delays the cursor).
     const wake = yield* Queue.sliding<void>(1)
@@ -78,22 +72,54 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
 
     // The watched addresses, held in memory between full reads (a full read also drops addresses past retention).
     // A `to` the map does not know is looked up in the database in the same step, after the logs were read: an
-    // address is shown to a payer only once committed, so a transfer to it cannot be missed.
+    // address is shown to a payer only once committed, so a transfer to it cannot be missed. The map is only a
+    // cache in front of that lookup, so after the first read the full reads (100,000 rows and more) run beside
+    // the steps, not inside one, and replace the map when done.
     let addresses = new Map<string, string>()
     let fullReadAt = Number.NEGATIVE_INFINITY
-    const watched = Effect.fn("ChainWatcher.watched")(function* (to: ReadonlyArray<Address>) {
-      const now = yield* Clock.currentTimeMillis
-      const since = new Date(now - RETENTION_DAYS * 86_400_000)
-      if (now - fullReadAt > FULL_REFRESH_MS) {
+    let fullReadRunning = false
+    const readAllWatched = (now: number) =>
+      Effect.gen(function* () {
+        const since = new Date(now - RETENTION_DAYS * 86_400_000)
         const rows = yield* sql<{ id: string; deposit_address: string }>`
-            select id, deposit_address from deposit_requests
+            select id, lower(deposit_address) as deposit_address from deposit_requests
             where deposit_address is not null
               and (status in ('ready', 'partially_deposited', 'deposited') or updated_at > ${since})`
-        addresses = new Map(rows.map((r) => [r.deposit_address.toLowerCase(), r.id]))
+        const next = new Map<string, string>()
+        // Built in slices, so a step running beside it is not held for the whole map.
+        for (let i = 0; i < rows.length; i += 10_000) {
+          const end = Math.min(rows.length, i + 10_000)
+          for (let j = i; j < end; j++) next.set(rows[j]!.deposit_address, rows[j]!.id)
+          yield* Effect.yieldNow()
+        }
+        return next
+      })
+    const watched = Effect.fn("ChainWatcher.watched")(function* (to: ReadonlyArray<Address>) {
+      const now = yield* Clock.currentTimeMillis
+      if (fullReadAt === Number.NEGATIVE_INFINITY) {
+        addresses = yield* readAllWatched(now)
         fullReadAt = now
+      } else if (now - fullReadAt > FULL_REFRESH_MS && !fullReadRunning) {
+        fullReadRunning = true
+        yield* Effect.forkDaemon(
+          readAllWatched(now).pipe(
+            Effect.tap((next) =>
+              Effect.sync(() => {
+                addresses = next
+                fullReadAt = now
+              })
+            ),
+            Effect.catchAllCause((cause) => Effect.logWarning("reading the watched addresses failed", cause)),
+            Effect.ensuring(Effect.sync(() => (fullReadRunning = false)))
+          )
+        )
       }
+      const unknownSet = new Set<string>()
+      for (const a of to) if (!addresses.has(a)) unknownSet.add(a)
+      if (unknownSet.size === 0) return addresses
+      const since = new Date(now - RETENTION_DAYS * 86_400_000)
       // Deposit addresses are stored as derived (EIP-55): the unique index serves the checksummed form.
-      const unknown = [...new Set(to.filter((a) => !addresses.has(a)))].map((a) => getAddress(a))
+      const unknown = [...unknownSet].map((a) => getAddress(a))
       for (let i = 0; i < unknown.length; i += 5000) {
         const rows = yield* sql<{ id: string; deposit_address: string }>`
             select id, deposit_address from deposit_requests
@@ -103,59 +129,6 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
       }
       return addresses
     })
-
-    /** Applies recorded credits not yet applied (after a crash too), oldest first; how many it applied. */
-    const applyPending = Effect.gen(function* () {
-      const pending = yield* sql<PendingCredit>`
-        select tx_hash, log_index, deposit_request_id, from_address, amount_base_units::text, seen_at
-        from chain_credits where chain_id = ${chainId} and applied_at is null
-        order by seen_at, block_number, log_index limit ${APPLY_BATCH}`
-      if (pending.length === 0) return 0
-      const appliedAt = new Date(yield* Clock.currentTimeMillis)
-      // The batch is split into lanes by request (a request's credits stay in one lane, in order), each one
-      // transaction in which the credits' events and their applied_at commit together. Lanes run side by side, so
-      // the database works on one while this process steps the machines of another.
-      const laneCount = Math.min(APPLY_LANES, Math.ceil(pending.length / APPLY_LANE_MIN))
-      const lanes = Array.from({ length: laneCount }, () => [] as Array<PendingCredit>)
-      const laneOf = new Map<string, number>()
-      for (const credit of pending) {
-        const lane = laneOf.get(credit.deposit_request_id) ?? laneOf.size % laneCount
-        laneOf.set(credit.deposit_request_id, lane)
-        lanes[lane]?.push(credit)
-      }
-      yield* Effect.forEach(lanes, (lane) => applyLane(lane, appliedAt), {
-        concurrency: "unbounded",
-        discard: true
-      })
-      return pending.length
-    })
-
-    const applyLane = (pending: ReadonlyArray<PendingCredit>, appliedAt: Date) =>
-      host.applyMany(
-        pending.map((credit) => {
-          const key = `${chainId}:${credit.tx_hash}:${credit.log_index}`
-          return {
-            depositRequestId: credit.deposit_request_id,
-            eventId: `credit:${key}`,
-            event: {
-              type: "deposit.credited",
-              at: credit.seen_at.toISOString(),
-              credit_id: key,
-              amount_base_units: credit.amount_base_units,
-              from: credit.from_address
-            }
-          } as const
-        }),
-        sql`
-          update chain_credits c set applied_at = ${appliedAt}
-          from ${sql.updateValues(
-            pending.map((c) => ({ tx_hash: c.tx_hash, log_index: c.log_index })),
-            "p"
-          )}
-          where c.chain_id = ${chainId} and c.tx_hash = p.tx_hash and c.log_index = p.log_index::integer`.pipe(
-          Effect.asVoid
-        )
-      )
 
     /**
      * Finality is the node's word, and a node can break it. The blocks of recent credits are read again each second:
@@ -200,20 +173,12 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
         if (canonical[i]) continue
         yield* Ref.update(recentRef, (now) => now?.filter((r) => r !== b))
         const at = new Date(yield* Clock.currentTimeMillis)
-        const affected = yield* sql<{ tx_hash: string; log_index: number; deposit_request_id: string }>`
+        // The notices reach the requests through the credits stream, after their credits (CreditRelay).
+        const affected = yield* sql`
           update chain_credits set reorged_at = ${at}
           where chain_id = ${chainId} and block_number = ${b.number.toString()} and block_hash = ${b.hash}
-          returning tx_hash, log_index, deposit_request_id`
-        for (const c of affected) {
-          yield* host.apply(c.deposit_request_id, `deep-reorg:${chainId}:${c.tx_hash}:${c.log_index}`, {
-            type: "attention.raised",
-            at: at.toISOString(),
-            code: "deep_reorg",
-            message: `Block ${b.number}, which held payment ${c.tx_hash}, was reorganised after it was final.`,
-            resolution:
-              "Check on chain whether the payment still exists and reconcile the request; settle or return by hand if needed, then resume it."
-          })
-        }
+          returning 1`
+        if (affected.length > 0) yield* wake.offer(undefined)
       }
     })
 
@@ -239,6 +204,8 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
         return false
       }
       const to = from + BLOCK_RANGE - 1n < head ? from + BLOCK_RANGE - 1n : head
+      // Block numbers stay far below 2^53: compared and sent as numbers, not bigints, for each log.
+      const last = Number(to)
       // The logs and block `to` come from one endpoint in one batch, and count only if that endpoint has the
       // block: a provider behind the head (or a load-balanced one whose node is) answers an empty list for blocks
       // it has not reached, which would move the cursor past payments.
@@ -254,16 +221,31 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
             blockCall(to)
           ],
           ([found, block]) =>
-            block !== null && found.every((log) => log.blockNumber === null || BigInt(log.blockNumber) <= to),
+            block !== null &&
+            found.every((log) => log.blockNumber === null || Number(log.blockNumber) <= last),
           `block ${to}`
         )
       )
-      const transfers = logs.flatMap((log) => decodeTransferLog(log) ?? [])
-      const addresses = yield* watched(transfers.map((t) => t.to))
-      const credits = transfers.flatMap((t) => {
-        const requestId = addresses.get(t.to)
-        return requestId === undefined ? [] : [{ ...t, requestId }]
-      })
+      // Two passes over the logs: the recipients first (the watched lookup may need the database), then the
+      // statement's columns straight from the logs that match.
+      const recipients: Array<Address | undefined> = logs.map(transferRecipient)
+      const addresses = yield* watched(recipients.filter((a) => a !== undefined))
+      const credits = emptyCreditColumns()
+      const blocks = new Map<string, string>()
+      // A log a node lists twice is recorded once (the statement below has no conflict clause to absorb it).
+      const seen = new Set<string>()
+      for (let i = 0; i < logs.length; i++) {
+        const recipient = recipients[i]
+        const requestId = recipient === undefined ? undefined : addresses.get(recipient)
+        if (requestId === undefined) continue
+        const log = logs[i]!
+        const key = `${log.transactionHash}:${log.logIndex}`
+        if (seen.has(key)) continue
+        seen.add(key)
+        // Recorded as the payer is shown (EIP-55); viem keeps recent checksums, so a repeat payer costs no hash.
+        appendCredit(credits, log, requestId, getAddress)
+        blocks.set(log.blockNumber!, log.blockHash!)
+      }
       const now = new Date(yield* Clock.currentTimeMillis)
       // One statement, so atomic without a transaction: the cursor moves from where this instance left it and the
       // range's credits are recorded, or neither happens. Columns travel as arrays (ten parameters, not 4,500).
@@ -277,13 +259,18 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
                                      from_address, amount_base_units, seen_at)
           select ${chainId}, c.* , ${now}
           from unnest(
-            ${credits.map((c) => c.txHash)}::text[], ${credits.map((c) => c.logIndex)}::int[],
-            ${credits.map((c) => c.blockNumber.toString())}::bigint[], ${credits.map((c) => c.blockHash)}::text[],
-            ${credits.map((c) => c.requestId)}::uuid[], ${credits.map((c) => getAddress(c.from))}::text[],
-            ${credits.map((c) => c.value.toString())}::numeric[]
-          ) as c
+            ${credits.txHash}::text[], ${credits.logIndex}::int[], ${credits.blockNumber}::bigint[],
+            ${credits.blockHash}::text[], ${credits.requestId}::uuid[], ${credits.from}::text[],
+            ${credits.value}::numeric[]
+          ) as c (tx_hash, log_index, block_number, block_hash, deposit_request_id, from_address, amount)
           where exists (select from moved)
-          on conflict do nothing
+            -- Not "on conflict do nothing": its speculative insertion cost about 40% more at 2,000 rows. Only the
+            -- instance that moved the cursor inserts (the update above serializes them), so a key recorded
+            -- before (a range read again) is all this has to skip.
+            and not exists (
+              select from chain_credits k
+              where k.chain_id = ${chainId} and k.tx_hash = c.tx_hash and k.log_index = c.log_index
+            )
           returning 1
         )
         select (select count(*) from moved)::int as moved`
@@ -295,15 +282,21 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
       yield* Ref.set(cursorRef, to)
       metrics.watcherLag.set(Number(head - to))
       // Before the recheck's first read of the database (which will find these), there is nothing to add to.
-      const blocks = new Map(credits.map((c) => [c.blockNumber, c.blockHash]))
       yield* Ref.update(recentRef, (recent) =>
         recent === undefined
           ? undefined
-          : [...recent, ...[...blocks].map(([number, hash]) => ({ number, hash, seenAt: now.getTime() }))]
+          : [
+              ...recent,
+              ...[...blocks].map(([number, hash]) => ({
+                number: BigInt(number),
+                hash,
+                seenAt: now.getTime()
+              }))
+            ]
               .sort((a, b) => (a.number > b.number ? -1 : 1))
               .slice(0, REORG_RECHECK_BLOCKS)
       )
-      if (credits.length > 0) yield* wake.offer(undefined)
+      if (credits.txHash.length > 0) yield* wake.offer(undefined)
       return true
     })
 
@@ -317,15 +310,23 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
       ),
       Effect.repeat(stepCadence)
     )
-    // A full batch means more may wait; otherwise it waits until recording wakes it (APPLY_NET at most).
-    const applyLoop = applyPending.pipe(
+    // Recorded credits are published at once: a full batch means more may wait; otherwise the relay waits until
+    // recording wakes it (RELAY_NET at most). What the stream may have lost is published again every second.
+    const relayLoop = relay.publishNew.pipe(
       Effect.uninterruptible,
-      Effect.withSpan("ChainWatcher.applyPending"),
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("applying credits failed", cause), 0)),
-      Effect.tap((applied) =>
-        applied < APPLY_BATCH ? Effect.race(Queue.take(wake), Effect.sleep(APPLY_NET)) : Effect.void
+      Effect.withSpan("ChainWatcher.publishCredits"),
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("publishing credits failed", cause), 0)),
+      Effect.tap((published) =>
+        published < RELAY_BATCH ? Effect.race(Queue.take(wake), Effect.sleep(RELAY_NET)) : Effect.void
       ),
       Effect.forever
+    )
+    const republishLoop = relay.republishLost.pipe(
+      Effect.uninterruptible,
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("publishing credits again failed", cause), 0)
+      ),
+      Effect.repeat(Schedule.spaced(REPUBLISH_EVERY))
     )
     const recheckLoop = recheckFinality.pipe(
       Effect.uninterruptible,
@@ -338,10 +339,13 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
       // A new lease: whatever this instance knew may be stale.
       run: Effect.zipRight(
         Effect.all([Ref.set(cursorRef, undefined), Ref.set(recentRef, undefined)]),
-        Effect.all([stepLoop, applyLoop, recheckLoop], { concurrency: "unbounded", discard: true })
+        Effect.all([stepLoop, relayLoop, republishLoop, recheckLoop], {
+          concurrency: "unbounded",
+          discard: true
+        })
       ),
       step,
-      applyPending,
+      publishCredits: relay.publishNew,
       recheckFinality
     } as const
   })

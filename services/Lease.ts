@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Fiber, Layer, Queue } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer } from "effect"
 import { v7 } from "uuid"
 import { Bus } from "./Bus"
 
@@ -20,9 +20,25 @@ const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const bus = yield* Bus
   const holder = v7()
-  // A release notice wakes the waiting loops below; one kept notice costs at most one early attempt.
-  const released = yield* Queue.sliding<void>(1)
-  yield* bus.listen(`${LEASE_RELEASED_SUBJECT}.*`, () => Queue.unsafeOffer(released, undefined))
+  // Release notices are counted: a loop that tried while a notice arrived tries again at once, and every waiting
+  // loop wakes on each notice (a stopping instance lets its leases go one after another, during its shutdown).
+  let notices = 0
+  const waiting = new Set<() => void>()
+  yield* bus.listen(`${LEASE_RELEASED_SUBJECT}.*`, () => {
+    notices += 1
+    for (const wake of [...waiting]) wake()
+  })
+  /** Returns once a notice arrived after `seen` was read (at once if one already did). */
+  const noticeSince = (seen: number) =>
+    Effect.async<void>((resume) => {
+      if (notices !== seen) return resume(Effect.void)
+      const wake = () => {
+        waiting.delete(wake)
+        resume(Effect.void)
+      }
+      waiting.add(wake)
+      return Effect.sync(() => waiting.delete(wake))
+    })
 
   const tryAcquire = (name: string) =>
     Effect.gen(function* () {
@@ -46,6 +62,7 @@ const make = Effect.gen(function* () {
   const whileHolding = <E, R>(name: string, work: Effect.Effect<void, E, R>) =>
     Effect.gen(function* () {
       while (true) {
+        const seen = notices
         if (yield* tryAcquire(name)) {
           const fiber = yield* Effect.fork(work)
           // Renew until a renewal fails, then stop the work: another instance may hold the lease by now.
@@ -57,7 +74,8 @@ const make = Effect.gen(function* () {
           yield* Fiber.interrupt(fiber)
           yield* Effect.logWarning(`lost the ${name} lease`)
         }
-        yield* Effect.race(Effect.sleep(LEASE_RETRY), Queue.take(released))
+        // The retry follows Effect's Clock (tests move it); a release notice ends the wait at once.
+        yield* Effect.race(Effect.sleep(LEASE_RETRY), noticeSince(seen))
       }
     })
 

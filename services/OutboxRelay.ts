@@ -1,11 +1,26 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { WEBHOOK_JOBS_SUBJECT, WEBHOOKS_STREAM } from "../infra/jetstream/Streams"
 import { Bus } from "./Bus"
+import { EventStream } from "./EventStream"
 import { Ids } from "./Ids"
 import { Lease } from "./Lease"
 import { makeWorkSignal } from "./WorkSignal"
 
 export const RELAY_INTERVAL = Duration.millis(100)
+/** Jobs published per pass. */
+export const PUBLISH_BATCH = 500
+/** A due job nobody attempted this long after it was due (and published) is published again. */
+export const REPUBLISH_AFTER_MS = 30_000
+export const REPUBLISH_EVERY = Duration.seconds(1)
+
+/** What a delivery job's message carries: the job, its endpoint (for the per-endpoint cap) and which publication. */
+export interface JobMessage {
+  readonly job_id: string
+  readonly endpoint_id: string
+  /** The job row's `publications` when this message was published; a lower number is a stale copy. */
+  readonly publication: number
+}
 
 /**
  * Relays lifecycle events from the outbox to delivery jobs, one per active endpoint of the event's account. The
@@ -42,8 +57,62 @@ export const relayOnce = Effect.gen(function* () {
   )
 })
 
-/** Published after jobs were relayed: dispatchers on every instance look for due jobs at once. */
-export const JOBS_SUBJECT = "deposits.jobs"
+interface UnpublishedJob {
+  readonly id: string
+  readonly endpoint_id: string
+  readonly publications: number
+}
+
+/**
+ * Publishes jobs to the webhook stream. Each job's publication number is counted up and committed first, so the
+ * message it then publishes (naming that number) is the job's current one as soon as a dispatcher can see it, and
+ * older copies are dropped; `published_at` is written only after the stream's ack. `republish` selects jobs still
+ * pending and unattempted since they were due: the stream's store began after their publication (the server came
+ * back empty) or they are REPUBLISH_AFTER_MS overdue (a message lost in a crash).
+ */
+const publishJobs = (republish: boolean) =>
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    const stream = yield* EventStream
+    const now = yield* Clock.currentTimeMillis
+    const before = republish
+      ? new Date(Math.max(yield* stream.epoch(WEBHOOKS_STREAM.name), now - REPUBLISH_AFTER_MS))
+      : undefined
+    const due =
+      before === undefined
+        ? sql`
+            select id from webhook_jobs
+            where published_at is null and state = 'pending' order by created_at limit ${PUBLISH_BATCH}`
+        : sql`
+            select id from webhook_jobs
+            where state = 'pending' and published_at < ${before} and next_attempt_at < ${before}
+              and (locked_until is null or locked_until < ${new Date(now)})
+            order by next_attempt_at limit ${PUBLISH_BATCH}`
+    const jobs = yield* sql<UnpublishedJob>`
+      update webhook_jobs j set publications = j.publications + 1
+      from (${due}) d where j.id = d.id
+      returning j.id, j.endpoint_id, j.publications`
+    if (jobs.length === 0) return 0
+    yield* stream.publish(
+      jobs.map((j) => {
+        const body: JobMessage = { job_id: j.id, endpoint_id: j.endpoint_id, publication: j.publications }
+        return {
+          subject: WEBHOOK_JOBS_SUBJECT,
+          data: JSON.stringify(body),
+          msgId: `job:${j.id}:${j.publications}`
+        }
+      })
+    )
+    const at = new Date(yield* Clock.currentTimeMillis)
+    yield* sql`
+      update webhook_jobs j set published_at = ${at}
+      from unnest(${jobs.map((j) => j.id)}::uuid[], ${jobs.map((j) => j.publications)}::int[]) as p(id, publication)
+      where j.id = p.id and j.publications = p.publication`
+    return jobs.length
+  })
+
+export const publishNewJobs = publishJobs(false)
+export const republishLostJobs = publishJobs(true)
 
 export const OutboxRelayLive = Layer.scopedDiscard(
   Effect.gen(function* () {
@@ -52,13 +121,21 @@ export const OutboxRelayLive = Layer.scopedDiscard(
     // Every committed change publishes a notice (for long polls); it may have written outbox rows too.
     const wake = makeWorkSignal()
     yield* bus.listen("deposits.changed.*", () => wake.wake())
-    const loop = relayOnce.pipe(
+    const loop = Effect.zipWith(relayOnce, publishNewJobs, (relayed, published) => relayed + published).pipe(
       Effect.catchAllCause((cause) => Effect.as(Effect.logError("outbox relay failed", cause), 0)),
-      Effect.tap((relayed) => (relayed > 0 ? bus.notify(JOBS_SUBJECT, String(relayed)) : Effect.void)),
       // Drain without pausing while there is work; otherwise idle until a notice or the interval.
-      Effect.flatMap((relayed) => (relayed > 0 ? Effect.void : wake.idle(Duration.toMillis(RELAY_INTERVAL)))),
+      Effect.flatMap((moved) => (moved > 0 ? Effect.void : wake.idle(Duration.toMillis(RELAY_INTERVAL)))),
       Effect.forever
     )
-    yield* Effect.forkScoped(lease.whileHolding("outbox-relay", Effect.asVoid(loop)))
+    const republish = republishLostJobs.pipe(
+      Effect.catchAllCause((cause) => Effect.as(Effect.logError("publishing jobs again failed", cause), 0)),
+      Effect.repeat(Schedule.spaced(REPUBLISH_EVERY))
+    )
+    yield* Effect.forkScoped(
+      lease.whileHolding(
+        "outbox-relay",
+        Effect.all([loop, republish], { concurrency: "unbounded", discard: true })
+      )
+    )
   })
 )

@@ -28,33 +28,87 @@ export interface TransferLog {
 const addressOfTopic = (topic: Hex): Address => `0x${topic.slice(26).toLowerCase()}`
 
 /**
- * Decodes an ERC-20 `Transfer` log straight from its wire form. The layout is fixed (two indexed addresses, one
- * 32-byte word), so this is three slices instead of viem's general ABI decoder, which was most of the watcher's
- * per-block time at 500 transfers a block. Anything else (another event, a pending or removed log, an ERC-721
- * `Transfer` with the value indexed) is `undefined`: it is not a payment to us.
+ * Whether a log is an ERC-20 `Transfer` final enough to count: the layout is fixed (two indexed addresses, one
+ * 32-byte word). Anything else (another event, a pending or removed log, an ERC-721 `Transfer` with the value
+ * indexed) is not a payment to us.
+ */
+const isFungibleTransfer = (log: RawLog): boolean =>
+  log.topics.length === 3 &&
+  log.topics[0] === TRANSFER_TOPIC &&
+  log.data.length === 66 &&
+  log.removed !== true &&
+  log.transactionHash !== null &&
+  log.logIndex !== null &&
+  log.blockNumber !== null &&
+  log.blockHash !== null
+
+/**
+ * Decodes an ERC-20 `Transfer` log straight from its wire form: three slices instead of viem's general ABI decoder,
+ * which was most of the watcher's per-block time at 500 transfers a block. `undefined` when it is not one.
  */
 export const decodeTransferLog = (log: RawLog): TransferLog | undefined => {
-  const [topic, from, to] = log.topics
-  if (
-    topic !== TRANSFER_TOPIC ||
-    from === undefined ||
-    to === undefined ||
-    log.topics.length !== 3 ||
-    log.data.length !== 66 ||
-    log.removed === true ||
-    log.transactionHash === null ||
-    log.logIndex === null ||
-    log.blockNumber === null ||
-    log.blockHash === null
-  )
-    return undefined
+  if (!isFungibleTransfer(log)) return undefined
   return {
-    txHash: log.transactionHash,
+    txHash: log.transactionHash!,
     logIndex: Number(log.logIndex),
-    blockNumber: BigInt(log.blockNumber),
-    blockHash: log.blockHash,
-    from: addressOfTopic(from),
-    to: addressOfTopic(to),
+    blockNumber: BigInt(log.blockNumber!),
+    blockHash: log.blockHash!,
+    from: addressOfTopic(log.topics[1]!),
+    to: addressOfTopic(log.topics[2]!),
     value: BigInt(log.data)
   }
+}
+
+/** The recipient of a `Transfer` log (lower-case, as on the wire), or `undefined` when it is not one. */
+export const transferRecipient = (log: RawLog): Address | undefined =>
+  isFungibleTransfer(log) ? addressOfTopic(log.topics[2]!) : undefined
+
+/**
+ * Recorded credits as the watcher's statement takes them, one array per column, filled straight from the logs
+ * (no object per credit; amounts and block numbers as decimal text, the payer as the caller spells it).
+ */
+export interface CreditColumns {
+  readonly txHash: Array<string>
+  readonly logIndex: Array<number>
+  readonly blockNumber: Array<string>
+  readonly blockHash: Array<string>
+  readonly requestId: Array<string>
+  readonly from: Array<string>
+  readonly value: Array<string>
+}
+
+export const emptyCreditColumns = (): CreditColumns => ({
+  txHash: [],
+  logIndex: [],
+  blockNumber: [],
+  blockHash: [],
+  requestId: [],
+  from: [],
+  value: []
+})
+
+const ZERO_HIGH_WORDS = "0".repeat(51)
+
+/** A 32-byte word as decimal text; words under 2^52 (every real token amount) without a bigint. */
+const wordToDecimal = (data: Hex): string =>
+  data.startsWith(ZERO_HIGH_WORDS, 2) ? String(Number.parseInt(data.slice(53), 16)) : BigInt(data).toString()
+
+/**
+ * Appends a log that `transferRecipient` accepted as one credit to `requestId`; `spell` gives the payer's address
+ * as recorded (the watcher checksums it).
+ */
+export const appendCredit = (
+  columns: CreditColumns,
+  log: RawLog,
+  requestId: string,
+  spell: (from: Address) => string
+): void => {
+  columns.txHash.push(log.transactionHash!)
+  columns.logIndex.push(Number(log.logIndex))
+  // Block numbers stay far below 2^53.
+  columns.blockNumber.push(String(Number(log.blockNumber)))
+  columns.blockHash.push(log.blockHash!)
+  columns.requestId.push(requestId)
+  columns.from.push(spell(addressOfTopic(log.topics[1]!)))
+  columns.value.push(wordToDecimal(log.data))
 }

@@ -1,18 +1,16 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Duration, Effect, Layer, Option, Random } from "effect"
-import { Bus } from "./Bus"
+import { Clock, Config, Effect, Layer, Option, Queue, Random } from "effect"
+import { WEBHOOK_CONSUMER } from "../infra/jetstream/Streams"
+import { EventStream, type StreamMessage } from "./EventStream"
 import { Ids } from "./Ids"
-import { JOBS_SUBJECT } from "./OutboxRelay"
+import type { JobMessage } from "./OutboxRelay"
 import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
-import { makeWorkSignal } from "./WorkSignal"
 import { signPayload } from "./WebhookSignature"
 import { spanCausedBy } from "./TraceContext"
 import { Metrics } from "./Metrics"
 import { databaseUrl, positiveInteger } from "./Settings"
 
-/** How often an instance looks for due retries (first attempts are woken by the relay's notice at once). */
-export const DISPATCH_IDLE = Duration.millis(250)
 /** Deliveries in flight per instance (2 on the embedded database). */
 export const DISPATCH_CONCURRENCY = 16
 export const EMBEDDED_DISPATCH_CONCURRENCY = 2
@@ -27,12 +25,7 @@ export const EMBEDDED_DISPATCH_PER_ENDPOINT = 1
 export const makeEndpointSlots = (perEndpoint: number) => {
   const inFlight = new Map<string, number>()
   return {
-    /** Endpoints at their cap, as a PostgreSQL uuid[] literal for the claim (`{}` when none). */
-    saturated: () => {
-      const full: Array<string> = []
-      for (const [endpoint, n] of inFlight) if (n >= perEndpoint) full.push(endpoint)
-      return `{${full.join(",")}}`
-    },
+    isFull: (endpoint: string) => (inFlight.get(endpoint) ?? 0) >= perEndpoint,
     take: (endpoint: string) => inFlight.set(endpoint, (inFlight.get(endpoint) ?? 0) + 1),
     give: (endpoint: string) => {
       const n = (inFlight.get(endpoint) ?? 1) - 1
@@ -69,33 +62,54 @@ interface ClaimedJob {
   readonly trace_parent: string | null
 }
 
+/** What to do with a delivery job's message once its attempt (if any) is over. */
+export type Settled = { readonly _tag: "Done" } | { readonly _tag: "Later"; readonly delayMs: number }
+
+const done: Settled = { _tag: "Done" }
+const later = (delayMs: number): Settled => ({ _tag: "Later", delayMs: Math.max(0, Math.ceil(delayMs)) })
+
+/** A message for an endpoint at its cap here is offered again after this long. */
+export const SATURATED_DELAY_MS = 250
+/** A message naming a publication the row does not show yet (a concurrent re-publication) waits this long. */
+export const UNRECORDED_DELAY_MS = 100
+
 /**
- * One delivery attempt of one due job: claim it (SKIP LOCKED, so any number of dispatchers share the work; never
- * for an endpoint at its cap here), send the event's fixed bytes signed now, record the attempt, and schedule the
- * retry or end the series.
+ * One delivery job's message: the job's row decides. A due, unlocked job of this publication is claimed (locked
+ * for the claim TTL), attempted with the event's fixed bytes signed now, recorded, and either ends (the message is
+ * acked) or is due again after the schedule's gap (the message comes back after it). A message for a job that ended,
+ * or an older copy, is dropped; one that came early (a job locked by another dispatcher, or not yet due) waits.
  */
-export const dispatchOnce = (slots: EndpointSlots, settings: DispatchSettings) =>
+export const dispatchJob = (message: JobMessage, slots: EndpointSlots, settings: DispatchSettings) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const { webhookClaimTtlMs } = settings
+    if (slots.isFull(message.endpoint_id)) return later(SATURATED_DELAY_MS)
     const now = new Date(yield* Clock.currentTimeMillis)
     const claimed = yield* sql<ClaimedJob>`
-    with job as (
-      select id from webhook_jobs
-      where state = 'pending' and next_attempt_at <= ${now} and (locked_until is null or locked_until < ${now})
-        and endpoint_id <> all(${slots.saturated()}::uuid[])
-      order by next_attempt_at limit 1 for update skip locked
-    )
     update webhook_jobs j set locked_until = ${new Date(now.getTime() + webhookClaimTtlMs)}
-    from job, webhook_endpoints e, lifecycle_events ev
-    where j.id = job.id and e.id = j.endpoint_id and ev.id = j.event_id
+    from webhook_endpoints e, lifecycle_events ev
+    where j.id = ${message.job_id} and j.state = 'pending' and j.publications = ${message.publication}
+      and j.next_attempt_at <= ${now} and (j.locked_until is null or j.locked_until < ${now})
+      and e.id = j.endpoint_id and ev.id = j.event_id
     returning j.id, j.account_id, j.endpoint_id, j.event_id, j.redelivery, j.attempts, e.url, e.secret,
       e.disabled_at, ev.type, ev.body, j.trace_parent`
     const job = claimed[0]
-    if (job === undefined) return false
+    if (job === undefined) {
+      const rows = yield* sql<{
+        state: string
+        publications: number
+        next_attempt_at: Date
+        locked_until: Date | null
+      }>`select state, publications, next_attempt_at, locked_until from webhook_jobs where id = ${message.job_id}`
+      const row = rows[0]
+      if (row === undefined || row.state !== "pending" || row.publications > message.publication) return done
+      if (row.publications < message.publication) return later(UNRECORDED_DELAY_MS)
+      const lockedFor = row.locked_until === null ? 0 : row.locked_until.getTime() - now.getTime()
+      return later(Math.max(lockedFor, row.next_attempt_at.getTime() - now.getTime(), 1))
+    }
     if (job.disabled_at !== null) {
       yield* sql`update webhook_jobs set state = 'cancelled', locked_until = null where id = ${job.id}`
-      return true
+      return done
     }
     slots.take(job.endpoint_id)
     // A shutdown waits for an attempt under way (10 s at most) so it is recorded, not sent again by another instance.
@@ -167,48 +181,64 @@ const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
     metrics.webhookAttempts.inc({
       outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"
     })
-    return true
+    return retryAt === null ? done : later(retryAt.getTime() - (yield* Clock.currentTimeMillis))
   })
 
-/** How long an idle worker waits if nothing wakes it first (a safety net only: notices and the poller wake it). */
-export const DISPATCH_WORKER_IDLE = Duration.seconds(5)
+/** Messages taken from the stream ahead of the workers, per instance. */
+export const DISPATCH_BUFFER = 2
 
 export const WebhookDispatcherLive = Layer.scopedDiscard(
   Effect.gen(function* () {
-    // Jobs relayed on any instance wake every idle worker here; a poller that never delivers looks for due
-    // retries every DISPATCH_IDLE and wakes one idle worker when there are some, so a worker held by a hanging
-    // receiver never delays anyone else's retries; a worker that found work wakes one idle peer, so a backlog fans
-    // out to every worker within a few claims.
-    const sql = yield* PgClient.PgClient
+    // Every instance consumes the one webhook consumer: JetStream hands each job's message to one dispatcher and
+    // brings it back after a nak's delay (the retry schedule) or the ack wait (a dispatcher that died).
     const settings = yield* dispatchSettings
+    const stream = yield* EventStream
     const embedded = Option.isNone(settings.databaseUrl)
     const slots = makeEndpointSlots(embedded ? EMBEDDED_DISPATCH_PER_ENDPOINT : DISPATCH_PER_ENDPOINT)
-    const wake = makeWorkSignal()
-    yield* (yield* Bus).listen(JOBS_SUBJECT, () => wake.wake())
-    const worker = dispatchOnce(slots, settings).pipe(
-      Effect.catchAllCause((cause) => Effect.as(Effect.logError("webhook dispatch failed", cause), false)),
-      Effect.flatMap((worked) =>
-        worked ? Effect.sync(wake.wakeOne) : wake.idle(Duration.toMillis(DISPATCH_WORKER_IDLE))
-      ),
-      Effect.forever
-    )
-    const tick = makeWorkSignal()
-    const poller = Effect.gen(function* () {
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const due = yield* sql<{ due: boolean }>`
-        select exists (
-          select 1 from webhook_jobs
-          where state = 'pending' and next_attempt_at <= ${now} and (locked_until is null or locked_until < ${now})
-            and endpoint_id <> all(${slots.saturated()}::uuid[])
-        ) as due`
-      if (due[0]?.due === true) wake.wakeOne()
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logError("webhook due-job poll failed", cause)),
-      Effect.zipRight(tick.idle(Duration.toMillis(DISPATCH_IDLE))),
-      Effect.forever
-    )
-    yield* Effect.forkScoped(poller)
     const workers = embedded ? EMBEDDED_DISPATCH_CONCURRENCY : DISPATCH_CONCURRENCY
+    const inbox = yield* Queue.unbounded<StreamMessage>()
+    // Messages that reached this instance but no worker are given back at once on shutdown.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Queue.takeAll(inbox), (left) =>
+        Effect.sync(() => {
+          for (const m of left) m.nak()
+        })
+      )
+    )
+    const handle = (message: StreamMessage) =>
+      Effect.gen(function* () {
+        const job = parseJobMessage(message.data)
+        if (job === undefined) {
+          yield* Effect.logError(`webhook stream: dropped a malformed message ${message.seq}`)
+          return message.term()
+        }
+        message.working()
+        const settled = yield* dispatchJob(job, slots, settings).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logError("webhook dispatch failed", cause), later(DISPATCH_ERROR_DELAY_MS))
+          )
+        )
+        if (settled._tag === "Done") message.ack()
+        else message.nak(settled.delayMs)
+      })
+    const worker = Effect.forever(Effect.flatMap(Queue.take(inbox), handle))
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
+    yield* stream.consume(WEBHOOK_CONSUMER, workers * DISPATCH_BUFFER, (m) => Queue.unsafeOffer(inbox, m))
   })
 )
+
+/** A message whose handling failed (the database did not answer, say) is offered again after this long. */
+export const DISPATCH_ERROR_DELAY_MS = 1_000
+
+const parseJobMessage = (data: string): JobMessage | undefined => {
+  try {
+    const m = JSON.parse(data) as JobMessage
+    return typeof m.job_id === "string" &&
+      typeof m.endpoint_id === "string" &&
+      Number.isInteger(m.publication)
+      ? m
+      : undefined
+  } catch {
+    return undefined
+  }
+}

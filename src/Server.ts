@@ -7,6 +7,8 @@ import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
 import { ChainEndpoints } from "../services/ChainEndpoints"
 import { ChainWatcherLive } from "../services/ChainWatcher"
+import { CreditConsumerLive } from "../services/CreditConsumer"
+import { EventStream } from "../services/EventStream"
 import { ChangeFeed } from "../services/ChangeFeed"
 import { DepositRequests } from "../services/DepositRequests"
 import { Inspector } from "../services/Inspector"
@@ -156,6 +158,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Layer.provideMerge(WebhookUrlCheck.layer),
     Layer.provideMerge(network),
     Layer.provideMerge(ActorHost.layer),
+    Layer.provideMerge(EventStream.layer),
     Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer, Metrics.layer, ChainEndpoints.layer)),
     Layer.provideMerge(DatabaseLive)
@@ -169,6 +172,7 @@ export const WorkersLive = Layer.mergeAll(
   OutboxRelayLive,
   WebhookDispatcherLive,
   ChainWatcherLive,
+  CreditConsumerLive,
   TreasuryLive,
   AttachmentSweeperLive
 )

@@ -18,6 +18,7 @@ import traceParents from "./0017_trace_parents"
 import attachments from "./0018_attachments"
 import actorStepsFunction from "./0019_actor_steps_function"
 import transferNonces from "./0020_transfer_nonces"
+import streamPublishing from "./0021_stream_publishing"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -40,5 +41,6 @@ export const migrations = {
   "0017_trace_parents": traceParents,
   "0018_attachments": attachments,
   "0019_actor_steps_function": actorStepsFunction,
-  "0020_transfer_nonces": transferNonces
+  "0020_transfer_nonces": transferNonces,
+  "0021_stream_publishing": streamPublishing
 }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { CREDIT_PARTITIONS } from "../../infra/jetstream/Streams"
 import pg from "pg"
 import { getAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -108,8 +109,9 @@ describe("the compose stack", () => {
     const leases = async () =>
       (await client.query<{ name: string; holder: string }>("select name, holder from leases order by name"))
         .rows
-    // Every singleton worker: the scheduler, outbox relay, chain watcher, treasury and attachment sweeper.
-    const SINGLETONS = 5
+    // Every singleton worker (the scheduler, outbox relay, chain watcher, treasury and attachment sweeper) and the
+    // credit partitions, each consumed by one instance at a time.
+    const SINGLETONS = 5 + CREDIT_PARTITIONS
     let holderA = ""
     for (let i = 0; i < 100 && holderA === ""; i++) {
       const rows = await leases()

@@ -78,7 +78,9 @@ describe("npm start on embedded defaults", () => {
     } finally {
       await second.stop()
     }
-  })
+    // Two cold starts of the whole sandbox (PGlite, anvil) and two CLI runs through tsx: ~32 s alone, over 60 s
+    // beside the other test process on a busy 2-core machine.
+  }, 150_000)
 
   it("stops on bad configuration with one line naming the setting", async () => {
     const run = promisify(execFile)(process.execPath, ["--import", "tsx", "src/main.ts"], {

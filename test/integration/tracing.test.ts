@@ -148,7 +148,7 @@ describe("traces", () => {
     expect(creditCommit).toBeDefined()
     const creditTrace = creditCommit!.spanContext().traceId
     expect(
-      spans().some((s) => s.spanContext().traceId === creditTrace && s.name === "ChainWatcher.applyPending")
+      spans().some((s) => s.spanContext().traceId === creditTrace && s.name === "CreditConsumer.apply")
     ).toBe(true)
     expect(
       spans().some(

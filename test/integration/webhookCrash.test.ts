@@ -115,7 +115,7 @@ describe("a dispatcher killed mid-delivery", () => {
       await first?.stop("SIGKILL")
       await second?.stop()
     }
-  })
+  }, 120_000)
 })
 
 describe("a dispatcher stopped with SIGTERM mid-delivery", () => {

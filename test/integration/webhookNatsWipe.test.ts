@@ -1,59 +1,25 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { connect } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ActorHost } from "../../services/ActorHost"
 import { type MerchantClient, merchantClient } from "../support/Api"
 import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { createMerchant } from "../support/Merchant"
-import { freePort } from "../support/Process"
+import { privateNats } from "../support/NatsServer"
 import { type RunningService, startService } from "../support/Service"
 
 /**
- * Issue 7: NATS stopped mid-flow and restarted with its store wiped loses no event. Events are written with the
- * state change (outbox) and delivered from jobs in PostgreSQL; NATS only carries wake-ups, so a broker that
- * vanishes (and comes back empty) may delay a delivery, never lose or repeat one.
+ * Issue 7 (and 20): NATS stopped mid-flow and restarted with its store wiped loses no event. Events are written
+ * with the state change (outbox), their delivery jobs are rows in PostgreSQL, and JetStream carries each job's
+ * message: a broker that vanishes (and comes back empty) has its jobs published again from PostgreSQL, so it may
+ * delay a delivery, never lose or repeat one.
  */
 const HOST = "hooks.example.test"
 const tls = makeCertificates(HOST)
 
-let natsPort: number
-let storeDir: string
-let nats: ChildProcess | undefined
+let nats: Awaited<ReturnType<typeof privateNats>>
 let receiver: Awaited<ReturnType<typeof startReceiver>>
 let service: RunningService
 let api: MerchantClient
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1")
-    socket.once("connect", () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once("error", () => resolve(false))
-  })
-
-/** A private NATS server with JetStream on its own port and store, so the test can kill it and wipe its store. */
-const startNats = async () => {
-  nats = spawn("nats-server", ["-js", "-a", "127.0.0.1", "-p", String(natsPort), "-sd", storeDir], {
-    stdio: "ignore"
-  })
-  const until = Date.now() + 10_000
-  while (Date.now() < until && !(await portOpen(natsPort))) await new Promise((r) => setTimeout(r, 50))
-  expect(await portOpen(natsPort)).toBe(true)
-}
-
-const killNatsAndWipeStore = async () => {
-  const child = nats!
-  const exited = new Promise((r) => child.once("exit", r))
-  child.kill("SIGKILL")
-  await exited
-  rmSync(storeDir, { recursive: true, force: true })
-}
 
 const waitFor = async (check: () => boolean, ms = 20_000) => {
   const until = Date.now() + ms
@@ -62,15 +28,13 @@ const waitFor = async (check: () => boolean, ms = 20_000) => {
 }
 
 beforeAll(async () => {
-  natsPort = await freePort()
-  storeDir = mkdtempSync(join(tmpdir(), "nats-store-"))
-  await startNats()
+  nats = await privateNats()
   receiver = await startReceiver(tls, () => 200)
   const network = localReceiverNetwork(HOST, tls.ca)
   service = await startService({
     webhookNetwork: network,
     config: {
-      natsUrl: Option.some(`nats://127.0.0.1:${natsPort}`),
+      natsUrl: Option.some(nats.url),
       webhookFirstRetryMs: 200,
       rateLimitCapacity: 10_000
     }
@@ -80,8 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop()
   await receiver?.close()
-  nats?.kill("SIGKILL")
-  rmSync(storeDir, { recursive: true, force: true })
+  await nats?.stop()
 })
 
 describe("NATS wiped mid-flow", () => {
@@ -123,11 +86,11 @@ describe("NATS wiped mid-flow", () => {
     await waitFor(() => readyEvents().size === 2)
 
     // The broker dies and its store is wiped; changes keep committing meanwhile.
-    await killNatsAndWipeStore()
+    await nats.killAndWipe()
     await makeReady(ids[2]!)
     await makeReady(ids[3]!)
     // It comes back empty on the same address; more changes follow.
-    await startNats()
+    await nats.start()
     await makeReady(ids[4]!)
     await makeReady(ids[5]!)
 

@@ -268,15 +268,21 @@ describe("deliveries", () => {
   })
 
   it("fails a delivery for good after 12 attempts", async () => {
-    const client = new pg.Client({ connectionString: service.databaseUrl })
+    // A service of its own whose schedule starts at 2 ms (2 ms … 2 s, ~4 s in all): the gaps are the stream's
+    // redelivery delays, so the test waits for them rather than moving due times in the database.
+    const fast = await startService({
+      webhookNetwork: localReceiverNetwork(HOST, tls.ca),
+      config: { webhookFirstRetryMs: 2, rateLimitCapacity: 10_000 }
+    })
+    const client = new pg.Client({ connectionString: fast.databaseUrl })
     await client.connect()
     try {
       failFirst = 1_000_000
-      const endpoint = await api.call<{ id: string }>("POST", "/v1/webhooks", {
+      const fastApi = merchantClient(fast, await createMerchant(fast.databaseUrl))
+      const endpoint = await fastApi.call<{ id: string }>("POST", "/v1/webhooks", {
         url: `https://${HOST}:${receiver.port}/dead`
       })
-      // Compress the schedule: the retry gaps are the configured ones; this test moves each due time to now.
-      const queued = await api.call<{ event_id: string }>("POST", `/v1/webhooks/${endpoint.body.id}/test`)
+      const queued = await fastApi.call<{ event_id: string }>("POST", `/v1/webhooks/${endpoint.body.id}/test`)
       const eventUuid = queued.body.event_id.slice(4)
       const state = async () =>
         (
@@ -286,23 +292,22 @@ describe("deliveries", () => {
           )
         ).rows[0]
       const until = Date.now() + 30_000
-      while (Date.now() < until && (await state())?.state === "pending") {
-        await client.query(
-          "update webhook_jobs set next_attempt_at = now() where event_id = $1 and state = 'pending' and locked_until is null",
-          [eventUuid]
-        )
+      while (Date.now() < until && (await state())?.state !== "failed")
         await new Promise((r) => setTimeout(r, 100))
-      }
       expect(await state()).toEqual({ state: "failed", attempts: 12 })
-      const log = await api.call<{ deliveries: Array<{ outcome: string; next_attempt_at: string | null }> }>(
-        "GET",
-        `/v1/webhooks/${endpoint.body.id}/deliveries?limit=100`
-      )
+      const log = await fastApi.call<{
+        deliveries: Array<{ outcome: string; next_attempt_at: string | null }>
+      }>("GET", `/v1/webhooks/${endpoint.body.id}/deliveries?limit=100`)
       expect(log.body.deliveries).toHaveLength(12)
       expect(log.body.deliveries[0]).toMatchObject({ outcome: "failed", next_attempt_at: null })
+      expect(log.body.deliveries.slice(1).every((d) => d.outcome === "retrying")).toBe(true)
+      // Nothing is attempted after the last: the message was acked, not left to come back.
+      await new Promise((r) => setTimeout(r, 1_500))
+      expect((await state())?.attempts).toBe(12)
     } finally {
       await client.end()
       failFirst = 0
+      await fast.stop()
     }
   })
 })

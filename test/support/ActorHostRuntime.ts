@@ -4,6 +4,7 @@ import { Bus } from "../../services/Bus"
 import { ChangeFeed } from "../../services/ChangeFeed"
 import { DatabaseLive } from "../../services/Database"
 import { DepositRequests } from "../../services/DepositRequests"
+import { EventStream } from "../../services/EventStream"
 import { Ids } from "../../services/Ids"
 import { Inspector } from "../../services/Inspector"
 import { MerchantRecordsLive } from "../../services/MerchantRecords"
@@ -17,8 +18,8 @@ import { type AppConfigShape, settingsLayer } from "../../src/Config"
 export const actorHostLayer = (databaseUrl: string, config: Partial<AppConfigShape> = {}) =>
   Layer.mergeAll(DepositRequests.layer, MerchantRecordsLive).pipe(
     Layer.provideMerge(ActorHost.layer),
-    Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.silent)),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess, Metrics.layer)),
+    Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.silent, EventStream.layer)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer, Metrics.layer)),
     Layer.provideMerge(DatabaseLive),
     Layer.provide(settingsLayer({ ...config, databaseUrl: Option.some(Redacted.make(databaseUrl)) }))
   )
