@@ -5,7 +5,7 @@ import { chainIdOf } from "./domain/Environment"
 import { makeCreditRelay } from "./CreditRelay"
 import { Lease } from "./Lease"
 import { Metrics } from "./Metrics"
-import { chainCall, finalBlock, rpcCall } from "./ChainRpc"
+import { chainCall, finalBlock } from "./ChainRpc"
 import { blockCall, type ChainAccess, ChainEndpoints } from "./ChainEndpoints"
 import {
   appendCredit,
@@ -67,8 +67,6 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
     // Recording wakes applying: credits reach the actors in their own loop, so a block's recording never waits on
     // the previous block's application (and a slow actor transaction never delays the cursor).
     const wake = yield* Queue.sliding<void>(1)
-    // Raw JSON-RPC: the watcher needs a block number and three fields per log, not viem's formatted objects.
-    const rpc = rpcCall(chain.request)
 
     // The watched addresses, held in memory between full reads (a full read also drops addresses past retention).
     // A `to` the map does not know is looked up in the database in the same step, after the logs were read: an
@@ -132,7 +130,7 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
 
     /**
      * Finality is the node's word, and a node can break it. The blocks of recent credits are read again each second:
-     * one whose hash changed (or that no longer exists) was reorganised after it was final, so its credits may
+     * one whose hash changed was reorganised after it was final, so its credits may
      * not exist any more. Their requests pause with `needs_attention` (`deep_reorg`) for an operator, once each.
      * The recent credit blocks are the ones this instance recorded, read from the database once per lease.
      */
@@ -158,10 +156,19 @@ export const makeChainWatcher = (chain: ChainAccess, token: Address) =>
         const kept = blocks.filter((b) => nowMs - b.seenAt < REORG_RECHECK_MS).slice(0, REORG_RECHECK_BLOCKS)
         return [kept, kept]
       })
+      // Only a different hash at the block's height proves a reorganisation. An endpoint that answers "no such
+      // block" has usually not reached it (a provider trailing the head, or a load-balanced node that does): the
+      // block is asked of an endpoint that has it, and when none has, that proves nothing either way and it is
+      // asked again next second (a chain cut back below it grows again, and then shows the other hash).
       const isCanonical = (b: { number: bigint; hash: string }) =>
-        rpc<{ hash: string } | null>("eth_getBlockByNumber", [toHex(b.number), false]).pipe(
-          Effect.map((block) => block?.hash === b.hash),
-          // A node that does not answer proves nothing either way: asked again next second.
+        chainCall("eth_getBlockByNumber", () =>
+          chain.together<readonly [{ hash: string } | null]>(
+            [blockCall(b.number)],
+            ([block]) => block !== null,
+            `block ${b.number}`
+          )
+        ).pipe(
+          Effect.map(([block]) => block?.hash === b.hash),
           Effect.orElseSucceed(() => true)
         )
       // A block's hash commits to its parent's: when the newest credit block is unchanged, so are all before it.

@@ -80,9 +80,11 @@ const payRequest = async (paid: bigint): Promise<Paid> => {
 }
 
 /** Settled, with every transfer of the request final (the excess returned too). */
-const finished = (r: Paid) =>
-  waitFor(`${r.id} settled`, async () => {
+const finished = (r: Paid) => {
+  let last = "unknown"
+  return waitFor(`${r.id} settled`, async () => {
     const view = await running.api.call<{ status: string }>("GET", `/v1/deposit-requests/${r.id}`)
+    last = view.body.status
     if (view.body.status !== "settled") return undefined
     const open = await running.db.query(
       "select 1 from transfers where deposit_request_id = $1 and state <> 'confirmed'",
@@ -92,8 +94,12 @@ const finished = (r: Paid) =>
       rowId(r.id)
     ])
     const expected = r.paid > r.amount ? 2 : 1
+    last = `settled, ${done.rowCount} of ${expected} transfers recorded, ${open.rowCount} not final`
     return open.rowCount === 0 && done.rowCount === expected ? true : undefined
+  }).catch((error: Error) => {
+    throw new Error(`${error.message} (last seen: ${last})`)
   })
+}
 
 /** What the chain and the books say about one request: credits, and transfers out of its address. */
 const booksOf = async (r: Paid) => {
@@ -182,6 +188,9 @@ describe("chain access through several faulty endpoints", () => {
       return BigInt(cursor.rows[0]?.last_block ?? "0") >= finalized - 1n ? true : undefined
     })
     const caughtUpMs = Date.now() - healedAt
+    // No reorganisation happened: an endpoint trailing the head never passes for one.
+    const reorged = await running.db.query("select 1 from chain_credits where reorged_at is not null")
+    expect(reorged.rowCount).toBe(0)
 
     for (const r of paid) {
       const books = await booksOf(r)
@@ -205,4 +214,26 @@ describe("chain access through several faulty endpoints", () => {
         `${paid.length} payments, credits missed 0, doubled 0, payouts doubled 0; watcher caught up ${caughtUpMs} ms after the faults stopped`
     )
   }, 150_000)
+
+  it("does not take a final block that endpoints have not reached for one reorganised away", async () => {
+    faults({ kind: "healthy" }, { kind: "healthy" }, { kind: "healthy" })
+    const r = await payRequest(5_000_000n)
+    await waitFor("the credit to be recorded", async () => {
+      const rows = await running.db.query("select 1 from chain_credits where deposit_request_id = $1", [
+        rowId(r.id)
+      ])
+      return rows.rowCount === 1 ? true : undefined
+    })
+    // Every endpoint now answers as a node 50 blocks behind: the credit's block "does not exist" on any of them
+    // while the watcher re-reads it each second.
+    faults({ kind: "behind", blocks: 50 }, { kind: "behind", blocks: 50 }, { kind: "behind", blocks: 50 })
+    await new Promise((resolve) => setTimeout(resolve, 3_500))
+    faults({ kind: "healthy" }, { kind: "healthy" }, { kind: "healthy" })
+    const reorged = await running.db.query("select 1 from chain_credits where reorged_at is not null")
+    expect(reorged.rowCount).toBe(0)
+    await finished(r)
+    const books = await booksOf(r)
+    expect(books.credits).toEqual([r.paid])
+    expect(books.out).toEqual([r.amount])
+  }, 90_000)
 })
