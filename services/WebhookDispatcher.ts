@@ -11,14 +11,17 @@ import { spanCausedBy } from "./TraceContext"
 import { Metrics } from "./Metrics"
 import { databaseUrl, positiveInteger } from "./Settings"
 
-/** Deliveries in flight per instance (2 on the embedded database). */
-export const DISPATCH_CONCURRENCY = 16
+/**
+ * Deliveries in flight per instance (2 on the embedded database). A worker mostly waits on a receiver, so they are
+ * many: a burst to one fast endpoint is not held to a handful of connections, and a hung one still leaves most free.
+ */
+export const DISPATCH_CONCURRENCY = 32
 export const EMBEDDED_DISPATCH_CONCURRENCY = 2
 /**
  * Deliveries one endpoint may have in flight on one instance, so an endpoint that hangs (each attempt held to the
  * 10 s limit) holds at most this many workers and never all of them (1 of the embedded database's 2).
  */
-export const DISPATCH_PER_ENDPOINT = 4
+export const DISPATCH_PER_ENDPOINT = 8
 export const EMBEDDED_DISPATCH_PER_ENDPOINT = 1
 
 /** The endpoints this instance is delivering to, and which of them are at their cap. */
@@ -150,34 +153,29 @@ const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
         ? null
         : new Date(finished.getTime() + gapMs(attempt, yield* Random.next, webhookFirstRetryMs))
     const state = outcome.ok ? "succeeded" : retryAt === null ? "failed" : "pending"
-    yield* sql.withTransaction(
-      Effect.gen(function* () {
-        // A disable during the attempt cancelled the series: it stays cancelled, and the attempt promises no retry.
-        const kept = yield* sql`
+    // One statement, so one round trip and atomic: the job's row and the log of the attempt. A disable during the
+    // attempt cancelled the series: it stays cancelled (only the attempt is counted), is logged as cancelled, and
+    // the attempt promises no retry.
+    yield* sql`
+      with kept as (
         update webhook_jobs set attempts = ${attempt}, state = ${state}, locked_until = null,
           next_attempt_at = ${retryAt ?? finished}
         where id = ${job.id} and state <> 'cancelled'
-        returning id`
-        const cancelled = kept.length === 0
-        if (cancelled) {
-          yield* sql`update webhook_jobs set attempts = ${attempt}, locked_until = null where id = ${job.id}`
-        }
-        const logged = outcome.ok
-          ? "succeeded"
-          : cancelled
-            ? "cancelled"
-            : retryAt === null
-              ? "failed"
-              : "retrying"
-        yield* sql`
-        insert into webhook_deliveries (id, account_id, endpoint_id, job_id, event_id, event_type, attempt, redelivery,
-          outcome, response_status, error_kind, error_message, attempted_at, duration_ms, next_attempt_at)
-        values (${ids.next()}, ${job.account_id}, ${job.endpoint_id}, ${job.id}, ${job.event_id}, ${job.type},
-          ${attempt}, ${job.redelivery}, ${logged},
-          ${outcome.status ?? null}, ${outcome.errorKind ?? null}, ${outcome.errorMessage ?? null}, ${now},
-          ${Math.round(outcome.durationMs)}, ${cancelled ? null : retryAt})`
-      })
-    )
+        returning id
+      ), cancelled as (
+        update webhook_jobs set attempts = ${attempt}, locked_until = null
+        where id = ${job.id} and not exists (select from kept)
+        returning id
+      )
+      insert into webhook_deliveries (id, account_id, endpoint_id, job_id, event_id, event_type, attempt, redelivery,
+        outcome, response_status, error_kind, error_message, attempted_at, duration_ms, next_attempt_at)
+      select ${ids.next()}, ${job.account_id}, ${job.endpoint_id}, ${job.id}, ${job.event_id}, ${job.type},
+        ${attempt}, ${job.redelivery},
+        case when ${outcome.ok} then 'succeeded' when exists (select from cancelled) then 'cancelled'
+          else ${retryAt === null ? "failed" : "retrying"} end,
+        ${outcome.status ?? null}, ${outcome.errorKind ?? null}, ${outcome.errorMessage ?? null}, ${now},
+        ${Math.round(outcome.durationMs)},
+        case when exists (select from cancelled) then null else ${retryAt}::timestamptz end`
     metrics.webhookAttempts.inc({
       outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"
     })

@@ -22,6 +22,8 @@ import { startService } from "../support/Service"
 const BURST = Number(process.env.BENCH_WEBHOOKS ?? 2000)
 const SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES ?? 300)
 const HOST = "hooks.bench.test"
+/** The bare loop's requests in flight: the baseline of issue 19 (16, the dispatcher's worker count when it was filed). */
+const BARE_IN_FLIGHT = 16
 
 const pct = (xs: ReadonlyArray<number>, q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0
@@ -115,7 +117,7 @@ export async function run(): Promise<void> {
       let next = 0
       const bareStarted = performance.now()
       await Promise.all(
-        Array.from({ length: DISPATCH_CONCURRENCY }, async () => {
+        Array.from({ length: BARE_IN_FLIGHT }, async () => {
           while (next < bodies.length) await post(agent, bodies[next++]!)
         })
       )
@@ -179,7 +181,7 @@ export async function run(): Promise<void> {
       [
         `state changes committed: ${BURST} in ${committedMs.toFixed(0)} ms`,
         `service deliveries: ${drained}/${BURST} delivered, ${servicePerSecond.toFixed(0)}/s (first → last arrival)`,
-        `bare https.request loop, ${DISPATCH_CONCURRENCY} in flight, same bodies: ${barePerSecond.toFixed(0)}/s`,
+        `bare https.request loop, ${BARE_IN_FLIGHT} in flight, same bodies: ${barePerSecond.toFixed(0)}/s`,
         `ratio service/bare: ${(servicePerSecond / barePerSecond).toFixed(2)}`,
         `bare loop with kept-alive connections, same bodies: ${keptPerSecond.toFixed(0)}/s; ratio service/kept-alive bare: ${(servicePerSecond / keptPerSecond).toFixed(2)}`,
         `transport alone (WebhookSender, kept connections): ${senderPerEndpoint.toFixed(0)}/s with ${DISPATCH_PER_ENDPOINT} in flight (the dispatcher's per-endpoint cap), ${senderAll.toFixed(0)}/s with ${DISPATCH_CONCURRENCY} (${(senderAll / keptPerSecond).toFixed(2)}× the kept-alive bare loop)`,
