@@ -19,6 +19,7 @@ import attachments from "./0018_attachments"
 import actorStepsFunction from "./0019_actor_steps_function"
 import transferNonces from "./0020_transfer_nonces"
 import streamPublishing from "./0021_stream_publishing"
+import creditRequestsUnchecked from "./0022_credit_requests_unchecked"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -42,5 +43,6 @@ export const migrations = {
   "0018_attachments": attachments,
   "0019_actor_steps_function": actorStepsFunction,
   "0020_transfer_nonces": transferNonces,
-  "0021_stream_publishing": streamPublishing
+  "0021_stream_publishing": streamPublishing,
+  "0022_credit_requests_unchecked": creditRequestsUnchecked
 }
