@@ -4,6 +4,8 @@ import { type Address, encodeFunctionData, getAddress, type Hex, parseSignature,
 import { type AnvilHandle, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
 import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
+import { CREDIT_PARTITIONS } from "../../infra/jetstream/Streams"
+import { makeCreditConsumer } from "../../services/CreditConsumer"
 import { makeChainWatcher } from "../../services/ChainWatcher"
 import { KeyVault, makeKeyVault, SANDBOX_DEPOSIT_MNEMONIC } from "../../services/KeyVault"
 import { TRANSFER_TOPIC } from "../../services/TransferLog"
@@ -149,6 +151,11 @@ export async function run() {
     const watcher = await runtime.runPromise(makeChainWatcher(chainAccess, token))
     const treasury = await runtime.runPromise(makeTreasury(chainAccess, token, treasuryKey))
     const watching = runtime.runFork(watcher.run)
+    // Credits reach their requests through the credits stream (the embedded one here): the partitions' consumers.
+    const consumer = await runtime.runPromise(makeCreditConsumer)
+    const consuming = Array.from({ length: CREDIT_PARTITIONS }, (_, p) =>
+      runtime.runFork(consumer.consumePartition(p))
+    )
     const settling = runtime.runFork(treasury.run)
     // The watcher places its cursor at the first final block it sees: wait for it before paying.
     while ((await check.query("select 1 from chain_cursors")).rowCount === 0)
@@ -204,6 +211,7 @@ export async function run() {
     }
     await runtime.runPromise(Fiber.interrupt(settling))
     await runtime.runPromise(Fiber.interrupt(watching))
+    await runtime.runPromise(Fiber.interruptAll(consuming))
     const since = (t: number) => (t === 0 ? "never" : `${((t - finalAt) / 1000).toFixed(2)} s`)
 
     // Gas, from every transfer's receipt; where each landed.
