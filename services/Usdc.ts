@@ -1,4 +1,4 @@
-import { erc20Abi, parseAbi } from "viem"
+import { type Address, erc20Abi, type Hex, type LocalAccount, parseAbi, parseSignature } from "viem"
 
 /**
  * The token interface the service relies on, and nothing of any one deployment: ERC-20 plus EIP-3009's
@@ -11,3 +11,41 @@ export const usdcAbi = [
     "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)"
   ])
 ] as const
+
+/** The fields of an EIP-3009 `TransferWithAuthorization`. */
+export interface TransferAuthorization {
+  readonly from: Address
+  readonly to: Address
+  readonly value: bigint
+  readonly validAfter: bigint
+  readonly validBefore: bigint
+  readonly nonce: Hex
+}
+
+/**
+ * An EIP-3009 transfer authorization signed locally by the holder's key (no node involved), with the signature
+ * split as `transferWithAuthorization` takes it. The domain is USDC's own ("USD Coin", version 2).
+ */
+export const signTransferAuthorization = async (
+  holder: LocalAccount,
+  domain: { readonly chainId: number; readonly token: Address },
+  message: TransferAuthorization
+) => {
+  const signature = await holder.signTypedData({
+    domain: { name: "USD Coin", version: "2", chainId: domain.chainId, verifyingContract: domain.token },
+    types: {
+      TransferWithAuthorization: [
+        { name: "from", type: "address" },
+        { name: "to", type: "address" },
+        { name: "value", type: "uint256" },
+        { name: "validAfter", type: "uint256" },
+        { name: "validBefore", type: "uint256" },
+        { name: "nonce", type: "bytes32" }
+      ]
+    },
+    primaryType: "TransferWithAuthorization",
+    message
+  })
+  const { v, r, s } = parseSignature(signature)
+  return { ...message, v: Number(v ?? 27n), r, s }
+}

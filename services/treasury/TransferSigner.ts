@@ -1,9 +1,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Either } from "effect"
-import { encodeFunctionData, getAddress, type Hex, keccak256, parseSignature, toHex } from "viem"
+import { encodeFunctionData, getAddress, type Hex, keccak256, toHex } from "viem"
 import { ChainRpcError, chainCall } from "../ChainRpc"
 import { KeyVault } from "../KeyVault"
-import { usdcAbi } from "../Usdc"
+import { signTransferAuthorization, usdcAbi } from "../Usdc"
 import type { TreasuryWallet } from "./TreasuryWallet"
 
 /** A transfer to sign: who pays (the request's deposit address), to whom, how much, under which command. */
@@ -76,38 +76,11 @@ export const makeTransferSigner = (treasury: TreasuryWallet) =>
           nonce
         }
         // Local signing, no node involved: a failure here is a defect.
-        const authorization = yield* Effect.promise(() =>
-          deposit.signTypedData({
-            domain: { name: "USD Coin", version: "2", chainId, verifyingContract: token },
-            types: {
-              TransferWithAuthorization: [
-                { name: "from", type: "address" },
-                { name: "to", type: "address" },
-                { name: "value", type: "uint256" },
-                { name: "validAfter", type: "uint256" },
-                { name: "validBefore", type: "uint256" },
-                { name: "nonce", type: "bytes32" }
-              ]
-            },
-            primaryType: "TransferWithAuthorization",
-            message
-          })
-        )
-        const { v, r, s } = parseSignature(authorization)
+        const a = yield* Effect.promise(() => signTransferAuthorization(deposit, { chainId, token }, message))
         const data = encodeFunctionData({
           abi: usdcAbi,
           functionName: "transferWithAuthorization",
-          args: [
-            message.from,
-            message.to,
-            message.value,
-            message.validAfter,
-            message.validBefore,
-            nonce,
-            Number(v ?? 27n),
-            r,
-            s
-          ]
+          args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, a.v, a.r, a.s]
         })
         return { to: message.to, data } satisfies Authorization
       })

@@ -1,6 +1,6 @@
 import { Effect, Fiber, Layer, ManagedRuntime, Redacted } from "effect"
 import pg from "pg"
-import { type Address, encodeFunctionData, getAddress, type Hex, parseSignature, toHex } from "viem"
+import { type Address, encodeFunctionData, getAddress, type Hex, toHex } from "viem"
 import { type AnvilHandle, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
 import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
@@ -9,6 +9,7 @@ import { makeCreditConsumer } from "../../services/CreditConsumer"
 import { makeChainWatcher } from "../../services/ChainWatcher"
 import { KeyVault, makeKeyVault, SANDBOX_DEPOSIT_MNEMONIC } from "../../services/KeyVault"
 import { TRANSFER_TOPIC } from "../../services/TransferLog"
+import { signTransferAuthorization } from "../../services/Usdc"
 import { makeTreasury } from "../../services/Treasury"
 import { actorHostLayer } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
@@ -404,23 +405,7 @@ export const evaluateBatching = async (k = 10) => {
         validBefore: 2n ** 48n,
         nonce: toHex(crypto.getRandomValues(new Uint8Array(32)))
       }
-      const signature = await deposit.signTypedData({
-        domain: { name: "USD Coin", version: "2", chainId: node.chainId, verifyingContract: token },
-        types: {
-          TransferWithAuthorization: [
-            { name: "from", type: "address" },
-            { name: "to", type: "address" },
-            { name: "value", type: "uint256" },
-            { name: "validAfter", type: "uint256" },
-            { name: "validBefore", type: "uint256" },
-            { name: "nonce", type: "bytes32" }
-          ]
-        },
-        primaryType: "TransferWithAuthorization",
-        message
-      })
-      const { v, r, s } = parseSignature(signature)
-      return { ...message, v: Number(v ?? 27n), r, s }
+      return signTransferAuthorization(deposit, { chainId: node.chainId, token }, message)
     }
     const gasOf = async (hash: Hex) => (await faucet.waitForTransactionReceipt({ hash })).gasUsed
     let single = 0n

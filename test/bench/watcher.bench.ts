@@ -1,7 +1,6 @@
 import { Effect, Fiber, Option, Tracer } from "effect"
 import { chainAccessOf } from "../support/LocalChain"
 import pg from "pg"
-import { v7 } from "uuid"
 import {
   type Address,
   decodeEventLog,
@@ -17,7 +16,6 @@ import {
 import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
 import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
-import { MACHINE_VERSION } from "../../machines/DepositRequest"
 import { start, step } from "../../machines/step"
 import { Bus } from "../../services/Bus"
 import { makeChainWatcher } from "../../services/ChainWatcher"
@@ -28,6 +26,7 @@ import { CREDIT_PARTITIONS } from "../../infra/jetstream/Streams"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
+import { seedReadyRequests } from "../support/seedReadyRequests"
 
 /**
  * Issue 6: the chain watcher under load, against real PostgreSQL and a real anvil.
@@ -58,6 +57,7 @@ const WATCHED = Math.max(1_000, Number(process.env.BENCH_WATCHER_WATCHED ?? 100_
 const PER_BLOCK_SIZES = (process.env.BENCH_WATCHER_PER_BLOCK ?? "500,2000").split(",").map(Number)
 const PER_BLOCK = Math.max(...PER_BLOCK_SIZES)
 const AMOUNT = 1_000_000n
+const PAYOUT = getAddress("0x52908400098527886E0F7030069857D2E4169EE7")
 const BLOCKS = Math.max(1, Number(process.env.BENCH_WATCHER_BLOCKS ?? 10))
 const CREDITS = Math.max(20, Number(process.env.BENCH_WATCHER_CREDITS ?? 200))
 const CREDITS_PER_BLOCK = 20
@@ -203,81 +203,6 @@ const mineTransfers = async (
 /** finalized = latest − 2S with S = 1: two more blocks finalize the last one. */
 const finalize = (node: AnvilHandle) => call(node.rpcUrl, "anvil_mine", [toHex(2)])
 
-// ---------- seeding ----------
-
-/**
- * WATCHED requests in status `ready`, each with its own deposit address, written straight into deposit_requests
- * in a few multi-row inserts. The snapshots are the real machine's (`start` then `payer.wallet_attested`), so the
- * actor host restores and steps them as it would requests made through the API; the `ready` lifecycle events are
- * left out (nothing here reads them).
- */
-const seedReady = async (
-  url: string,
-  accountId: string,
-  wallet: Address,
-  addresses: ReadonlyArray<Address>
-) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  const created = new Date()
-  const expires = new Date(created.getTime() + 24 * 3600_000)
-  const ids: Array<string> = []
-  const TEMPLATE_ID = "00000000-0000-7000-8000-00000000beef"
-  const TEMPLATE_ADDRESS = getAddress("0x00000000000000000000000000000000c0ffee42")
-  const first = start({
-    id: `dr_${TEMPLATE_ID}`,
-    amount_base_units: AMOUNT.toString(),
-    payout_address: "0x52908400098527886E0F7030069857D2E4169EE7",
-    payer_policy_mode: "none",
-    expires_at: expires.toISOString(),
-    created_at: created.toISOString()
-  })
-  const ready = step(first.snapshot, {
-    type: "payer.wallet_attested",
-    at: created.toISOString(),
-    wallet,
-    address: TEMPLATE_ADDRESS
-  })
-  if (ready.status !== "ready") throw new Error(`seeded request is ${ready.status}, not ready`)
-  const template = JSON.stringify(ready.snapshot)
-  try {
-    for (let from = 0; from < addresses.length; from += 2000) {
-      const chunk = addresses.slice(from, from + 2000)
-      const rows = chunk.map((address) => {
-        const id = v7()
-        ids.push(id)
-        // The machine's own snapshot, made once and given each request's id and address (100,000 steps of
-        // the machine would take longer than the measurement).
-        const snapshot = template.replaceAll(TEMPLATE_ID, id).replaceAll(TEMPLATE_ADDRESS, address)
-        return { id, snapshot, address }
-      })
-      await client.query(
-        `insert into deposit_requests (
-           id, account_id, status, version, machine_version, snapshot, amount_base_units, received_base_units,
-           heading, reference, metadata, customer_id, issuer_id, payout_address_id, payer_policy_mode,
-           expected_email, payer_reference, deposit_index, deposit_address, expires_at, created_at, updated_at)
-         select t.id, $1, 'ready', 2, $2, t.snapshot, $3, 0, '', '', '{}'::jsonb, null, gen_random_uuid(),
-           gen_random_uuid(), 'none', null, null, $4 + t.n - 1, t.address, $5, $6, $6
-         from unnest($7::uuid[], $8::jsonb[], $9::text[]) with ordinality as t(id, snapshot, address, n)`,
-        [
-          accountId,
-          MACHINE_VERSION,
-          AMOUNT.toString(),
-          from,
-          expires,
-          created,
-          rows.map((r) => r.id),
-          rows.map((r) => r.snapshot),
-          rows.map((r) => r.address)
-        ]
-      )
-    }
-  } finally {
-    await client.end()
-  }
-  return ids
-}
-
 const randomAddress = (): Address => {
   const bytes = crypto.getRandomValues(new Uint8Array(20))
   return getAddress(`0x${Buffer.from(bytes).toString("hex")}`)
@@ -312,7 +237,13 @@ export async function run() {
     await runtime.runPromise(Effect.void) // migrations
     const addresses = Array.from({ length: WATCHED }, randomAddress)
     const seedStart = now()
-    const ids = await seedReady(db.url, accountId, payer, addresses)
+    const ids = await seedReadyRequests(db.url, {
+      accountId,
+      wallet: payer,
+      deposits: addresses,
+      payouts: addresses.map(() => PAYOUT),
+      amount: AMOUNT
+    })
     log(`seeded ${WATCHED} ready requests in ${ms(now() - seedStart)}`)
     const idOf = new Map(addresses.map((a, i) => [a, ids[i]!]))
 

@@ -11,7 +11,7 @@ import { createTestDatabase } from "../support/Database"
 import { createMerchant, type Merchant } from "../support/Merchant"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
-import { type ServiceProcess, spawnService } from "../support/Process"
+import { chainServiceEnv, type ServiceProcess, spawnService } from "../support/Process"
 import type { RunningService } from "../support/Service"
 
 /**
@@ -27,14 +27,13 @@ let dataDir: string
 let client: pg.Client
 const payer = anvilDevAccount(5)
 
-const env = () => ({
-  DATABASE_URL: db.url,
-  NATS_URL: "nats://127.0.0.1:4222",
-  CHAIN_RPC_URL: local.node.rpcUrl,
-  TOKEN_ADDRESS: local.token,
-  DATA_DIR: dataDir,
-  RATE_LIMIT_CAPACITY: "10000"
-})
+const env = () =>
+  chainServiceEnv({
+    databaseUrl: db.url,
+    rpcUrl: local.node.rpcUrl,
+    token: local.token,
+    dataDir
+  })
 
 /** The merchant client of the test support, over a service running as a child process. */
 const over = (service: ServiceProcess) =>
@@ -95,7 +94,10 @@ describe("a process killed mid-settlement", () => {
       await new Promise((r) => first!.child.once("exit", r))
       first = undefined
       // As if it had died before the broadcast: the node forgets every pending transaction.
-      await local.chain.request({ method: "anvil_dropAllTransactions", params: [] } as never)
+      await local.chain.request({
+        method: "anvil_dropAllTransactions",
+        params: []
+      } as never)
       await local.chain.setAutomine(true)
 
       second = await spawnService(env())
@@ -151,7 +153,9 @@ describe("two processes, one killed mid-flow", () => {
         expect(await settleRows(request.id)).toHaveLength(1)
       }
       const report = (await (
-        await fetch(`${b.baseUrl}/v1/reconciliation`, { headers: merchant.headers() })
+        await fetch(`${b.baseUrl}/v1/reconciliation`, {
+          headers: merchant.headers()
+        })
       ).json()) as { totals: { requests_with_differences: number } }
       expect(report.totals.requests_with_differences).toBe(0)
     } finally {

@@ -12,7 +12,7 @@ import { TRANSFER_TOPIC } from "../../services/TransferLog"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
-import { type ServiceProcess, spawnService } from "../support/Process"
+import { chainServiceEnv, type ServiceProcess, spawnService } from "../support/Process"
 import { seedReadyRequests } from "../support/seedReadyRequests"
 
 /**
@@ -36,14 +36,13 @@ let dataDir: string
 let client: pg.Client
 const payer = anvilDevAccount(5)
 
-const env = () => ({
-  DATABASE_URL: db.url,
-  NATS_URL: "nats://127.0.0.1:4222",
-  CHAIN_RPC_URL: local.node.rpcUrl,
-  TOKEN_ADDRESS: local.token,
-  DATA_DIR: dataDir,
-  RATE_LIMIT_CAPACITY: "10000"
-})
+const env = () =>
+  chainServiceEnv({
+    databaseUrl: db.url,
+    rpcUrl: local.node.rpcUrl,
+    token: local.token,
+    dataDir
+  })
 
 beforeAll(async () => {
   local = await startLocalChain()
@@ -90,7 +89,10 @@ describe("the settlement pipeline killed with transactions in flight", () => {
 
       // Every payment in one block; from here nothing is mined unless the test mines.
       await local.chain.setAutomine(false)
-      let nonce = await local.chain.getTransactionCount({ address: payer.address, blockTag: "pending" })
+      let nonce = await local.chain.getTransactionCount({
+        address: payer.address,
+        blockTag: "pending"
+      })
       for (const [i, to] of deposits.entries()) {
         await local.chain.sendTransaction({
           account: payer,
@@ -140,7 +142,9 @@ describe("the settlement pipeline killed with transactions in flight", () => {
       const mined = (await local.chain.getBlock()).transactions.length
       expect(mined).toBeGreaterThan(0)
       expect(mined).toBeLessThan(N)
-      const pool = await rpc<{ pending: Record<string, Record<string, { hash: Hex }>> }>("txpool_content")
+      const pool = await rpc<{
+        pending: Record<string, Record<string, { hash: Hex }>>
+      }>("txpool_content")
       const pending = Object.values(pool.pending).flatMap((byNonce) => Object.values(byNonce))
       expect(pending.length).toBe(N - mined)
       for (const tx of pending.filter((_, i) => i % 2 === 0)) await rpc("anvil_dropTransaction", [tx.hash])
@@ -181,9 +185,11 @@ describe("the settlement pipeline killed with transactions in flight", () => {
       for (const d of deposits) expect(await local.balanceOf(d)).toBe(0n)
       // The settlements that went through are the transactions recorded before the crash, never new ones.
       const after = (
-        await client.query<{ command_id: string; tx_hash: string; state: string }>(
-          "select command_id, tx_hash, state from transfers where kind = 'settle'"
-        )
+        await client.query<{
+          command_id: string
+          tx_hash: string
+          state: string
+        }>("select command_id, tx_hash, state from transfers where kind = 'settle'")
       ).rows
       expect(new Map(after.map((t) => [t.command_id, t.tx_hash]))).toEqual(
         new Map(before.map((t) => [t.command_id, t.tx_hash]))

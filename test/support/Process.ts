@@ -59,3 +59,18 @@ export const spawnService = async (
   await stop("SIGKILL")
   throw new Error(`service did not become healthy in ${timeoutMs} ms:\n${output}`)
 }
+
+/** The environment of a service process that works a local chain: the machine's NATS, the node, its token. */
+export const chainServiceEnv = (options: {
+  readonly databaseUrl: string
+  readonly rpcUrl: string
+  readonly token: string
+  readonly dataDir: string
+}): Record<string, string> => ({
+  DATABASE_URL: options.databaseUrl,
+  NATS_URL: "nats://127.0.0.1:4222",
+  CHAIN_RPC_URL: options.rpcUrl,
+  TOKEN_ADDRESS: options.token,
+  DATA_DIR: options.dataDir,
+  RATE_LIMIT_CAPACITY: "10000"
+})
