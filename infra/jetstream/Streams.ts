@@ -34,6 +34,9 @@ export const WEBHOOKS_STREAM: StreamDefinition = {
 }
 export const STREAMS: ReadonlyArray<StreamDefinition> = [CREDITS_STREAM, WEBHOOKS_STREAM]
 
+/** A deployment's own copy of a stream: `DEPOSITS_CREDITS` is `DEPOSITS_CREDITS_<ns>` (subjects `<ns>.deposits.…`). */
+export const deploymentStreamName = (name: string, namespace: string) => `${name}_${namespace.toUpperCase()}`
+
 /** The subject of a partition's credits. */
 export const creditSubject = (partition: number) => `deposits.credits.${partition}`
 

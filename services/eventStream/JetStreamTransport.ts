@@ -14,6 +14,7 @@ import { Effect } from "effect"
 import {
   type ConsumerDefinition,
   CONSUMERS,
+  deploymentStreamName,
   DUPLICATE_WINDOW_MS,
   STREAMS
 } from "../../infra/jetstream/Streams"
@@ -46,8 +47,7 @@ const messageOf = (m: JsMsg): StreamMessage => ({
  */
 export const makeJetStream = (nc: NatsConnection, namespace: string) =>
   Effect.gen(function* () {
-    // The deployment's own streams: `DEPOSITS_CREDITS` is `DEPOSITS_CREDITS_<ns>` on subjects `<ns>.deposits.…`.
-    const streamName = (name: string) => `${name}_${namespace.toUpperCase()}`
+    const streamName = (name: string) => deploymentStreamName(name, namespace)
     const subject = (logical: string) => `${namespace}.${logical}`
     const jsm: JetStreamManager = yield* Effect.tryPromise({
       try: () => jetstreamManager(nc),

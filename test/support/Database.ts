@@ -1,7 +1,44 @@
+import { jetstreamManager } from "@nats-io/jetstream"
+import { connect } from "@nats-io/transport-node"
 import pg from "pg"
+import { deploymentStreamName, STREAMS } from "../../infra/jetstream/Streams"
 
 /** The real PostgreSQL the machines run (CI starts it when stopped). */
 export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+/** The machines' NATS, where services under test that name `NATS_URL` declare their streams. */
+const MACHINE_NATS = "127.0.0.1:4222"
+
+/**
+ * The streams a test database's deployment declared on the machines' NATS (named by its `deployment` row), deleted
+ * with the database, so test runs do not pile up streams there. Nothing to do when it never ran migrations or
+ * NATS is not there.
+ */
+const dropDeploymentStreams = async (databaseUrl: string) => {
+  const c = new pg.Client({ connectionString: databaseUrl })
+  let namespace: string | undefined
+  try {
+    await c.connect()
+    namespace = (await c.query<{ stream_namespace: string }>("select stream_namespace from deployment"))
+      .rows[0]?.stream_namespace
+  } catch {
+    return
+  } finally {
+    await c.end().catch(() => undefined)
+  }
+  if (namespace === undefined) return
+  const nc = await connect({ servers: MACHINE_NATS, timeout: 1_000, reconnect: false }).catch(() => undefined)
+  if (nc === undefined) return
+  try {
+    const jsm = await jetstreamManager(nc)
+    for (const stream of STREAMS)
+      await jsm.streams.delete(deploymentStreamName(stream.name, namespace)).catch(() => false)
+  } catch {
+    // JetStream off on that server: nothing was declared there.
+  } finally {
+    await nc.close()
+  }
+}
 
 /** A fresh database per test file, so files run in parallel without sharing rows. */
 export const createTestDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
@@ -15,6 +52,7 @@ export const createTestDatabase = async (): Promise<{ url: string; drop: () => P
   return {
     url: url.toString(),
     drop: async () => {
+      await dropDeploymentStreams(url.toString())
       const c = new pg.Client({ connectionString: ADMIN_URL })
       await c.connect()
       await c.query(`drop database if exists ${name} with (force)`)
