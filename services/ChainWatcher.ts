@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer, Option, Queue, Ref, Schedule } from "effect"
 import { type Address, getAddress, toHex } from "viem"
 import { chainIdOf } from "./domain/Environment"
-import { makeCreditRelay } from "./CreditRelay"
+import { makeCreditRelay, RELAY_BATCH } from "./CreditRelay"
 import { Lease } from "./Lease"
 import { Metrics } from "./Metrics"
 import { chainCall, finalBlock } from "./ChainRpc"
@@ -15,7 +15,7 @@ import {
   transferRecipient
 } from "./TransferLog"
 import { chainSettings } from "./Settings"
-import { RELAY_BATCH } from "./CreditRelay"
+import { REPUBLISH_EVERY } from "./EventStream"
 
 /** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */
 export const WATCH_INTERVAL = Duration.millis(100)
@@ -30,8 +30,6 @@ export const REORG_RECHECK_MS = 10 * 60_000
 export const REORG_RECHECK_BLOCKS = 32
 /** How often the recent credit blocks are read again, in their own loop beside the steps. */
 export const REORG_RECHECK_EVERY = Duration.seconds(1)
-/** The credits relay also publishes again what the stream may have lost this often. */
-export const REPUBLISH_EVERY = Duration.seconds(1)
 /** The relay looks for unpublished credits this often without being woken (after a crash, say). */
 export const RELAY_NET = Duration.seconds(1)
 

@@ -3,7 +3,7 @@ import { Clock, Effect, Layer, Option, Queue } from "effect"
 import { CREDIT_PARTITIONS, creditConsumer } from "../infra/jetstream/Streams"
 import { type ActorEvent, ActorHost } from "./ActorHost"
 import { type CreditMessage, stampCredits } from "./CreditRelay"
-import { EventStream, type StreamMessage } from "./EventStream"
+import { consumeIntoQueue, EventStream, type StreamMessage } from "./EventStream"
 import { Lease } from "./Lease"
 import { chainSettings } from "./Settings"
 
@@ -107,16 +107,7 @@ export const makeCreditConsumer = Effect.gen(function* () {
   const consumePartition = (partition: number) =>
     Effect.scoped(
       Effect.gen(function* () {
-        const inbox = yield* Queue.unbounded<StreamMessage>()
-        // Messages that reached this instance but no batch are given back at once when the partition is left.
-        yield* Effect.addFinalizer(() =>
-          Effect.flatMap(Queue.takeAll(inbox), (left) =>
-            Effect.sync(() => {
-              for (const m of left) m.nak()
-            })
-          )
-        )
-        yield* stream.consume(creditConsumer(partition), APPLY_BATCH * 2, (m) => Queue.unsafeOffer(inbox, m))
+        const inbox = yield* consumeIntoQueue(stream, creditConsumer(partition), APPLY_BATCH * 2)
         while (true) {
           const first = yield* Queue.take(inbox)
           const rest = yield* Queue.takeUpTo(inbox, APPLY_BATCH - 1)

@@ -1,12 +1,10 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect } from "effect"
 import { CREDITS_STREAM, creditPartitionOf, creditSubject } from "../infra/jetstream/Streams"
-import { EventStream, type Publication } from "./EventStream"
+import { EventStream, mayBeLostBefore, type Publication } from "./EventStream"
 
 /** Rows published per pass. */
 export const RELAY_BATCH = 2_000
-/** A credit published this long ago and still not applied is published again (its message may be lost). */
-export const REPUBLISH_AFTER_MS = 30_000
 
 /** What travels on the credits stream: a final credit, or the notice that its block was reorganised after. */
 export type CreditMessage =
@@ -135,9 +133,7 @@ export const makeCreditRelay = (chainId: number) =>
 
     /** Publishes again what was published before the stream's store began, or long ago, and is still unapplied. */
     const republishLost = Effect.gen(function* () {
-      const epoch = yield* stream.epoch(CREDITS_STREAM.name)
-      const now = yield* Clock.currentTimeMillis
-      const before = new Date(Math.max(epoch, now - REPUBLISH_AFTER_MS))
+      const before = yield* mayBeLostBefore(stream, CREDITS_STREAM.name)
       return yield* publish({
         credits: sql<CreditRow>`
           select ${columns} from chain_credits

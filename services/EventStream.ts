@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import type { ConsumerDefinition } from "../infra/jetstream/Streams"
 import { Bus } from "./Bus"
-import type { EventStreamShape } from "./eventStream/Contract"
+import type { EventStreamShape, StreamMessage } from "./eventStream/Contract"
 import { makeInProcessStream } from "./eventStream/InProcessStream"
 import { makeJetStream } from "./eventStream/JetStreamTransport"
 
@@ -26,3 +27,37 @@ export class EventStream extends Context.Tag("deposits/EventStream")<EventStream
     })
   )
 }
+
+/** A message still unconsumed this long after its publication is published again (it may be lost in a crash). */
+export const REPUBLISH_AFTER_MS = 30_000
+/** How often the relays look for what to publish again. */
+export const REPUBLISH_EVERY = Duration.seconds(1)
+
+/**
+ * What was published before this may be lost: publications before the stream's store began (a server that came
+ * back empty) or more than REPUBLISH_AFTER_MS ago. The relays publish such rows again if still unconsumed.
+ */
+export const mayBeLostBefore = (stream: EventStreamShape, streamName: string) =>
+  Effect.gen(function* () {
+    const epoch = yield* stream.epoch(streamName)
+    const now = yield* Clock.currentTimeMillis
+    return new Date(Math.max(epoch, now - REPUBLISH_AFTER_MS))
+  })
+
+/**
+ * A consumer's messages for this instance, queued for its workers, until the scope closes: then delivery stops and
+ * the messages still queued are given back at once (`nak`), not left to their ack wait.
+ */
+export const consumeIntoQueue = (stream: EventStreamShape, consumer: ConsumerDefinition, buffer: number) =>
+  Effect.gen(function* () {
+    const inbox = yield* Queue.unbounded<StreamMessage>()
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Queue.takeAll(inbox), (left) =>
+        Effect.sync(() => {
+          for (const m of left) m.nak()
+        })
+      )
+    )
+    yield* stream.consume(consumer, buffer, (m) => Queue.unsafeOffer(inbox, m))
+    return inbox
+  })

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { WEBHOOK_JOBS_SUBJECT, WEBHOOKS_STREAM } from "../infra/jetstream/Streams"
 import { Bus } from "./Bus"
-import { EventStream } from "./EventStream"
+import { EventStream, mayBeLostBefore, REPUBLISH_EVERY } from "./EventStream"
 import { Ids } from "./Ids"
 import { Lease } from "./Lease"
 import { makeWorkSignal } from "./WorkSignal"
@@ -10,9 +10,6 @@ import { makeWorkSignal } from "./WorkSignal"
 export const RELAY_INTERVAL = Duration.millis(100)
 /** Jobs published per pass. */
 export const PUBLISH_BATCH = 500
-/** A due job nobody attempted this long after it was due (and published) is published again. */
-export const REPUBLISH_AFTER_MS = 30_000
-export const REPUBLISH_EVERY = Duration.seconds(1)
 
 /** What a delivery job's message carries: the job, its endpoint (for the per-endpoint cap) and which publication. */
 export interface JobMessage {
@@ -75,9 +72,7 @@ const publishJobs = (republish: boolean) =>
     const sql = yield* PgClient.PgClient
     const stream = yield* EventStream
     const now = yield* Clock.currentTimeMillis
-    const before = republish
-      ? new Date(Math.max(yield* stream.epoch(WEBHOOKS_STREAM.name), now - REPUBLISH_AFTER_MS))
-      : undefined
+    const before = republish ? yield* mayBeLostBefore(stream, WEBHOOKS_STREAM.name) : undefined
     const due =
       before === undefined
         ? sql`

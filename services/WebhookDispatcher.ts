@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Config, Effect, Layer, Option, Queue, Random } from "effect"
 import { WEBHOOK_CONSUMER } from "../infra/jetstream/Streams"
-import { EventStream, type StreamMessage } from "./EventStream"
+import { consumeIntoQueue, EventStream, type StreamMessage } from "./EventStream"
 import { Ids } from "./Ids"
 import type { JobMessage } from "./OutboxRelay"
 import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
@@ -190,19 +190,9 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     // Every instance consumes the one webhook consumer: JetStream hands each job's message to one dispatcher and
     // brings it back after a nak's delay (the retry schedule) or the ack wait (a dispatcher that died).
     const settings = yield* dispatchSettings
-    const stream = yield* EventStream
     const embedded = Option.isNone(settings.databaseUrl)
     const slots = makeEndpointSlots(embedded ? EMBEDDED_DISPATCH_PER_ENDPOINT : DISPATCH_PER_ENDPOINT)
     const workers = embedded ? EMBEDDED_DISPATCH_CONCURRENCY : DISPATCH_CONCURRENCY
-    const inbox = yield* Queue.unbounded<StreamMessage>()
-    // Messages that reached this instance but no worker are given back at once on shutdown.
-    yield* Effect.addFinalizer(() =>
-      Effect.flatMap(Queue.takeAll(inbox), (left) =>
-        Effect.sync(() => {
-          for (const m of left) m.nak()
-        })
-      )
-    )
     const handle = (message: StreamMessage) =>
       Effect.gen(function* () {
         const job = parseJobMessage(message.data)
@@ -219,9 +209,10 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
         if (settled._tag === "Done") message.ack()
         else message.nak(settled.delayMs)
       })
+    // Messages that reached this instance but no worker are given back at once on shutdown.
+    const inbox = yield* consumeIntoQueue(yield* EventStream, WEBHOOK_CONSUMER, workers * DISPATCH_BUFFER)
     const worker = Effect.forever(Effect.flatMap(Queue.take(inbox), handle))
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
-    yield* stream.consume(WEBHOOK_CONSUMER, workers * DISPATCH_BUFFER, (m) => Queue.unsafeOffer(inbox, m))
   })
 )
 
