@@ -16,6 +16,7 @@ import { createTestDatabase } from "../support/Database"
 import { chainAccessOf, localChainClients } from "../support/LocalChain"
 import { createMerchant } from "../support/Merchant"
 import { seedReadyRequests } from "../support/seedReadyRequests"
+import { jsonRpc } from "./jsonRpc"
 
 /**
  * Issue 19: a burst of payments settled. N requests (default 1,000; BENCH_SETTLEMENT_REQUESTS) are paid in ONE
@@ -41,19 +42,7 @@ const TARGET_MS = 15_000
 const GAS_LIMIT = 100_000_000
 const log = (message: string) => process.stderr.write(`${message}\n`)
 
-const rpc = async <A>(url: string, body: unknown): Promise<A> => {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  return (await response.json()) as A
-}
-const call = async <A>(url: string, method: string, params: Array<unknown> = []): Promise<A> => {
-  const r = await rpc<{ result?: A; error?: unknown }>(url, { jsonrpc: "2.0", id: 1, method, params })
-  if (r.error !== undefined) throw new Error(`${method}: ${JSON.stringify(r.error)}`)
-  return r.result as A
-}
+const { rpc, call } = jsonRpc()
 const batch = async <A>(url: string, calls: ReadonlyArray<{ method: string; params: Array<unknown> }>) => {
   const out: Array<A> = []
   for (let i = 0; i < calls.length; i += 500) {

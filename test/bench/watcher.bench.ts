@@ -27,6 +27,7 @@ import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedReadyRequests } from "../support/seedReadyRequests"
+import { jsonRpc } from "./jsonRpc"
 
 /**
  * Issue 6: the chain watcher under load, against real PostgreSQL and a real anvil.
@@ -148,19 +149,7 @@ const recordingTracer = (base: Tracer.Tracer) =>
 
 // ---------- the chain ----------
 
-const rpc = async <A>(url: string, body: unknown): Promise<A> => {
-  const response = await originalFetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  return (await response.json()) as A
-}
-const call = async <A>(url: string, method: string, params: Array<unknown> = []): Promise<A> => {
-  const r = await rpc<{ result?: A; error?: unknown }>(url, { jsonrpc: "2.0", id: 1, method, params })
-  if (r.error !== undefined) throw new Error(`${method}: ${JSON.stringify(r.error)}`)
-  return r.result as A
-}
+const { rpc, call } = jsonRpc(originalFetch)
 
 /** One block holding a token transfer of AMOUNT to each address, from `payer` (an unlocked dev account). */
 const mineTransfers = async (
