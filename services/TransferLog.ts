@@ -14,17 +14,6 @@ export interface RawLog {
   readonly removed?: boolean
 }
 
-export interface TransferLog {
-  readonly txHash: Hex
-  readonly logIndex: number
-  readonly blockNumber: bigint
-  readonly blockHash: Hex
-  /** Lower-case, as on the wire; the caller checksums only what it keeps. */
-  readonly from: Address
-  readonly to: Address
-  readonly value: bigint
-}
-
 const addressOfTopic = (topic: Hex): Address => `0x${topic.slice(26).toLowerCase()}`
 
 /**
@@ -43,23 +32,10 @@ const isFungibleTransfer = (log: RawLog): boolean =>
   log.blockHash !== null
 
 /**
- * Decodes an ERC-20 `Transfer` log straight from its wire form: three slices instead of viem's general ABI decoder,
- * which was most of the watcher's per-block time at 500 transfers a block. `undefined` when it is not one.
+ * The recipient of an ERC-20 `Transfer` log (lower-case, as on the wire), read straight from its wire form (a
+ * slice instead of viem's general ABI decoder, which was most of the watcher's per-block time), or `undefined`
+ * when it is not one.
  */
-export const decodeTransferLog = (log: RawLog): TransferLog | undefined => {
-  if (!isFungibleTransfer(log)) return undefined
-  return {
-    txHash: log.transactionHash!,
-    logIndex: Number(log.logIndex),
-    blockNumber: BigInt(log.blockNumber!),
-    blockHash: log.blockHash!,
-    from: addressOfTopic(log.topics[1]!),
-    to: addressOfTopic(log.topics[2]!),
-    value: BigInt(log.data)
-  }
-}
-
-/** The recipient of a `Transfer` log (lower-case, as on the wire), or `undefined` when it is not one. */
 export const transferRecipient = (log: RawLog): Address | undefined =>
   isFungibleTransfer(log) ? addressOfTopic(log.topics[2]!) : undefined
 
