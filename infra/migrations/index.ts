@@ -20,6 +20,7 @@ import actorStepsFunction from "./0019_actor_steps_function"
 import transferNonces from "./0020_transfer_nonces"
 import streamPublishing from "./0021_stream_publishing"
 import creditRequestsUnchecked from "./0022_credit_requests_unchecked"
+import actorRowsCheckedOnce from "./0023_actor_rows_checked_once"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -44,5 +45,6 @@ export const migrations = {
   "0019_actor_steps_function": actorStepsFunction,
   "0020_transfer_nonces": transferNonces,
   "0021_stream_publishing": streamPublishing,
-  "0022_credit_requests_unchecked": creditRequestsUnchecked
+  "0022_credit_requests_unchecked": creditRequestsUnchecked,
+  "0023_actor_rows_checked_once": actorRowsCheckedOnce
 }

@@ -301,6 +301,71 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
     })
   )
   it.effect(
+    "apply_actor_steps refuses, and writes nothing for, rows outside its requests or of another account (what the dropped foreign keys checked)",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { accountId, databaseUrl } = yield* Fixture
+        const id = yield* seedDepositRequest(accountId)
+        const other = (yield* Effect.promise(() => createMerchant(databaseUrl))).accountId.slice(
+          "acct_".length
+        )
+        const [before] = yield* sql<{ version: string; status: string; snapshot: unknown }>`
+          select version::text, status, snapshot from deposit_requests where id = ${id}`
+        const at = new Date().toISOString()
+        const stranger = "01900000-0000-7000-8000-000000000001"
+        const statement = (over: {
+          event?: string
+          lifecycleRequest?: string
+          lifecycleAccount?: string
+        }) => ({
+          requests: [
+            {
+              id,
+              expected_version: before!.version,
+              version: String(Number(before!.version) + 1),
+              status: before!.status,
+              snapshot: before!.snapshot,
+              received_base_units: "0",
+              deposit_address: null,
+              updated_at: at
+            }
+          ],
+          events: [{ deposit_request_id: over.event ?? id, event_id: "checked-once", applied_at: at }],
+          lifecycle: [
+            {
+              id: "01900000-0000-7000-8000-0000000000ee",
+              account_id: over.lifecycleAccount ?? accountId,
+              deposit_request_id: over.lifecycleRequest ?? id,
+              type: "deposit_request.checked",
+              dedupe: "checked-once",
+              body: "{}",
+              occurred_at: at
+            }
+          ],
+          outbox: []
+        })
+        const run = (steps: ReturnType<typeof statement>) =>
+          Effect.either(sql`select * from apply_actor_steps(${JSON.stringify(steps)}::jsonb)`)
+        for (const refused of [
+          statement({ event: stranger }),
+          statement({ lifecycleRequest: stranger }),
+          statement({ lifecycleAccount: other })
+        ]) {
+          const outcome = yield* run(refused)
+          // foreign_key_violation, as the keys raised it
+          expect(Either.isLeft(outcome) && (outcome.left.cause as { code?: string }).code).toBe("23503")
+          expect((yield* row(id)).version).toBe(before!.version)
+          expect(yield* count("applied_events", id)).toBe(0)
+          expect(yield* count("lifecycle_events", id)).toBe(0)
+        }
+        // The same statement with its own request and account writes: the check refuses only what it should.
+        expect(Either.isRight(yield* run(statement({})))).toBe(true)
+        expect((yield* row(id)).version).toBe(String(Number(before!.version) + 1))
+        expect(yield* count("lifecycle_events", id)).toBe(1)
+      })
+  )
+  it.effect(
     "steps never change the snapshot they start from (the host keeps snapshots in memory and steps again)",
     () =>
       Effect.sync(() => {
