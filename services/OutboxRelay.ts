@@ -19,10 +19,15 @@ export interface JobMessage {
   readonly publication: number
 }
 
+/** Outbox rows relayed per pass. */
+export const RELAY_BATCH = 500
+
 /**
  * Relays lifecycle events from the outbox to delivery jobs, one per active endpoint of the event's account. The
  * outbox row is marked sent in the same transaction as its jobs, and a job exists once per (endpoint, event), so
  * a crash at any point relays it again and duplicates nothing. One instance relays at a time, under a lease.
+ * Two statements a pass, whatever its size: the rows with their endpoints, then the jobs and the marks together
+ * (a statement per row and endpoint held a burst's deliveries to the relay's pace, README: Webhooks).
  */
 export const relayOnce = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
@@ -30,26 +35,40 @@ export const relayOnce = Effect.gen(function* () {
   return yield* sql.withTransaction(
     Effect.gen(function* () {
       const at = new Date(yield* Clock.currentTimeMillis)
-      const rows = yield* sql<{ id: string; payload: { event_id: string }; trace_parent: string | null }>`
-        select id, payload, trace_parent from outbox
-        where published_at is null and topic = 'lifecycle'
-        order by id limit 200 for update skip locked`
-      for (const row of rows) {
-        const endpoints = yield* sql<{ id: string; account_id: string }>`
-          select e.id, e.account_id from webhook_endpoints e
-          join lifecycle_events ev on ev.account_id = e.account_id
-          where ev.id = ${row.payload.event_id} and e.disabled_at is null`
-        for (const endpoint of endpoints) {
-          yield* sql`
-            insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at,
-                                      trace_parent)
-            values (${ids.next()}, ${endpoint.account_id}, ${endpoint.id}, ${row.payload.event_id}, false, 'pending', ${at}, ${at},
-                    ${row.trace_parent})
-            on conflict do nothing`
-        }
-        yield* sql`update outbox set published_at = ${at} where id = ${row.id}`
-      }
-      return rows.length
+      // Each locked row once, with every active endpoint of its event's account (none: no job, still marked).
+      const rows = yield* sql<{
+        id: string
+        event_id: string
+        trace_parent: string | null
+        endpoint_id: string | null
+        account_id: string | null
+      }>`
+        with due as (
+          select id, (payload->>'event_id')::uuid as event_id, trace_parent from outbox
+          where published_at is null and topic = 'lifecycle'
+          order by id limit ${RELAY_BATCH} for update skip locked
+        )
+        select d.id, d.event_id, d.trace_parent, e.id as endpoint_id, e.account_id
+        from due d
+        left join lifecycle_events ev on ev.id = d.event_id
+        left join webhook_endpoints e on e.account_id = ev.account_id and e.disabled_at is null
+        order by d.id, e.id`
+      if (rows.length === 0) return 0
+      const jobs = rows.filter((r) => r.endpoint_id !== null)
+      yield* sql`
+        with jobs as (
+          insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at,
+                                    created_at, trace_parent)
+          select j.id, j.account_id, j.endpoint_id, j.event_id, false, 'pending', ${at}, ${at}, j.trace_parent
+          from unnest(${jobs.map(() => ids.next())}::uuid[], ${jobs.map((j) => j.account_id)}::uuid[],
+                      ${jobs.map((j) => j.endpoint_id)}::uuid[], ${jobs.map((j) => j.event_id)}::uuid[],
+                      ${jobs.map((j) => j.trace_parent)}::text[])
+            with ordinality as j(id, account_id, endpoint_id, event_id, trace_parent, n)
+          order by j.n
+          on conflict do nothing
+        )
+        update outbox set published_at = ${at} where id = any(${[...new Set(rows.map((r) => r.id))]}::bigint[])`
+      return new Set(rows.map((r) => r.id)).size
     })
   )
 })

@@ -1,8 +1,9 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Effect, Layer, Option, Queue, Random } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Queue, Random, Schedule } from "effect"
 import { WEBHOOK_CONSUMER } from "../infra/jetstream/Streams"
 import { consumeIntoQueue, EventStream, type StreamMessage } from "./EventStream"
 import { Ids } from "./Ids"
+import { makeDeliveryLines } from "./DeliveryLines"
 import type { JobMessage } from "./OutboxRelay"
 import { gapMs, MAX_ATTEMPTS } from "./WebhookSchedule"
 import { WebhookSender } from "./WebhookSender"
@@ -24,20 +25,18 @@ export const EMBEDDED_DISPATCH_CONCURRENCY = 2
 export const DISPATCH_PER_ENDPOINT = 8
 export const EMBEDDED_DISPATCH_PER_ENDPOINT = 1
 
-/** The endpoints this instance is delivering to, and which of them are at their cap. */
-export const makeEndpointSlots = (perEndpoint: number) => {
-  const inFlight = new Map<string, number>()
-  return {
-    isFull: (endpoint: string) => (inFlight.get(endpoint) ?? 0) >= perEndpoint,
-    take: (endpoint: string) => inFlight.set(endpoint, (inFlight.get(endpoint) ?? 0) + 1),
-    give: (endpoint: string) => {
-      const n = (inFlight.get(endpoint) ?? 1) - 1
-      if (n <= 0) inFlight.delete(endpoint)
-      else inFlight.set(endpoint, n)
-    }
-  }
-}
-export type EndpointSlots = ReturnType<typeof makeEndpointSlots>
+/**
+ * The jobs one endpoint may have waiting on one instance beyond those in flight: as many as it drains in
+ * LINE_DRAIN_MS at its recent pace (a hung endpoint, 10 s an attempt: 48; a fast one: up to LINE_MAX), and
+ * LINE_TOTAL for every endpoint together, a fifth of the webhook consumer's unacknowledged messages. A minute, not
+ * less: under a burst the first attempts are slow (the machine is busy committing it), and a line sized by them
+ * sent most of the burst back to the stream for seconds.
+ */
+export const LINE_DRAIN_MS = 60_000
+export const LINE_MAX = 2_000
+export const LINE_TOTAL = 2_000
+/** How often the jobs in line restart their ack wait (the consumer's is 30 s). */
+export const LINE_KEEPALIVE_MS = 10_000
 
 /**
  * `WEBHOOK_FIRST_RETRY_MS`: the first retry gap (each next one doubles, capped at an hour);
@@ -65,28 +64,32 @@ interface ClaimedJob {
   readonly trace_parent: string | null
 }
 
-/** What to do with a delivery job's message once its attempt (if any) is over. */
-export type Settled = { readonly _tag: "Done" } | { readonly _tag: "Later"; readonly delayMs: number }
+/**
+ * What to do with a delivery job's message once its attempt (if any) is over, and how long the attempt took (none
+ * made: undefined).
+ */
+export type Settled = ({ readonly _tag: "Done" } | { readonly _tag: "Later"; readonly delayMs: number }) & {
+  readonly attemptMs?: number
+}
 
 const done: Settled = { _tag: "Done" }
 const later = (delayMs: number): Settled => ({ _tag: "Later", delayMs: Math.max(0, Math.ceil(delayMs)) })
 
-/** A message for an endpoint at its cap here is offered again after this long. */
+/** A message for an endpoint whose line here is full is offered again after this long at least. */
 export const SATURATED_DELAY_MS = 250
 /** A message naming a publication the row does not show yet (a concurrent re-publication) waits this long. */
 export const UNRECORDED_DELAY_MS = 100
 
 /**
- * One delivery job's message: the job's row decides. A due, unlocked job of this publication is claimed (locked
+ * One delivery job's message, in one of its endpoint's slots here (the caller took it): the job's row decides. A due, unlocked job of this publication is claimed (locked
  * for the claim TTL), attempted with the event's fixed bytes signed now, recorded, and either ends (the message is
  * acked) or is due again after the schedule's gap (the message comes back after it). A message for a job that ended,
  * or an older copy, is dropped; one that came early (a job locked by another dispatcher, or not yet due) waits.
  */
-export const dispatchJob = (message: JobMessage, slots: EndpointSlots, settings: DispatchSettings) =>
+export const dispatchJob = (message: JobMessage, settings: DispatchSettings) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const { webhookClaimTtlMs } = settings
-    if (slots.isFull(message.endpoint_id)) return later(SATURATED_DELAY_MS)
     const now = new Date(yield* Clock.currentTimeMillis)
     const claimed = yield* sql<ClaimedJob>`
     update webhook_jobs j set locked_until = ${new Date(now.getTime() + webhookClaimTtlMs)}
@@ -114,7 +117,6 @@ export const dispatchJob = (message: JobMessage, slots: EndpointSlots, settings:
       yield* sql`update webhook_jobs set state = 'cancelled', locked_until = null where id = ${job.id}`
       return done
     }
-    slots.take(job.endpoint_id)
     // A shutdown waits for an attempt under way (10 s at most) so it is recorded, not sent again by another instance.
     return yield* deliver(job, now, settings).pipe(
       spanCausedBy("Webhook.deliver", job.trace_parent, {
@@ -122,8 +124,7 @@ export const dispatchJob = (message: JobMessage, slots: EndpointSlots, settings:
         "webhook.event_type": job.type,
         "webhook.attempt": job.attempts + 1
       }),
-      Effect.uninterruptible,
-      Effect.ensuring(Effect.sync(() => slots.give(job.endpoint_id)))
+      Effect.uninterruptible
     )
   })
 
@@ -179,7 +180,8 @@ const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
     metrics.webhookAttempts.inc({
       outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"
     })
-    return retryAt === null ? done : later(retryAt.getTime() - (yield* Clock.currentTimeMillis))
+    const settled = retryAt === null ? done : later(retryAt.getTime() - (yield* Clock.currentTimeMillis))
+    return { ...settled, attemptMs: outcome.durationMs }
   })
 
 /** Messages taken from the stream ahead of the workers, per instance. */
@@ -191,8 +193,37 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     // brings it back after a nak's delay (the retry schedule) or the ack wait (a dispatcher that died).
     const settings = yield* dispatchSettings
     const embedded = Option.isNone(settings.databaseUrl)
-    const slots = makeEndpointSlots(embedded ? EMBEDDED_DISPATCH_PER_ENDPOINT : DISPATCH_PER_ENDPOINT)
+    const perEndpoint = embedded ? EMBEDDED_DISPATCH_PER_ENDPOINT : DISPATCH_PER_ENDPOINT
+    const lines = makeDeliveryLines<{ readonly message: StreamMessage; readonly job: JobMessage }>({
+      perEndpoint,
+      maxPerLine: LINE_MAX,
+      maxWaiting: LINE_TOTAL,
+      drainMs: LINE_DRAIN_MS,
+      unknownAttemptMs: 100,
+      minRetryMs: SATURATED_DELAY_MS,
+      maxRetryMs: 60_000
+    })
     const workers = embedded ? EMBEDDED_DISPATCH_CONCURRENCY : DISPATCH_CONCURRENCY
+    /** Works in one of the endpoint's slots, then on the jobs in its line, until the line is empty. */
+    const work = (first: { readonly message: StreamMessage; readonly job: JobMessage }) =>
+      Effect.iterate(first as { readonly message: StreamMessage; readonly job: JobMessage } | undefined, {
+        while: (next) => next !== undefined,
+        body: (next) =>
+          Effect.gen(function* () {
+            const { message, job } = next!
+            message.working()
+            const settled = yield* dispatchJob(job, settings).pipe(
+              Effect.catchAllCause((cause) =>
+                Effect.as(Effect.logError("webhook dispatch failed", cause), later(DISPATCH_ERROR_DELAY_MS))
+              )
+            )
+            if (settled._tag === "Done") message.ack()
+            else message.nak(settled.delayMs)
+            const { next: following, evicted, retryInMs } = lines.give(job.endpoint_id, settled.attemptMs)
+            for (const left of evicted) left.message.nak(retryInMs)
+            return following
+          })
+      })
     const handle = (message: StreamMessage) =>
       Effect.gen(function* () {
         const job = parseJobMessage(message.data)
@@ -200,17 +231,24 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
           yield* Effect.logError(`webhook stream: dropped a malformed message ${message.seq}`)
           return message.term()
         }
+        if (lines.take(job.endpoint_id)) return yield* work({ message, job })
+        // The endpoint is at its cap here: the job waits in its line, or in the stream when the line is full.
         message.working()
-        const settled = yield* dispatchJob(job, slots, settings).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logError("webhook dispatch failed", cause), later(DISPATCH_ERROR_DELAY_MS))
-          )
-        )
-        if (settled._tag === "Done") message.ack()
-        else message.nak(settled.delayMs)
+        const retryInMs = lines.wait(job.endpoint_id, { message, job })
+        if (retryInMs !== undefined) message.nak(retryInMs)
       })
-    // Messages that reached this instance but no worker are given back at once on shutdown.
+    // Messages that reached this instance but no worker, and jobs in line, are given back at once on shutdown.
     const inbox = yield* consumeIntoQueue(yield* EventStream, WEBHOOK_CONSUMER, workers * DISPATCH_BUFFER)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const { message } of lines.takeAllWaiting()) message.nak()
+      })
+    )
+    yield* Effect.forkScoped(
+      Effect.sync(() => lines.forEachWaiting(({ message }) => message.working())).pipe(
+        Effect.repeat(Schedule.spaced(Duration.millis(LINE_KEEPALIVE_MS)))
+      )
+    )
     const worker = Effect.forever(Effect.flatMap(Queue.take(inbox), handle))
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
   })
