@@ -86,6 +86,7 @@ const xstateAlone = () => {
 const rawInserts = async (pool: pg.Pool, connections: number) => {
   let done = 0
   const deadline = Date.now() + seconds * 1000
+  const cpu = process.cpuUsage()
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (Date.now() < deadline) {
@@ -94,7 +95,8 @@ const rawInserts = async (pool: pg.Pool, connections: number) => {
       }
     })
   )
-  return done / seconds
+  const used = process.cpuUsage(cpu)
+  return { rate: done / seconds, cpuPerInsert: (used.user + used.system) / done }
 }
 
 export async function run() {
@@ -149,32 +151,38 @@ export async function run() {
       let applied = 0
       const latencies: Array<number> = []
       const deadline = Date.now() + durationSeconds * 1000
-      await Promise.all(
-        Array.from({ length: CONNECTIONS }, async (_, lane) => {
-          const own = ids.slice(lane * ACTORS_PER_CONNECTION, (lane + 1) * ACTORS_PER_CONNECTION)
-          let i = 0
-          while (Date.now() < deadline) {
-            const id = own[i % own.length]!
-            const n = nextCredit++
-            const t0 = performance.now()
-            await runtime.runPromise(
-              Effect.flatMap(ActorHost, (h) =>
-                h.apply(id, `credit-${n}`, {
-                  type: "deposit.credited",
-                  at: new Date().toISOString(),
-                  credit_id: `c${n}`,
-                  amount_base_units: "1",
-                  from: WALLET
-                })
-              )
-            )
-            latencies.push(performance.now() - t0)
-            i++
-            applied++
-          }
-        })
+      const cpu = process.cpuUsage()
+      // The writers are fibers, as the host's callers are (request handlers, the credit consumers).
+      await runtime.runPromise(
+        Effect.flatMap(ActorHost, (h) =>
+          Effect.forEach(
+            Array.from({ length: CONNECTIONS }, (_, lane) => lane),
+            (lane) =>
+              Effect.gen(function* () {
+                const own = ids.slice(lane * ACTORS_PER_CONNECTION, (lane + 1) * ACTORS_PER_CONNECTION)
+                let i = 0
+                while (Date.now() < deadline) {
+                  const id = own[i % own.length]!
+                  const n = nextCredit++
+                  const t0 = performance.now()
+                  yield* h.apply(id, `credit-${n}`, {
+                    type: "deposit.credited",
+                    at: new Date().toISOString(),
+                    credit_id: `c${n}`,
+                    amount_base_units: "1",
+                    from: WALLET
+                  })
+                  latencies.push(performance.now() - t0)
+                  i++
+                  applied++
+                }
+              }),
+            { concurrency: "unbounded", discard: true }
+          )
+        )
       )
-      return { rate: applied / durationSeconds, latencies }
+      const used = process.cpuUsage(cpu)
+      return { rate: applied / durationSeconds, latencies, cpuPerEvent: (used.user + used.system) / applied }
     }
     await actorRound(1) // warm-up: JIT, pool, plans
     await rawInserts(pool, CONNECTIONS)
@@ -182,15 +190,19 @@ export async function run() {
     const rates: Array<number> = []
     const p50s: Array<number> = []
     const p99s: Array<number> = []
+    const cpus: Array<number> = []
+    const rawCpus: Array<number> = []
     for (let r = 0; r < rounds; r++) {
-      const raw = await rawInserts(pool, CONNECTIONS)
+      const { rate: raw, cpuPerInsert } = await rawInserts(pool, CONNECTIONS)
       const actors = await actorRound(seconds)
       raws.push(raw)
+      rawCpus.push(cpuPerInsert)
       rates.push(actors.rate)
       p50s.push(quantile(actors.latencies, 0.5))
       p99s.push(quantile(actors.latencies, 0.99))
+      cpus.push(actors.cpuPerEvent)
       log(
-        `  round ${r + 1}: raw ${raw.toFixed(0)}/s, events ${actors.rate.toFixed(0)}/s (${(actors.rate / raw).toFixed(2)}x), p50 ${quantile(actors.latencies, 0.5).toFixed(2)} ms, p99 ${quantile(actors.latencies, 0.99).toFixed(2)} ms`
+        `  round ${r + 1}: raw ${raw.toFixed(0)}/s, events ${actors.rate.toFixed(0)}/s (${(actors.rate / raw).toFixed(2)}x), p50 ${quantile(actors.latencies, 0.5).toFixed(2)} ms, p99 ${quantile(actors.latencies, 0.99).toFixed(2)} ms, this process's CPU ${actors.cpuPerEvent.toFixed(0)} µs per event`
       )
     }
 
@@ -253,6 +265,7 @@ export async function run() {
         `actors: events applied to persisted actors (${ids.length} actors, ${CONNECTIONS} writers, real PostgreSQL; medians of ${rounds} rounds of ${seconds} s, interleaved)`,
         `  raw single-row INSERT commits (pg, ${CONNECTIONS} connections): ${raw.toFixed(0)}/s`,
         `  events applied (restore, transition, persist, dedupe, events, outbox): ${rate.toFixed(0)}/s  p50 ${median(p50s).toFixed(2)} ms  p99 ${median(p99s).toFixed(2)} ms`,
+        `  this process's CPU per event applied (the host, its callers, the pg client): ${median(cpus).toFixed(0)} µs, per raw insert ${median(rawCpus).toFixed(0)} µs`,
         `  ratio events/raw inserts: ${(rate / raw).toFixed(2)}x (rounds: ${rates.map((r, i) => (r / raws[i]!).toFixed(2)).join(", ")})`,
         `  a block's ${BLOCK_CREDITS} credits through applyMany (${BLOCK_LANES} lanes side by side, each request funded): median ${median(blockTimes).toFixed(1)} ms  p99 ${quantile(blockTimes, 0.99).toFixed(1)} ms over ${blockTimes.length} blocks (target < 50 ms); deposited events ${deposited.rows[0]?.n}`,
         `    of which XState steps ${median(stepTimes).toFixed(1)} ms (the lanes' steps, one after another on the one thread), apply_actor_steps statements ${median(statementTimes).toFixed(1)} ms summed over the ${BLOCK_LANES} lanes (they overlap; two cores)`,
