@@ -194,7 +194,8 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
     const settings = yield* dispatchSettings
     const embedded = Option.isNone(settings.databaseUrl)
     const perEndpoint = embedded ? EMBEDDED_DISPATCH_PER_ENDPOINT : DISPATCH_PER_ENDPOINT
-    const lines = makeDeliveryLines<{ readonly message: StreamMessage; readonly job: JobMessage }>({
+    type Lined = { readonly message: StreamMessage; readonly job: JobMessage }
+    const lines = makeDeliveryLines<Lined>({
       perEndpoint,
       maxPerLine: LINE_MAX,
       maxWaiting: LINE_TOTAL,
@@ -204,25 +205,32 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       maxRetryMs: 60_000
     })
     const workers = embedded ? EMBEDDED_DISPATCH_CONCURRENCY : DISPATCH_CONCURRENCY
-    /** Works in one of the endpoint's slots, then on the jobs in its line, until the line is empty. */
-    const work = (first: { readonly message: StreamMessage; readonly job: JobMessage }) =>
-      Effect.iterate(first as { readonly message: StreamMessage; readonly job: JobMessage } | undefined, {
-        while: (next) => next !== undefined,
-        body: (next) =>
-          Effect.gen(function* () {
-            const { message, job } = next!
-            message.working()
-            const settled = yield* dispatchJob(job, settings).pipe(
-              Effect.catchAllCause((cause) =>
-                Effect.as(Effect.logError("webhook dispatch failed", cause), later(DISPATCH_ERROR_DELAY_MS))
+    /**
+     * Works in one of the endpoint's slots, then on the jobs in its line, until the line is empty. Stopped (a
+     * shutdown) between two jobs, it hands the one it was given back to the stream at once.
+     */
+    const work = (first: Lined) =>
+      Effect.suspend(() => {
+        let current: Lined | undefined = first
+        return Effect.whileLoop({
+          while: () => current !== undefined,
+          body: () =>
+            Effect.gen(function* () {
+              const { message, job } = current!
+              message.working()
+              const settled = yield* dispatchJob(job, settings).pipe(
+                Effect.catchAllCause((cause) =>
+                  Effect.as(Effect.logError("webhook dispatch failed", cause), later(DISPATCH_ERROR_DELAY_MS))
+                )
               )
-            )
-            if (settled._tag === "Done") message.ack()
-            else message.nak(settled.delayMs)
-            const { next: following, evicted, retryInMs } = lines.give(job.endpoint_id, settled.attemptMs)
-            for (const left of evicted) left.message.nak(retryInMs)
-            return following
-          })
+              if (settled._tag === "Done") message.ack()
+              else message.nak(settled.delayMs)
+              const { next, evicted, retryInMs } = lines.give(job.endpoint_id, settled.attemptMs)
+              for (const left of evicted) left.message.nak(retryInMs)
+              current = next
+            }),
+          step: () => undefined
+        }).pipe(Effect.onInterrupt(() => Effect.sync(() => current?.message.nak())))
       })
     const handle = (message: StreamMessage) =>
       Effect.gen(function* () {
