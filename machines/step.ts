@@ -1,9 +1,10 @@
 import {
+  type AnyActorLogic,
   type AnyEventObject,
+  createActor,
   type ExecutableActionsFrom,
   initialTransition,
-  type StateValueFrom,
-  transition
+  type StateValueFrom
 } from "xstate"
 import { type DepositRequestStatus, depositRequestStatuses } from "../services/domain/Lifecycle"
 import {
@@ -96,6 +97,30 @@ export const start = (input: DepositRequestInput): Step => {
 }
 
 /**
+ * XState's pure `transition()` makes an inert actor scope for every call: an actor (which computes an initial
+ * snapshot), a system and the scope, then throws them away. The machine spawns and invokes nothing and schedules
+ * nothing, so nothing it does is kept in a scope: one made once serves every step, its action executor collecting
+ * the step's actions (run by nobody, as `transition()` leaves them). A test holds each step equal to XState's own
+ * `transition()`.
+ */
+const stepActions: Array<ExecutableActionsFrom<typeof depositRequestMachine>> = []
+// As XState's own inert scope: an actor made without input, never started.
+const inertActor = createActor(depositRequestMachine as unknown as AnyActorLogic)
+const inertScope = {
+  self: inertActor,
+  defer: () => {},
+  id: "",
+  logger: () => {},
+  sessionId: "",
+  stopChild: () => {},
+  system: inertActor.system,
+  emit: () => {},
+  actionExecutor: (action: ExecutableActionsFrom<typeof depositRequestMachine>) => {
+    stepActions.push(action)
+  }
+} as unknown as Parameters<typeof depositRequestMachine.transition>[2]
+
+/**
  * Restores a persisted snapshot (as stored: plain JSON) and applies one event. An event the current state does
  * not take, or whose guard fails, changes nothing and emits nothing.
  */
@@ -103,8 +128,8 @@ export const step = (persisted: unknown, event: DepositRequestEvent): Step => {
   const restored = depositRequestMachine.resolveState(
     persisted as Parameters<typeof depositRequestMachine.resolveState>[0]
   )
-  const [snapshot, actions] = transition(depositRequestMachine, restored, event)
-  return toStep(snapshot, actions)
+  const snapshot = depositRequestMachine.transition(restored, event, inertScope)
+  return toStep(snapshot, stepActions.splice(0))
 }
 
 type TopLevel<V> = V extends string ? V : keyof V

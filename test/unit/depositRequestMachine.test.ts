@@ -1,5 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "@effect/vitest"
+import { transition } from "xstate"
 import {
   type Command,
   type DepositRequestEvent,
@@ -807,6 +808,35 @@ describe("invariants under random event sequences", () => {
         for (const x of commands(emitted)) if (x.type === "retry") expect(issued.has(x.command_id)).toBe(true)
       }),
       { numRuns: 400 }
+    )
+  })
+})
+
+describe("a step", () => {
+  it("equals XState's own transition() (a fresh inert scope each time) along any sequence", () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ mode, amount, ops }) => {
+        let s = fresh(mode, amount.toString())
+        ops.forEach((o, i) => {
+          const event = toEvent(s, o, i)
+          const persisted = JSON.parse(JSON.stringify(s.snapshot))
+          const [snapshot, actions] = transition(
+            depositRequestMachine,
+            depositRequestMachine.resolveState(persisted),
+            event
+          )
+          const next = step(persisted, event)
+          expect(next.snapshot).toEqual(depositRequestMachine.getPersistedSnapshot(snapshot))
+          expect(next.status).toBe(snapshot.value)
+          const emitted = actions.flatMap((a) => {
+            const { type, params } = a as unknown as { type: string; params?: { event?: unknown } }
+            return type === "xstate.emit" && params?.event !== undefined ? [params.event] : []
+          })
+          expect(next.emitted).toEqual(emitted)
+          s = next
+        })
+      }),
+      { numRuns: 200 }
     )
   })
 })
