@@ -19,7 +19,7 @@ let service: RunningService
 let api: MerchantClient
 let db: pg.Client
 
-/** An HTTPS receiver that answers 200 after 40 ms and counts how many requests it holds at once. */
+/** An HTTPS receiver that answers 200 after 300 ms (long enough for the burst to pile up behind the cap) and counts how many requests it holds at once. */
 const startSlowReceiver = async () => {
   const eventIds: Array<string> = []
   let inFlight = 0
@@ -34,7 +34,7 @@ const startSlowReceiver = async () => {
         inFlight--
         res.writeHead(200)
         res.end("ok")
-      }, 40)
+      }, 300)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
