@@ -223,19 +223,10 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
                   Effect.as(Effect.logError("webhook dispatch failed", cause), later(DISPATCH_ERROR_DELAY_MS))
                 )
               )
-              // A refused ack (the connection just closed) must not keep the endpoint's slot: the line goes on.
-              yield* Effect.sync(() => {
-                if (settled._tag === "Done") message.ack()
-                else message.nak(settled.delayMs)
-              }).pipe(
-                Effect.catchAllDefect((defect) => Effect.logWarning("webhook stream: ack refused", defect))
-              )
+              if (settled._tag === "Done") message.ack()
+              else message.nak(settled.delayMs)
               const { next, evicted, retryInMs } = lines.give(job.endpoint_id, settled.attemptMs)
-              yield* Effect.sync(() => {
-                for (const left of evicted) left.message.nak(retryInMs)
-              }).pipe(
-                Effect.catchAllDefect((defect) => Effect.logWarning("webhook stream: nak refused", defect))
-              )
+              for (const left of evicted) left.message.nak(retryInMs)
               current = next
             }),
           step: () => undefined
