@@ -54,6 +54,7 @@ export const relayOnce = Effect.gen(function* () {
         left join webhook_endpoints e on e.account_id = ev.account_id and e.disabled_at is null
         order by d.id, e.id`
       if (rows.length === 0) return 0
+      const relayed = [...new Set(rows.map((r) => r.id))]
       const jobs = rows.filter((r) => r.endpoint_id !== null)
       yield* sql`
         with jobs as (
@@ -67,8 +68,8 @@ export const relayOnce = Effect.gen(function* () {
           order by j.n
           on conflict do nothing
         )
-        update outbox set published_at = ${at} where id = any(${[...new Set(rows.map((r) => r.id))]}::bigint[])`
-      return new Set(rows.map((r) => r.id)).size
+        update outbox set published_at = ${at} where id = any(${relayed}::bigint[])`
+      return relayed.length
     })
   )
 })

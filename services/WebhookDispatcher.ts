@@ -81,10 +81,11 @@ export const SATURATED_DELAY_MS = 250
 export const UNRECORDED_DELAY_MS = 100
 
 /**
- * One delivery job's message, in one of its endpoint's slots here (the caller took it): the job's row decides. A due, unlocked job of this publication is claimed (locked
- * for the claim TTL), attempted with the event's fixed bytes signed now, recorded, and either ends (the message is
- * acked) or is due again after the schedule's gap (the message comes back after it). A message for a job that ended,
- * or an older copy, is dropped; one that came early (a job locked by another dispatcher, or not yet due) waits.
+ * One delivery job's message, in one of its endpoint's slots here (the caller took it): the job's row decides. A
+ * due, unlocked job of this publication is claimed (locked for the claim TTL), attempted with the event's fixed bytes
+ * signed now, recorded, and either ends (the message is acked) or is due again after the schedule's gap (the message
+ * comes back after it). A message for a job that ended, or an older copy, is dropped; one that came early (a job
+ * locked by another dispatcher, or not yet due) waits.
  */
 export const dispatchJob = (message: JobMessage, settings: DispatchSettings) =>
   Effect.gen(function* () {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { makeDeliveryLines } from "../../services/DeliveryLines"
+import { type DeliveryLines, makeDeliveryLines } from "../../services/DeliveryLines"
 
 const options = {
   perEndpoint: 2,
@@ -12,12 +12,7 @@ const options = {
 }
 
 /** Fills the endpoint's slots and finishes `n` attempts of `ms` each, so the line learns that pace. */
-const learn = (
-  lines: ReturnType<typeof makeDeliveryLines<string>>,
-  endpoint: string,
-  n: number,
-  ms: number
-) => {
+const learn = (lines: DeliveryLines<string>, endpoint: string, n: number, ms: number) => {
   for (let i = 0; i < n; i++) {
     expect(lines.take(endpoint)).toBe(true)
     expect(lines.give(endpoint, ms).next).toBeUndefined()
