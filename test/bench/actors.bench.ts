@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Tracer } from "effect"
+import { Effect, type Tracer } from "effect"
 import pg from "pg"
 import { start, step } from "../../machines/step"
 import { ActorHost } from "../../services/ActorHost"
@@ -10,6 +10,7 @@ import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { benchSettings } from "./harness"
+import { spanTimesTracer } from "./spanTimes"
 
 /**
  * Issue 19 (1): events applied to persisted actors (restore, transition, persist snapshot + dedupe + lifecycle
@@ -37,21 +38,10 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
  * (summed over the lanes, which overlap), from the host's own spans.
  */
 const phaseTracer = (base: Tracer.Tracer, phases: { step: number; statement: number }) =>
-  Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = base.span(name, parent, context, links, startTime, kind, options)
-      if (name !== "DepositRequest.step" && name !== "sql.execute") return span
-      const end = span.end.bind(span)
-      ;(span as { end: Tracer.Span["end"] }).end = (endTime, exit) => {
-        // The statement's text is set after the span starts.
-        if (name === "DepositRequest.step") phases.step += Number(endTime - startTime) / 1e6
-        else if (String(span.attributes.get("db.query.text")).includes("apply_actor_steps"))
-          phases.statement += Number(endTime - startTime) / 1e6
-        end(endTime, exit)
-      }
-      return span
-    },
-    context: (f, fiber) => base.context(f, fiber)
+  spanTimesTracer(base, new Set(["DepositRequest.step", "sql.execute"]), (span, ms) => {
+    if (span.name === "DepositRequest.step") phases.step += ms
+    else if (String(span.attributes.get("db.query.text")).includes("apply_actor_steps"))
+      phases.statement += ms
   })
 
 const xstateAlone = () => {

@@ -1,4 +1,4 @@
-import { Effect, Fiber, Option, Tracer } from "effect"
+import { Effect, Fiber, Option, type Tracer } from "effect"
 import { chainAccessOf } from "../support/LocalChain"
 import pg from "pg"
 import {
@@ -28,6 +28,7 @@ import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedReadyRequests } from "../support/seedReadyRequests"
 import { jsonRpc } from "./jsonRpc"
+import { spanTimesTracer } from "./spanTimes"
 
 /**
  * Issue 6: the chain watcher under load, against real PostgreSQL and a real anvil.
@@ -129,22 +130,16 @@ const add = (key: string, ns: bigint) => {
 
 /** The default tracer, recording how long every `sql.execute` (by statement) and `sql.transaction` span took. */
 const recordingTracer = (base: Tracer.Tracer) =>
-  Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = base.span(name, parent, context, links, startTime, kind, options)
-      if (name !== "sql.execute" && name !== "sql.transaction") return span
-      const end = span.end.bind(span)
-      ;(span as { end: Tracer.Span["end"] }).end = (endTime, exit) => {
-        const text = String(span.attributes.get("db.query.text") ?? "")
-        const key =
-          name === "sql.transaction" ? "transaction (whole)" : text.replace(/\s+/g, " ").trim().slice(0, 60)
-        add(key, endTime - startTime)
-        spanLog.push({ key, start: Number(startTime) / 1e6, end: Number(endTime) / 1e6 })
-        end(endTime, exit)
-      }
-      return span
-    },
-    context: (f, fiber) => base.context(f, fiber)
+  spanTimesTracer(base, new Set(["sql.execute", "sql.transaction"]), (span, _ms, startTime, endTime) => {
+    const key =
+      span.name === "sql.transaction"
+        ? "transaction (whole)"
+        : String(span.attributes.get("db.query.text") ?? "")
+            .replace(/\s+/g, " ")
+            .trim()
+            .slice(0, 60)
+    add(key, endTime - startTime)
+    spanLog.push({ key, start: Number(startTime) / 1e6, end: Number(endTime) / 1e6 })
   })
 
 // ---------- the chain ----------
