@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Clock, Context, Data, Effect, Layer, Option, Schedule, type Tracer } from "effect"
+import { Cause, Clock, Context, Data, Effect, Exit, Layer, Option, Schedule, type Tracer } from "effect"
 import { MACHINE_VERSION } from "../machines/DepositRequest"
 import {
   type DepositRequestContext,
@@ -21,7 +21,7 @@ import { ChangeFeed } from "./ChangeFeed"
 import { Ids } from "./Ids"
 import { Inspector } from "./Inspector"
 import { Metrics } from "./Metrics"
-import { currentTraceParent } from "./TraceContext"
+import { currentFiber, currentTraceParent, startSpan, traceParentOf } from "./TraceContext"
 
 /** A snapshot this code cannot restore: the row names a machine version with no migration to the current one. */
 export class SnapshotVersionError extends Data.TaggedError("SnapshotVersionError")<{
@@ -95,6 +95,7 @@ const REMEMBERED_ACTORS = 10_000
  * second of four queues by request id (groups of ~2); a second commit under way made smaller groups and no more.
  */
 const MAX_GROUP = 64
+const ONE_EVENT = { "deposit_request.events": 1 }
 /** Optimistic tries without a transaction before the rows are locked and read (writers racing on one row). */
 const OPTIMISTIC_TRIES = 2
 /** Under the row locks a write succeeds by the second or third call (stale rows re-read, seen events dropped). */
@@ -190,6 +191,7 @@ const make = Effect.gen(function* () {
     now: Date
   ) =>
     Effect.gen(function* () {
+      const fiber = yield* currentFiber
       const outcomes = members.map((m) => m.items.map((): Stepped | undefined => undefined))
       const current = new Map<string, DepositRequestRow>()
       const inBatch = new Set<string>()
@@ -217,13 +219,18 @@ const make = Effect.gen(function* () {
               expected: MACHINE_VERSION
             })
           }
-          const s = yield* Effect.sync(() => step(before.snapshot, item.event)).pipe(
-            Effect.withSpan("DepositRequest.step", {
-              attributes: { "deposit_request.id": toId("dr", before.id), "event.type": item.event.type },
-              captureStackTrace: false,
-              ...(member.span === undefined ? {} : { parent: member.span })
-            })
-          )
+          const stepSpan = startSpan(fiber, "DepositRequest.step", member.span ?? fiber.currentSpan, {
+            "deposit_request.id": toId("dr", before.id),
+            "event.type": item.event.type
+          })
+          let s: Step
+          try {
+            s = step(before.snapshot, item.event)
+          } catch (defect) {
+            stepSpan?.end(Exit.die(defect))
+            throw defect
+          }
+          stepSpan?.end(Exit.void)
           const facts = lifecycleFactsOf(s)
           // Field by field rather than a spread: properties added after a spread are slow (README: Decisions).
           const row: DepositRequestRow = {
@@ -439,32 +446,38 @@ const make = Effect.gen(function* () {
       readonly step: Step
     }) => Effect.Effect<void, E, R>
   ): Effect.Effect<Applied, E | SqlError | DepositRequestMissing | SnapshotVersionError, R> =>
-    Effect.gen(function* () {
-      const traceParent = yield* currentTraceParent
-      const span = Option.getOrUndefined(yield* Effect.option(Effect.currentSpan))
-      const context = alsoInTransaction === undefined ? undefined : yield* callerContext<R>()
-      const outcome = yield* group.submit("apply", {
-        items: [{ depositRequestId, eventId, event }],
-        also:
-          alsoInTransaction === undefined
-            ? undefined
-            : ([stepped]) =>
-                stepped === undefined
-                  ? Effect.void
-                  : Effect.provide(alsoInTransaction(stepped), context as Context.Context<R>),
-        traceParent,
-        span
-      })
-      return outcome === undefined
-        ? ({ _tag: "Duplicate" } as const)
-        : ({ _tag: "Applied", row: outcome.row, step: outcome.step } as const)
-    }).pipe(
-      // The work this commit leaves for later (outbox rows) links back to this span.
-      Effect.withSpan("ActorHost.commit", {
-        attributes: { "deposit_request.events": 1 },
-        captureStackTrace: false
-      })
-    ) as Effect.Effect<Applied, E | SqlError | DepositRequestMissing | SnapshotVersionError, R>
+    Effect.flatMap(currentFiber, (fiber) => {
+      // The caller's span of this commit, made by hand (one per event: README, Decisions); the work the commit
+      // leaves for later (outbox rows) links back to it.
+      const commitSpan = startSpan(fiber, "ActorHost.commit", fiber.currentSpan, ONE_EVENT)
+      const submit = (context: unknown) =>
+        group.submit("apply", {
+          items: [{ depositRequestId, eventId, event }],
+          also:
+            alsoInTransaction === undefined
+              ? undefined
+              : ([stepped]) => {
+                  if (stepped === undefined) return Effect.void
+                  const also = alsoInTransaction(stepped)
+                  return Effect.provide(
+                    commitSpan === undefined ? also : Effect.withParentSpan(also, commitSpan.span),
+                    context as Context.Context<R>
+                  )
+                },
+          traceParent: commitSpan === undefined ? null : traceParentOf(commitSpan.span),
+          span: commitSpan?.span
+        })
+      const applied = Effect.map(
+        alsoInTransaction === undefined ? submit(undefined) : Effect.flatMap(callerContext<R>(), submit),
+        (outcome): Applied =>
+          outcome === undefined
+            ? { _tag: "Duplicate" }
+            : { _tag: "Applied", row: outcome.row, step: outcome.step }
+      )
+      return commitSpan === undefined
+        ? applied
+        : Effect.onExit(applied, (exit) => Effect.sync(() => commitSpan.end(exit)))
+    }) as Effect.Effect<Applied, E | SqlError | DepositRequestMissing | SnapshotVersionError, R>
 
   /** Applies many events in one commit (a block's credits): how many were new. */
   const applyMany = <E = never, R = never>(

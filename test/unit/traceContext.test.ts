@@ -1,0 +1,60 @@
+import { it } from "@effect/vitest"
+import { Effect, Exit, Tracer } from "effect"
+import { describe, expect } from "vitest"
+import { currentFiber, startSpan, traceParentOf } from "../../services/TraceContext"
+
+/** The default tracer, keeping every span it makes. */
+const recording = () => {
+  const made: Array<Tracer.Span> = []
+  const base = Effect.runSync(Effect.tracer)
+  const tracer = Tracer.make({
+    span: (...args) => {
+      const span = base.span(...args)
+      made.push(span)
+      return span
+    },
+    context: (f, fiber) => base.context(f, fiber)
+  })
+  return { made, tracer }
+}
+
+describe("spans made by hand", () => {
+  it.effect(
+    "are the fiber tracer's spans, under the parent given, with their attributes, ended with the exit",
+    () =>
+      Effect.gen(function* () {
+        const { made, tracer } = recording()
+        const [outer, hand, after] = yield* Effect.gen(function* () {
+          const outer = yield* Effect.currentSpan
+          const fiber = yield* currentFiber
+          const hand = startSpan(fiber, "DepositRequest.step", fiber.currentSpan, { "event.type": "x" })
+          const after = yield* Effect.currentSpan
+          hand!.end(Exit.die("boom"))
+          return [outer, hand!.span, after] as const
+        }).pipe(Effect.withSpan("outer"), Effect.withTracer(tracer))
+        expect(made.map((s) => s.name)).toEqual(["outer", "DepositRequest.step"])
+        expect(hand.parent._tag === "Some" && hand.parent.value.spanId).toBe(outer.spanId)
+        expect(hand.traceId).toBe(outer.traceId)
+        expect(hand.attributes.get("event.type")).toBe("x")
+        expect(hand.status._tag).toBe("Ended")
+        const status = hand.status as Extract<Tracer.SpanStatus, { _tag: "Ended" }>
+        expect(Exit.isFailure(status.exit)).toBe(true)
+        expect(status.endTime >= status.startTime).toBe(true)
+        // Nothing runs inside it: the fiber's current span is still the outer one.
+        expect(after).toBe(outer)
+        expect(traceParentOf(hand)).toBe(`00-${outer.traceId}-${hand.spanId}-01`)
+      })
+  )
+
+  it.effect("are not made when the fiber has tracing off", () =>
+    Effect.gen(function* () {
+      const { made, tracer } = recording()
+      const hand = yield* Effect.map(currentFiber, (fiber) => startSpan(fiber, "x", undefined, {})).pipe(
+        Effect.withTracer(tracer),
+        Effect.withTracerEnabled(false)
+      )
+      expect(hand).toBeUndefined()
+      expect(made).toEqual([])
+    })
+  )
+})
