@@ -10,6 +10,7 @@ import { Ids } from "./Ids"
 import { makeCreateGroupCommit } from "./CreateGroupCommit"
 import { dieOnSqlErrors } from "./SqlFailure"
 import { digestHexOf, newSecret } from "./Secrets"
+import { currentFiber, startSpan } from "./TraceContext"
 
 /** Default and bounds of a request's deadline. */
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000
@@ -171,6 +172,12 @@ const make = Effect.gen(function* () {
       const uuid = ids.next()
       const policy = policyOf(input)
       const secret = policy === "merchant_session" ? newSecret("mss_") : undefined
+      // The first step's span is made by hand, as the actor host's steps are (README: Decisions).
+      const fiber = yield* currentFiber
+      const stepSpan = startSpan(fiber, "DepositRequest.step", fiber.currentSpan, {
+        "deposit_request.id": toId("dr", uuid),
+        "event.type": "start"
+      })
       const { row, step } = yield* Effect.sync(() =>
         host.firstStep(
           {
@@ -200,11 +207,7 @@ const make = Effect.gen(function* () {
             created_at: now.toISOString()
           }
         )
-      ).pipe(
-        Effect.withSpan("DepositRequest.step", {
-          attributes: { "deposit_request.id": toId("dr", uuid), "event.type": "start" }
-        })
-      )
+      ).pipe(Effect.onExit((exit) => Effect.sync(() => stepSpan?.end(exit))))
       // The group commit writes rows only; a first step that emitted events would need them in its transaction.
       if (step.emitted.length > 0)
         return yield* Effect.dieMessage("the first step emitted; creates cannot batch it")
