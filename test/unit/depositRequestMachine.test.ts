@@ -812,56 +812,54 @@ describe("invariants under random event sequences", () => {
   })
 })
 
+/** Checks every step along random event sequences; `check` answers the step to go on from. */
+const alongRandomSequences = (check: (s: Step, event: DepositRequestEvent) => Step) =>
+  fc.assert(
+    fc.property(scenarioArb, ({ mode, amount, ops }) => {
+      let s = fresh(mode, amount.toString())
+      ops.forEach((o, i) => {
+        s = check(s, toEvent(s, o, i))
+      })
+    }),
+    { numRuns: 200 }
+  )
+
 describe("a step", () => {
   it("from the previous step's own snapshot equals one from that snapshot read back from JSON, and leaves it as it was", () => {
-    fc.assert(
-      fc.property(scenarioArb, ({ mode, amount, ops }) => {
-        let s = fresh(mode, amount.toString())
-        ops.forEach((o, i) => {
-          const event = toEvent(s, o, i)
-          const before = JSON.stringify(s.snapshot)
-          // The same snapshot stepped twice (a commit tried again), then from its JSON as the database gives it.
-          const first = step(s.snapshot, event)
-          const again = step(s.snapshot, event)
-          const fromJson = step(JSON.parse(before), event)
-          expect(JSON.stringify(s.snapshot)).toBe(before)
-          for (const other of [again, fromJson]) {
-            expect(other.snapshot).toEqual(first.snapshot)
-            expect(other.status).toBe(first.status)
-            expect(other.emitted).toEqual(first.emitted)
-          }
-          s = first
-        })
-      }),
-      { numRuns: 200 }
-    )
+    alongRandomSequences((s, event) => {
+      const before = JSON.stringify(s.snapshot)
+      // The same snapshot stepped twice (a commit tried again), then from its JSON as the database gives it.
+      const first = step(s.snapshot, event)
+      const again = step(s.snapshot, event)
+      const fromJson = step(JSON.parse(before), event)
+      expect(JSON.stringify(s.snapshot)).toBe(before)
+      for (const other of [again, fromJson]) {
+        expect(other.snapshot).toEqual(first.snapshot)
+        expect(other.status).toBe(first.status)
+        expect(other.emitted).toEqual(first.emitted)
+      }
+      return first
+    })
   })
 
   it("equals XState's own transition() (a fresh inert scope each time) along any sequence", () => {
-    fc.assert(
-      fc.property(scenarioArb, ({ mode, amount, ops }) => {
-        let s = fresh(mode, amount.toString())
-        ops.forEach((o, i) => {
-          const event = toEvent(s, o, i)
-          const persisted = JSON.parse(JSON.stringify(s.snapshot))
-          const [snapshot, actions] = transition(
-            depositRequestMachine,
-            depositRequestMachine.resolveState(persisted),
-            event
-          )
-          const next = step(persisted, event)
-          expect(next.snapshot).toEqual(depositRequestMachine.getPersistedSnapshot(snapshot))
-          expect(next.status).toBe(snapshot.value)
-          const emitted = actions.flatMap((a) => {
-            const { type, params } = a as unknown as { type: string; params?: { event?: unknown } }
-            return type === "xstate.emit" && params?.event !== undefined ? [params.event] : []
-          })
-          expect(next.emitted).toEqual(emitted)
-          s = next
-        })
-      }),
-      { numRuns: 200 }
-    )
+    alongRandomSequences((s, event) => {
+      const persisted = JSON.parse(JSON.stringify(s.snapshot))
+      const [snapshot, actions] = transition(
+        depositRequestMachine,
+        depositRequestMachine.resolveState(persisted),
+        event
+      )
+      const next = step(persisted, event)
+      expect(next.snapshot).toEqual(depositRequestMachine.getPersistedSnapshot(snapshot))
+      expect(next.status).toBe(snapshot.value)
+      const emitted = actions.flatMap((a) => {
+        const { type, params } = a as unknown as { type: string; params?: { event?: unknown } }
+        return type === "xstate.emit" && params?.event !== undefined ? [params.event] : []
+      })
+      expect(next.emitted).toEqual(emitted)
+      return next
+    })
   })
 })
 
