@@ -21,7 +21,7 @@ import { ChangeFeed } from "./ChangeFeed"
 import { Ids } from "./Ids"
 import { Inspector } from "./Inspector"
 import { Metrics } from "./Metrics"
-import { currentFiber, currentTraceParent, startSpan, traceParentOf } from "./TraceContext"
+import { currentFiber, currentTraceParent, startSpan, traceParentOf, withHandSpan } from "./TraceContext"
 
 /** A snapshot this code cannot restore: the row names a machine version with no migration to the current one. */
 export class SnapshotVersionError extends Data.TaggedError("SnapshotVersionError")<{
@@ -446,10 +446,9 @@ const make = Effect.gen(function* () {
       readonly step: Step
     }) => Effect.Effect<void, E, R>
   ): Effect.Effect<Applied, E | SqlError | DepositRequestMissing | SnapshotVersionError, R> =>
-    Effect.flatMap(currentFiber, (fiber) => {
-      // The caller's span of this commit, made by hand (one per event: README, Decisions); the work the commit
-      // leaves for later (outbox rows) links back to it.
-      const commitSpan = startSpan(fiber, "ActorHost.commit", fiber.currentSpan, ONE_EVENT)
+    // The caller's span of this commit, made by hand (one per event: README, Decisions); the work the commit leaves
+    // for later (outbox rows) links back to it.
+    withHandSpan("ActorHost.commit", ONE_EVENT, (commitSpan) => {
       const submit = (context: unknown) =>
         group.submit("apply", {
           items: [{ depositRequestId, eventId, event }],
@@ -460,23 +459,20 @@ const make = Effect.gen(function* () {
                   if (stepped === undefined) return Effect.void
                   const also = alsoInTransaction(stepped)
                   return Effect.provide(
-                    commitSpan === undefined ? also : Effect.withParentSpan(also, commitSpan.span),
+                    commitSpan === undefined ? also : Effect.withParentSpan(also, commitSpan),
                     context as Context.Context<R>
                   )
                 },
-          traceParent: commitSpan === undefined ? null : traceParentOf(commitSpan.span),
-          span: commitSpan?.span
+          traceParent: commitSpan === undefined ? null : traceParentOf(commitSpan),
+          span: commitSpan
         })
-      const applied = Effect.map(
+      return Effect.map(
         alsoInTransaction === undefined ? submit(undefined) : Effect.flatMap(callerContext<R>(), submit),
         (outcome): Applied =>
           outcome === undefined
             ? { _tag: "Duplicate" }
             : { _tag: "Applied", row: outcome.row, step: outcome.step }
       )
-      return commitSpan === undefined
-        ? applied
-        : Effect.onExit(applied, (exit) => Effect.sync(() => commitSpan.end(exit)))
     }) as Effect.Effect<Applied, E | SqlError | DepositRequestMissing | SnapshotVersionError, R>
 
   /** Applies many events in one commit (a block's credits): how many were new. */

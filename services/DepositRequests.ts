@@ -10,7 +10,7 @@ import { Ids } from "./Ids"
 import { makeCreateGroupCommit } from "./CreateGroupCommit"
 import { dieOnSqlErrors } from "./SqlFailure"
 import { digestHexOf, newSecret } from "./Secrets"
-import { currentFiber, startSpan } from "./TraceContext"
+import { withHandSpan } from "./TraceContext"
 
 /** Default and bounds of a request's deadline. */
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000
@@ -173,41 +173,41 @@ const make = Effect.gen(function* () {
       const policy = policyOf(input)
       const secret = policy === "merchant_session" ? newSecret("mss_") : undefined
       // The first step's span is made by hand, as the actor host's steps are (README: Decisions).
-      const fiber = yield* currentFiber
-      const stepSpan = startSpan(fiber, "DepositRequest.step", fiber.currentSpan, {
-        "deposit_request.id": toId("dr", uuid),
-        "event.type": "start"
-      })
-      const { row, step } = yield* Effect.sync(() =>
-        host.firstStep(
-          {
-            id: uuid,
-            account_id: accountId,
-            amount_base_units: input.amount.toString(),
-            heading: input.heading ?? "",
-            reference: input.reference ?? "",
-            metadata: { ...(input.metadata ?? {}) },
-            customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
-            issuer_id: uuidOfId(input.issuer_id),
-            payout_address_id: uuidOfId(input.payout_address_id),
-            payer_policy_mode: policy,
-            expected_email: input.expected_email ?? null,
-            payer_reference: input.payer_reference ?? null,
-            deposit_index: null,
-            deposit_address: null,
-            expires_at: expiresAt,
-            created_at: now
-          },
-          {
-            id: toId("dr", uuid),
-            amount_base_units: input.amount.toString(),
-            payout_address: payoutAddress,
-            payer_policy_mode: policy,
-            expires_at: expiresAt.toISOString(),
-            created_at: now.toISOString()
-          }
-        )
-      ).pipe(Effect.onExit((exit) => Effect.sync(() => stepSpan?.end(exit))))
+      const { row, step } = yield* withHandSpan(
+        "DepositRequest.step",
+        { "deposit_request.id": toId("dr", uuid), "event.type": "start" },
+        () =>
+          Effect.sync(() =>
+            host.firstStep(
+              {
+                id: uuid,
+                account_id: accountId,
+                amount_base_units: input.amount.toString(),
+                heading: input.heading ?? "",
+                reference: input.reference ?? "",
+                metadata: { ...(input.metadata ?? {}) },
+                customer_id: input.customer_id === undefined ? null : uuidOfId(input.customer_id),
+                issuer_id: uuidOfId(input.issuer_id),
+                payout_address_id: uuidOfId(input.payout_address_id),
+                payer_policy_mode: policy,
+                expected_email: input.expected_email ?? null,
+                payer_reference: input.payer_reference ?? null,
+                deposit_index: null,
+                deposit_address: null,
+                expires_at: expiresAt,
+                created_at: now
+              },
+              {
+                id: toId("dr", uuid),
+                amount_base_units: input.amount.toString(),
+                payout_address: payoutAddress,
+                payer_policy_mode: policy,
+                expires_at: expiresAt.toISOString(),
+                created_at: now.toISOString()
+              }
+            )
+          )
+      )
       // The group commit writes rows only; a first step that emitted events would need them in its transaction.
       if (step.emitted.length > 0)
         return yield* Effect.dieMessage("the first step emitted; creates cannot batch it")

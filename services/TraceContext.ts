@@ -47,6 +47,21 @@ export const startSpan = (
   return { span, end: (exit) => span.end(clock.unsafeCurrentTimeNanos(), exit) }
 }
 
+/**
+ * Runs the effect `f` makes in a span made by hand under the fiber's current span, ended with the effect's exit;
+ * `f` gets the span (none with tracing off) to name as the parent of what belongs under it.
+ */
+export const withHandSpan = <A, E, R>(
+  name: string,
+  attributes: Readonly<Record<string, unknown>>,
+  f: (span: Tracer.Span | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
+    const hand = startSpan(fiber as Fiber.RuntimeFiber<unknown, unknown>, name, fiber.currentSpan, attributes)
+    const effect = f(hand?.span)
+    return hand === undefined ? effect : Effect.onExit(effect, (exit) => Effect.sync(() => hand.end(exit)))
+  })
+
 /** The fiber running this effect, for `startSpan`. */
 export const currentFiber: Effect.Effect<Fiber.RuntimeFiber<unknown, unknown>> = Effect.withFiberRuntime(
   (fiber) => Effect.succeed(fiber as Fiber.RuntimeFiber<unknown, unknown>)

@@ -1,7 +1,7 @@
 import { it } from "@effect/vitest"
 import { Effect, Exit, Tracer } from "effect"
 import { describe, expect } from "vitest"
-import { currentFiber, startSpan, traceParentOf } from "../../services/TraceContext"
+import { currentFiber, startSpan, traceParentOf, withHandSpan } from "../../services/TraceContext"
 
 /** The default tracer, keeping every span it makes. */
 const recording = () => {
@@ -44,6 +44,28 @@ describe("spans made by hand", () => {
         expect(after).toBe(outer)
         expect(traceParentOf(hand)).toBe(`00-${outer.traceId}-${hand.spanId}-01`)
       })
+  )
+
+  it.effect("wrap an effect under the current span and end with its exit, success or failure", () =>
+    Effect.gen(function* () {
+      const { made, tracer } = recording()
+      const outer = yield* Effect.gen(function* () {
+        const outer = yield* Effect.currentSpan
+        const seen = yield* withHandSpan("ok", { n: 1 }, (span) => Effect.succeed(span))
+        expect(seen).toBe(made[1])
+        const failed = yield* Effect.exit(withHandSpan("fails", {}, () => Effect.fail("no")))
+        expect(Exit.isFailure(failed)).toBe(true)
+        return outer
+      }).pipe(Effect.withSpan("outer"), Effect.withTracer(tracer))
+      expect(made.map((s) => s.name)).toEqual(["outer", "ok", "fails"])
+      for (const span of made.slice(1)) {
+        expect(span.parent._tag === "Some" && span.parent.value.spanId).toBe(outer.spanId)
+        expect(span.status._tag).toBe("Ended")
+      }
+      const exitOf = (s: Tracer.Span) => (s.status as Extract<Tracer.SpanStatus, { _tag: "Ended" }>).exit
+      expect(Exit.isSuccess(exitOf(made[1]!))).toBe(true)
+      expect(Exit.isFailure(exitOf(made[2]!))).toBe(true)
+    })
   )
 
   it.effect("are not made when the fiber has tracing off", () =>
