@@ -21,6 +21,7 @@ import transferNonces from "./0020_transfer_nonces"
 import streamPublishing from "./0021_stream_publishing"
 import creditRequestsUnchecked from "./0022_credit_requests_unchecked"
 import actorRowsCheckedOnce from "./0023_actor_rows_checked_once"
+import actorRowsFoundById from "./0024_actor_rows_found_by_id"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -46,5 +47,6 @@ export const migrations = {
   "0020_transfer_nonces": transferNonces,
   "0021_stream_publishing": streamPublishing,
   "0022_credit_requests_unchecked": creditRequestsUnchecked,
-  "0023_actor_rows_checked_once": actorRowsCheckedOnce
+  "0023_actor_rows_checked_once": actorRowsCheckedOnce,
+  "0024_actor_rows_found_by_id": actorRowsFoundById
 }
