@@ -32,7 +32,7 @@ const WINDOW = 40
 /** A real request gets one credit or a few; then the writer moves on to its next window of fresh requests. */
 const CREDITS_PER_REQUEST = Number(process.env.BENCH_CREDITS_PER_REQUEST ?? 4)
 /** Requests seeded per writer: enough for its rounds (a writer that runs out starts its requests over). */
-const REQUESTS_PER_CONNECTION = Number(process.env.BENCH_REQUESTS_PER_WRITER ?? 2400)
+const REQUESTS_PER_CONNECTION = Number(process.env.BENCH_REQUESTS_PER_WRITER ?? 3200)
 const BLOCK_CREDITS = 500
 const BLOCK_LANES = 4
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8)
