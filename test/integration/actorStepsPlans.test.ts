@@ -96,7 +96,8 @@ describe("apply_actor_steps on plans made while the table was small", () => {
     const after = await reads()
     await client.query("commit")
     expect(Number(after.seq_scan) - Number(before.seq_scan)).toBe(0)
-    // A probe per row named, to lock, check and update it: with the plans of a small table, over 3,000.
-    expect(Number(after.tuples) - Number(before.tuples)).toBeLessThanOrEqual(8 * 3)
+    // A probe per row named, to lock, check and update it (24 here, some room for another keyed plan); with the
+    // plans of the small table, over 3,000.
+    expect(Number(after.tuples) - Number(before.tuples)).toBeLessThanOrEqual(8 * 4)
   }, 60_000)
 })
