@@ -37,20 +37,25 @@ const BLOCK_CREDITS = 500
 const BLOCK_LANES = 4
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8)
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
+const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
 const quantile = (xs: ReadonlyArray<number>, q: number) => {
   const sorted = [...xs].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0
 }
 
 /**
- * Where a block's time goes: the XState steps (one thread, every lane's) and the `apply_actor_steps` statements
- * (summed over the lanes, which overlap), from the host's own spans.
+ * Where the time goes, from the host's own spans: each span named `name` (a commit, a step) and each
+ * `apply_actor_steps` statement, as it ends.
  */
-const phaseTracer = (base: Tracer.Tracer, phases: { step: number; statement: number }) =>
-  spanTimesTracer(base, new Set(["DepositRequest.step", "sql.execute"]), (span, ms) => {
-    if (span.name === "DepositRequest.step") phases.step += ms
-    else if (String(span.attributes.get("db.query.text")).includes("apply_actor_steps"))
-      phases.statement += ms
+const actorTimesTracer = (
+  base: Tracer.Tracer,
+  name: string,
+  onSpan: (ms: number) => void,
+  onStatement: (ms: number) => void
+) =>
+  spanTimesTracer(base, new Set([name, "sql.execute"]), (span, ms) => {
+    if (span.name === name) onSpan(ms)
+    else if (String(span.attributes.get("db.query.text")).includes("apply_actor_steps")) onStatement(ms)
   })
 
 const xstateAlone = () => {
@@ -159,14 +164,11 @@ export async function run() {
       const deadline = Date.now() + durationSeconds * 1000
       const commits: Array<number> = []
       const statements: Array<number> = []
-      const tracer = spanTimesTracer(
+      const tracer = actorTimesTracer(
         baseTracer,
-        new Set(["ActorHost.sharedCommit", "sql.execute"]),
-        (span, ms) => {
-          if (span.name === "ActorHost.sharedCommit") commits.push(ms)
-          else if (String(span.attributes.get("db.query.text")).includes("apply_actor_steps"))
-            statements.push(ms)
-        }
+        "ActorHost.sharedCommit",
+        (ms) => commits.push(ms),
+        (ms) => statements.push(ms)
       )
       const cpu = process.cpuUsage()
       // The writers are fibers, as the host's callers are (request handlers, the credit consumers).
@@ -242,7 +244,8 @@ export async function run() {
     const stepTimes: Array<number> = []
     const statementTimes: Array<number> = []
     for (let b = 0; b <= BLOCKS; b++) {
-      const phases = { step: 0, statement: 0 }
+      const steps: Array<number> = []
+      const statements: Array<number> = []
       const block = await seed(BLOCK_CREDITS, 1_000_000n)
       const lanes = Array.from({ length: BLOCK_LANES }, (_, lane) =>
         block.filter((_, i) => i % BLOCK_LANES === lane)
@@ -275,12 +278,22 @@ export async function run() {
               ),
             { concurrency: "unbounded", discard: true }
           )
-        }).pipe(Effect.withTracer(phaseTracer(baseTracer, phases)))
+        }).pipe(
+          // A block's XState steps (one thread, every lane's) and its statements (summed over the lanes, which overlap).
+          Effect.withTracer(
+            actorTimesTracer(
+              baseTracer,
+              "DepositRequest.step",
+              (ms) => steps.push(ms),
+              (ms) => statements.push(ms)
+            )
+          )
+        )
       )
       if (b > 0) {
         blockTimes.push(performance.now() - t0)
-        stepTimes.push(phases.step)
-        statementTimes.push(phases.statement)
+        stepTimes.push(sum(steps))
+        statementTimes.push(sum(statements))
       }
     }
     const deposited = await pool.query<{ n: number }>(
