@@ -44,18 +44,21 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
 }
 
 /**
- * Where the time goes, from the host's own spans: each span named `name` (a commit, a step) and each
- * `apply_actor_steps` statement, as it ends.
+ * Where the time goes, from the host's own spans: each span named `name` (a commit, a step), each
+ * `apply_actor_steps` statement, and each read of rows the host did not hold in memory, as it ends.
  */
 const actorTimesTracer = (
   base: Tracer.Tracer,
   name: string,
   onSpan: (ms: number) => void,
-  onStatement: (ms: number) => void
+  onStatement: (ms: number) => void,
+  onRead: () => void = () => {}
 ) =>
   spanTimesTracer(base, new Set([name, "sql.execute"]), (span, ms) => {
-    if (span.name === name) onSpan(ms)
-    else if (String(span.attributes.get("db.query.text")).includes("apply_actor_steps")) onStatement(ms)
+    if (span.name === name) return onSpan(ms)
+    const text = String(span.attributes.get("db.query.text"))
+    if (text.includes("apply_actor_steps")) onStatement(ms)
+    else if (text.startsWith("select * from deposit_requests where id in")) onRead()
   })
 
 const xstateAlone = () => {
@@ -164,11 +167,13 @@ export async function run() {
       const deadline = Date.now() + durationSeconds * 1000
       const commits: Array<number> = []
       const statements: Array<number> = []
+      let reads = 0
       const tracer = actorTimesTracer(
         baseTracer,
         "ActorHost.sharedCommit",
         (ms) => commits.push(ms),
-        (ms) => statements.push(ms)
+        (ms) => statements.push(ms),
+        () => reads++
       )
       const cpu = process.cpuUsage()
       // The writers are fibers, as the host's callers are (request handlers, the credit consumers).
@@ -213,7 +218,8 @@ export async function run() {
           count: commits.length,
           ms: median(commits),
           statementMs: median(statements),
-          events: applied / commits.length
+          events: applied / commits.length,
+          reads
         }
       }
     }
@@ -235,7 +241,7 @@ export async function run() {
       p99s.push(quantile(actors.latencies, 0.99))
       cpus.push(actors.cpuPerEvent)
       log(
-        `  round ${r + 1}: raw ${raw.toFixed(0)}/s, events ${actors.rate.toFixed(0)}/s (${(actors.rate / raw).toFixed(2)}x), p50 ${quantile(actors.latencies, 0.5).toFixed(2)} ms, p99 ${quantile(actors.latencies, 0.99).toFixed(2)} ms, this process's CPU ${actors.cpuPerEvent.toFixed(0)} µs per event; ${actors.commit.count} commits of ${actors.commit.events.toFixed(1)} events, median ${actors.commit.ms.toFixed(2)} ms each (its statement ${actors.commit.statementMs.toFixed(2)} ms), one every ${((seconds * 1000) / actors.commit.count).toFixed(2)} ms`
+        `  round ${r + 1}: raw ${raw.toFixed(0)}/s, events ${actors.rate.toFixed(0)}/s (${(actors.rate / raw).toFixed(2)}x), p50 ${quantile(actors.latencies, 0.5).toFixed(2)} ms, p99 ${quantile(actors.latencies, 0.99).toFixed(2)} ms, this process's CPU ${actors.cpuPerEvent.toFixed(0)} µs per event; ${actors.commit.count} commits of ${actors.commit.events.toFixed(1)} events, median ${actors.commit.ms.toFixed(2)} ms each (its statement ${actors.commit.statementMs.toFixed(2)} ms), one every ${((seconds * 1000) / actors.commit.count).toFixed(2)} ms; ${((100 * actors.commit.reads) / actors.commit.count).toFixed(0)} % of them read rows not held in memory first`
       )
     }
 
