@@ -44,11 +44,11 @@ export default Effect.gen(function* () {
         select 1 from jsonb_to_recordset(p_steps->'events') as e(deposit_request_id uuid)
         where e.deposit_request_id <> all(v_ids)
       ) or exists (
+        -- A lifecycle event's request must be one of the call's and of its account: one probe checks both.
         select 1 from jsonb_to_recordset(p_steps->'lifecycle') as x(deposit_request_id uuid, account_id uuid)
-        where x.deposit_request_id <> all(v_ids)
-          or not exists (
-            select 1 from deposit_requests d
-            where d.id = any(v_ids) and d.id = x.deposit_request_id and d.account_id = x.account_id)
+        where not exists (
+          select 1 from deposit_requests d
+          where d.id = any(v_ids) and d.id = x.deposit_request_id and d.account_id = x.account_id)
       ) then
         raise exception 'apply_actor_steps: an event names a request outside the call, or another account'
           using errcode = 'foreign_key_violation';
