@@ -23,6 +23,7 @@ import creditRequestsUnchecked from "./0022_credit_requests_unchecked"
 import actorRowsCheckedOnce from "./0023_actor_rows_checked_once"
 import actorRowsFoundById from "./0024_actor_rows_found_by_id"
 import actorStepsInThreeStatements from "./0025_actor_steps_in_three_statements"
+import requestRowsRoomToUpdate from "./0026_request_rows_room_to_update"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -50,5 +51,6 @@ export const migrations = {
   "0022_credit_requests_unchecked": creditRequestsUnchecked,
   "0023_actor_rows_checked_once": actorRowsCheckedOnce,
   "0024_actor_rows_found_by_id": actorRowsFoundById,
-  "0025_actor_steps_in_three_statements": actorStepsInThreeStatements
+  "0025_actor_steps_in_three_statements": actorStepsInThreeStatements,
+  "0026_request_rows_room_to_update": requestRowsRoomToUpdate
 }
