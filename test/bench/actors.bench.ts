@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { availableParallelism } from "node:os"
 import { Effect, type Tracer } from "effect"
 import pg from "pg"
 import { start, step } from "../../machines/step"
@@ -10,6 +11,7 @@ import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { benchSettings } from "./harness"
+import { postgresCpuMs } from "./postgresCpu"
 import { spanTimesTracer } from "./spanTimes"
 
 /**
@@ -22,22 +24,31 @@ import { spanTimesTracer } from "./spanTimes"
  * In (a) each request gets a few credits, then its writer moves on to fresh ones, as real requests get one payment
  * or a few. Crediting the same 320 requests throughout grew every snapshot by its credit ids (~200 credits each by
  * the last round; 2.9 KB of JSON after 200 against 0.9 KB new), and the rounds of one run fell from 0.39× to 0.25×.
+ *
+ * The headline figures run with the tracer off, as production runs without an OTLP endpoint (src/Tracing.ts); each
+ * round and block is then run again with every span made and timed, for where the time goes (commits, statements,
+ * steps) and what tracing costs. Beside each, the CPU it took here and in PostgreSQL (`/proc`): on these two-core
+ * machines a block cannot finish in less than the sum over two.
  */
 const { seconds, rounds } = benchSettings()
 const WALLET = "0x1111111111111111111111111111111111111111"
 const PAYOUT = "0x52908400098527886E0F7030069857D2E4169EE7"
 const CONNECTIONS = 8
+const cores = availableParallelism()
 /** A writer's requests in play at once: each gets its credits in turn, as a busy block's payments interleave. */
 const WINDOW = 40
 /** A real request gets one credit or a few; then the writer moves on to its next window of fresh requests. */
 const CREDITS_PER_REQUEST = Number(process.env.BENCH_CREDITS_PER_REQUEST ?? 4)
 /** Requests seeded per writer: enough for its rounds (a writer that runs out starts its requests over). */
-const REQUESTS_PER_CONNECTION = Number(process.env.BENCH_REQUESTS_PER_WRITER ?? 3200)
+const REQUESTS_PER_CONNECTION = Number(process.env.BENCH_REQUESTS_PER_WRITER ?? 4400)
+/** Each round's second part, with every span made, for where the time goes (commits, statements). */
+const TRACED_SECONDS = Math.min(2, seconds)
 const BLOCK_CREDITS = 500
 const BLOCK_LANES = 4
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8)
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
+const mean = (xs: ReadonlyArray<number>) => sum(xs) / Math.max(1, xs.length)
 const quantile = (xs: ReadonlyArray<number>, q: number) => {
   const sorted = [...xs].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0
@@ -90,10 +101,29 @@ const xstateAlone = () => {
   return median(samples)
 }
 
+/** Updates of request rows so far, and how many were heap-only (no index entries written: HOT). */
+const rowUpdates = async (pool: pg.Pool) => {
+  // A backend reports its counts at most once a second, and an idle one within 10 s.
+  await new Promise((resolve) => setTimeout(resolve, 11_000))
+  const { rows } = await pool.query<{ updates: string; hot: string }>(
+    "select n_tup_upd as updates, n_tup_hot_upd as hot from pg_stat_user_tables where relname = 'deposit_requests'"
+  )
+  return { updates: Number(rows[0]!.updates), hot: Number(rows[0]!.hot) }
+}
+const hotShare = (from: { updates: number; hot: number }, to: { updates: number; hot: number }) =>
+  `${((100 * (to.hot - from.hot)) / Math.max(1, to.updates - from.updates)).toFixed(0)} % of ${to.updates - from.updates} in the rounds`
+
+/** PostgreSQL's CPU since `from` (a `postgresCpuMs` reading), in µs per item; `NaN` where it cannot be read. */
+const perItemMicros = (from: number | undefined, items: number) => {
+  const to = postgresCpuMs()
+  return from === undefined || to === undefined ? Number.NaN : ((to - from) * 1000) / items
+}
+
 const rawInserts = async (pool: pg.Pool, connections: number) => {
   let done = 0
   const deadline = Date.now() + seconds * 1000
   const cpu = process.cpuUsage()
+  const serverCpu = postgresCpuMs()
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (Date.now() < deadline) {
@@ -103,7 +133,11 @@ const rawInserts = async (pool: pg.Pool, connections: number) => {
     })
   )
   const used = process.cpuUsage(cpu)
-  return { rate: done / seconds, cpuPerInsert: (used.user + used.system) / done }
+  return {
+    rate: done / seconds,
+    cpuPerInsert: (used.user + used.system) / done,
+    serverCpuPerInsert: perItemMicros(serverCpu, done)
+  }
 }
 
 export async function run() {
@@ -161,7 +195,11 @@ export async function run() {
     const cursors = Array.from({ length: CONNECTIONS }, () => 0)
     const creditsOf = new Uint32Array(ids.length)
     let mostCredits = 0
-    const actorRound = async (durationSeconds: number) => {
+    /**
+     * `traced`: spans made (as with an OTLP endpoint set, the export aside) and timed. Untraced is production's
+     * default: without an endpoint the tracer is off (src/Tracing.ts).
+     */
+    const actorRound = async (durationSeconds: number, traced: boolean) => {
       let applied = 0
       const latencies: Array<number> = []
       const deadline = Date.now() + durationSeconds * 1000
@@ -176,6 +214,7 @@ export async function run() {
         () => reads++
       )
       const cpu = process.cpuUsage()
+      const serverCpu = postgresCpuMs()
       // The writers are fibers, as the host's callers are (request handlers, the credit consumers).
       await runtime.runPromise(
         Effect.flatMap(ActorHost, (h) =>
@@ -207,13 +246,14 @@ export async function run() {
               }),
             { concurrency: "unbounded", discard: true }
           )
-        ).pipe(Effect.withTracer(tracer))
+        ).pipe(traced ? Effect.withTracer(tracer) : Effect.withTracerEnabled(false))
       )
       const used = process.cpuUsage(cpu)
       return {
         rate: applied / durationSeconds,
         latencies,
         cpuPerEvent: (used.user + used.system) / applied,
+        serverCpuPerEvent: perItemMicros(serverCpu, applied),
         commit: {
           count: commits.length,
           ms: median(commits),
@@ -223,7 +263,7 @@ export async function run() {
         }
       }
     }
-    await actorRound(1) // warm-up: JIT, pool, plans
+    await actorRound(1, false) // warm-up: JIT, pool, plans
     await rawInserts(pool, CONNECTIONS)
     const raws: Array<number> = []
     const rates: Array<number> = []
@@ -231,25 +271,40 @@ export async function run() {
     const p99s: Array<number> = []
     const cpus: Array<number> = []
     const rawCpus: Array<number> = []
+    const serverCpus: Array<number> = []
+    const rawServerCpus: Array<number> = []
+    const tracedRatios: Array<number> = []
+    const beforeRounds = await rowUpdates(pool)
     for (let r = 0; r < rounds; r++) {
-      const { rate: raw, cpuPerInsert } = await rawInserts(pool, CONNECTIONS)
-      const actors = await actorRound(seconds)
+      const { rate: raw, cpuPerInsert, serverCpuPerInsert } = await rawInserts(pool, CONNECTIONS)
+      const actors = await actorRound(seconds, false)
+      const traced = await actorRound(TRACED_SECONDS, true)
+      tracedRatios.push(traced.rate / raw)
       raws.push(raw)
       rawCpus.push(cpuPerInsert)
       rates.push(actors.rate)
       p50s.push(quantile(actors.latencies, 0.5))
       p99s.push(quantile(actors.latencies, 0.99))
       cpus.push(actors.cpuPerEvent)
+      serverCpus.push(actors.serverCpuPerEvent)
+      rawServerCpus.push(serverCpuPerInsert)
       log(
-        `  round ${r + 1}: raw ${raw.toFixed(0)}/s, events ${actors.rate.toFixed(0)}/s (${(actors.rate / raw).toFixed(2)}x), p50 ${quantile(actors.latencies, 0.5).toFixed(2)} ms, p99 ${quantile(actors.latencies, 0.99).toFixed(2)} ms, this process's CPU ${actors.cpuPerEvent.toFixed(0)} µs per event; ${actors.commit.count} commits of ${actors.commit.events.toFixed(1)} events, median ${actors.commit.ms.toFixed(2)} ms each (its statement ${actors.commit.statementMs.toFixed(2)} ms), one every ${((seconds * 1000) / actors.commit.count).toFixed(2)} ms; ${((100 * actors.commit.reads) / actors.commit.count).toFixed(0)} % of them read rows not held in memory first`
+        `  round ${r + 1}: raw ${raw.toFixed(0)}/s, events ${actors.rate.toFixed(0)}/s (${(actors.rate / raw).toFixed(2)}x), p50 ${quantile(actors.latencies, 0.5).toFixed(2)} ms, p99 ${quantile(actors.latencies, 0.99).toFixed(2)} ms, CPU per event ${actors.cpuPerEvent.toFixed(0)} µs here and ${actors.serverCpuPerEvent.toFixed(0)} µs in PostgreSQL (per raw insert ${cpuPerInsert.toFixed(0)} and ${serverCpuPerInsert.toFixed(0)}); with spans made ${traced.rate.toFixed(0)}/s (${(traced.rate / raw).toFixed(2)}x, ${traced.cpuPerEvent.toFixed(0)} µs CPU here per event): ${traced.commit.count} commits of ${traced.commit.events.toFixed(1)} events, median ${traced.commit.ms.toFixed(2)} ms each (its statement ${traced.commit.statementMs.toFixed(2)} ms), one every ${((TRACED_SECONDS * 1000) / traced.commit.count).toFixed(2)} ms; ${((100 * traced.commit.reads) / traced.commit.count).toFixed(0)} % of them read rows not held in memory first`
       )
     }
 
+    const hot = hotShare(beforeRounds, await rowUpdates(pool))
     // (b) a block's 500 credits, each to a fresh request it funds (deposited: a lifecycle event and a settle command)
     const blockTimes: Array<number> = []
+    const blockCpus: Array<number> = []
+    const blockServerCpus: Array<number> = []
     const stepTimes: Array<number> = []
     const statementTimes: Array<number> = []
-    for (let b = 0; b <= BLOCKS; b++) {
+    const tracedBlockTimes: Array<number> = []
+    // Each block twice: untraced (production's default), then with spans made and timed, for where its time goes.
+    for (let n = 0; n <= 2 * BLOCKS + 1; n++) {
+      const b = Math.floor(n / 2)
+      const traced = n % 2 === 1
       const steps: Array<number> = []
       const statements: Array<number> = []
       const block = await seed(BLOCK_CREDITS, 1_000_000n)
@@ -257,6 +312,8 @@ export async function run() {
         block.filter((_, i) => i % BLOCK_LANES === lane)
       )
       const at = new Date().toISOString()
+      const cpu = process.cpuUsage()
+      const serverCpu = postgresCpuMs()
       const t0 = performance.now()
       await runtime.runPromise(
         Effect.gen(function* () {
@@ -268,11 +325,11 @@ export async function run() {
               host.applyMany(
                 requests.map((id) => ({
                   depositRequestId: id,
-                  eventId: `credit:block-${b}:${id}`,
+                  eventId: `credit:block-${n}:${id}`,
                   event: {
                     type: "deposit.credited",
                     at,
-                    credit_id: `block-${b}:${id}`,
+                    credit_id: `block-${n}:${id}`,
                     amount_base_units: "1000000",
                     from: WALLET
                   }
@@ -286,20 +343,30 @@ export async function run() {
           )
         }).pipe(
           // A block's XState steps (one thread, every lane's) and its statements (summed over the lanes, which overlap).
-          Effect.withTracer(
-            actorTimesTracer(
-              baseTracer,
-              "DepositRequest.step",
-              (ms) => steps.push(ms),
-              (ms) => statements.push(ms)
-            )
-          )
+          traced
+            ? Effect.withTracer(
+                actorTimesTracer(
+                  baseTracer,
+                  "DepositRequest.step",
+                  (ms) => steps.push(ms),
+                  (ms) => statements.push(ms)
+                )
+              )
+            : Effect.withTracerEnabled(false)
         )
       )
-      if (b > 0) {
-        blockTimes.push(performance.now() - t0)
+      if (b > 0 && traced) {
+        tracedBlockTimes.push(performance.now() - t0)
         stepTimes.push(sum(steps))
         statementTimes.push(sum(statements))
+      } else if (b > 0) {
+        blockTimes.push(performance.now() - t0)
+        const used = process.cpuUsage(cpu)
+        blockCpus.push((used.user + used.system) / 1000)
+        const serverCpuNow = postgresCpuMs()
+        blockServerCpus.push(
+          serverCpu === undefined || serverCpuNow === undefined ? Number.NaN : serverCpuNow - serverCpu
+        )
       }
     }
     const deposited = await pool.query<{ n: number }>(
@@ -314,11 +381,13 @@ export async function run() {
         `actors: events applied to persisted actors (${CONNECTIONS} writers, each crediting ${WINDOW} requests in turn, ${CREDITS_PER_REQUEST} credits each, then the next ${WINDOW}; real PostgreSQL; medians of ${rounds} rounds of ${seconds} s, interleaved)`,
         `  ${ids.length} requests seeded (created and attested the production way) in ${seedSeconds.toFixed(1)} s; the most credits one request got: ${mostCredits}${mostCredits > CREDITS_PER_REQUEST ? " (a writer ran out of fresh requests: raise BENCH_REQUESTS_PER_WRITER)" : ""}`,
         `  raw single-row INSERT commits (pg, ${CONNECTIONS} connections): ${raw.toFixed(0)}/s`,
-        `  events applied (restore, transition, persist, dedupe, events, outbox): ${rate.toFixed(0)}/s  p50 ${median(p50s).toFixed(2)} ms  p99 ${median(p99s).toFixed(2)} ms`,
-        `  this process's CPU per event applied (the host, its callers, the pg client): ${median(cpus).toFixed(0)} µs, per raw insert ${median(rawCpus).toFixed(0)} µs`,
-        `  ratio events/raw inserts: ${(rate / raw).toFixed(2)}x (rounds: ${rates.map((r, i) => (r / raws[i]!).toFixed(2)).join(", ")})`,
+        `  events applied (restore, transition, persist, dedupe, events, outbox; the tracer off, as in production without an OTLP endpoint): ${rate.toFixed(0)}/s  p50 ${median(p50s).toFixed(2)} ms  p99 ${median(p99s).toFixed(2)} ms`,
+        `  CPU per event applied: ${median(cpus).toFixed(0)} µs in this process (the host, its callers, the pg client), ${median(serverCpus).toFixed(0)} µs in PostgreSQL; per raw insert ${median(rawCpus).toFixed(0)} and ${median(rawServerCpus).toFixed(0)} µs`,
+        `  request row updates that were heap-only (HOT: no index entry written): ${hot}`,
+        `  ratio events/raw inserts: ${(rate / raw).toFixed(2)}x (rounds: ${rates.map((r, i) => (r / raws[i]!).toFixed(2)).join(", ")}); with every span made: ${median(tracedRatios).toFixed(2)}x (rounds: ${tracedRatios.map((r) => r.toFixed(2)).join(", ")})`,
         `  a block's ${BLOCK_CREDITS} credits through applyMany (${BLOCK_LANES} lanes side by side, each request funded): median ${median(blockTimes).toFixed(1)} ms  p99 ${quantile(blockTimes, 0.99).toFixed(1)} ms over ${blockTimes.length} blocks (target < 50 ms); deposited events ${deposited.rows[0]?.n}`,
-        `    of which XState steps ${median(stepTimes).toFixed(1)} ms (the lanes' steps, one after another on the one thread), apply_actor_steps statements ${median(statementTimes).toFixed(1)} ms summed over the ${BLOCK_LANES} lanes (they overlap; two cores)`,
+        `    with every span made: median ${median(tracedBlockTimes).toFixed(1)} ms, of which XState steps ${median(stepTimes).toFixed(1)} ms (the lanes' steps, one after another on the one thread), apply_actor_steps statements ${median(statementTimes).toFixed(1)} ms summed over the ${BLOCK_LANES} lanes (they overlap; two cores)`,
+        `    CPU per block (mean; /proc counts PostgreSQL's in 10 ms ticks): ${mean(blockCpus).toFixed(1)} ms in this process, ${mean(blockServerCpus).toFixed(1)} ms in PostgreSQL; on ${cores} cores, ${((mean(blockCpus) + mean(blockServerCpus)) / cores).toFixed(1)} ms is the least a block can take`,
         `  XState step alone (restore + transition + persisted snapshot): ${micro.toFixed(1)} µs per event (target < 200 µs)`,
         ""
       ].join("\n")
