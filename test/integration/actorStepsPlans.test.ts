@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import pg from "pg"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
+import { actorStepsInput } from "../support/actorStepsInput"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
@@ -35,38 +35,7 @@ describe("apply_actor_steps on plans made while the table was small", () => {
   })
 
   /** A call's input stepping `count` requests (their rows as stored, one version on), a lifecycle event on one. */
-  const steps = async (count: number) => {
-    const { rows } = await client.query<{ id: string; version: string; status: string; snapshot: unknown }>(
-      "select id, version::text, status, snapshot from deposit_requests order by random() limit $1",
-      [count]
-    )
-    const at = new Date().toISOString()
-    return JSON.stringify({
-      requests: rows.map((r) => ({
-        id: r.id,
-        expected_version: r.version,
-        version: String(BigInt(r.version) + 1n),
-        status: r.status,
-        snapshot: r.snapshot,
-        received_base_units: "0",
-        deposit_address: null,
-        updated_at: at
-      })),
-      events: rows.map((r) => ({ deposit_request_id: r.id, event_id: randomUUID(), applied_at: at })),
-      lifecycle: [
-        {
-          id: randomUUID(),
-          account_id: accountId,
-          deposit_request_id: rows[0]!.id,
-          type: "deposit_request.checked",
-          dedupe: randomUUID(),
-          body: "{}",
-          occurred_at: at
-        }
-      ],
-      outbox: []
-    })
-  }
+  const steps = (count: number) => actorStepsInput(client, count, { accountId })
   const apply = async (input: string) => {
     const problems = await client.query("select * from apply_actor_steps($1::jsonb)", [input])
     expect(problems.rows).toEqual([])

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import pg from "pg"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
+import { actorStepsInput } from "../support/actorStepsInput"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
@@ -39,26 +39,8 @@ describe("request rows updated in place", () => {
   })
 
   it("keeps a step that changes no indexed column heap-only", async () => {
-    const { rows } = await client.query<{ id: string; version: string; status: string; snapshot: unknown }>(
-      "select id, version::text, status, snapshot from deposit_requests where deposit_address is null order by random() limit 8"
-    )
-    expect(rows).toHaveLength(8)
-    const at = new Date().toISOString()
-    const input = JSON.stringify({
-      requests: rows.map((r) => ({
-        id: r.id,
-        expected_version: r.version,
-        version: String(BigInt(r.version) + 1n),
-        status: r.status,
-        snapshot: r.snapshot,
-        received_base_units: "0",
-        deposit_address: null,
-        updated_at: at
-      })),
-      events: rows.map((r) => ({ deposit_request_id: r.id, event_id: randomUUID(), applied_at: at })),
-      lifecycle: [],
-      outbox: []
-    })
+    const input = await actorStepsInput(client, 8, { where: "deposit_address is null" })
+    expect(JSON.parse(input).requests).toHaveLength(8)
     // The session's counts not yet reported include earlier statements': compare before and after, in one
     // transaction (nothing is reported until it ends).
     const counts = async () =>
