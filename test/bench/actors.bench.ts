@@ -11,7 +11,7 @@ import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { benchSettings } from "./harness"
-import { postgresCpuMs } from "./postgresCpu"
+import { postgresCpuMs, postgresCpuSince } from "./postgresCpu"
 import { spanTimesTracer } from "./spanTimes"
 
 /**
@@ -114,10 +114,7 @@ const hotShare = (from: { updates: number; hot: number }, to: { updates: number;
   `${((100 * (to.hot - from.hot)) / Math.max(1, to.updates - from.updates)).toFixed(0)} % of ${to.updates - from.updates} in the rounds`
 
 /** PostgreSQL's CPU since `from` (a `postgresCpuMs` reading), in µs per item; `NaN` where it cannot be read. */
-const perItemMicros = (from: number | undefined, items: number) => {
-  const to = postgresCpuMs()
-  return from === undefined || to === undefined ? Number.NaN : ((to - from) * 1000) / items
-}
+const perItemMicros = (from: number | undefined, items: number) => (postgresCpuSince(from) * 1000) / items
 
 const rawInserts = async (pool: pg.Pool, connections: number) => {
   let done = 0
@@ -363,10 +360,7 @@ export async function run() {
         blockTimes.push(performance.now() - t0)
         const used = process.cpuUsage(cpu)
         blockCpus.push((used.user + used.system) / 1000)
-        const serverCpuNow = postgresCpuMs()
-        blockServerCpus.push(
-          serverCpu === undefined || serverCpuNow === undefined ? Number.NaN : serverCpuNow - serverCpu
-        )
+        blockServerCpus.push(postgresCpuSince(serverCpu))
       }
     }
     const deposited = await pool.query<{ n: number }>(

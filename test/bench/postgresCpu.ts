@@ -38,3 +38,9 @@ export const postgresCpuMs = (): number | undefined => {
   }
   return found ? (ticks * 1000) / TICKS_PER_SECOND : undefined
 }
+
+/** PostgreSQL's CPU in milliseconds since `from` (a `postgresCpuMs` reading); `NaN` where either cannot be read. */
+export const postgresCpuSince = (from: number | undefined): number => {
+  const to = postgresCpuMs()
+  return from === undefined || to === undefined ? Number.NaN : to - from
+}

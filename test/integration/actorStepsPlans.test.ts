@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import pg from "pg"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
-import { actorStepsInput } from "../support/actorStepsInput"
+import { actorStepsInput, copyRequestRows } from "../support/actorStepsInput"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
@@ -44,11 +44,7 @@ describe("apply_actor_steps on plans made while the table was small", () => {
   it("reads only the rows a call names once the table has grown", async () => {
     // More than five calls: from the sixth, PostgreSQL may keep one generic plan for the session.
     for (let i = 0; i < 8; i++) await apply(await steps(2))
-    await client.query(`
-      insert into deposit_requests
-      select (jsonb_populate_record(null::deposit_requests, to_jsonb(d) || jsonb_build_object(
-        'id', gen_random_uuid(), 'deposit_index', null, 'deposit_address', null))).*
-      from (select * from deposit_requests limit 1) d, generate_series(1, 3000)`)
+    await copyRequestRows(client, 3000)
 
     const input = await steps(8)
     // The session's counts not yet reported include earlier statements': compare before and after, in one

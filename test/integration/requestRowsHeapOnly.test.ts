@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import pg from "pg"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
-import { actorStepsInput } from "../support/actorStepsInput"
+import { actorStepsInput, copyRequestRows } from "../support/actorStepsInput"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
@@ -27,11 +27,7 @@ describe("request rows updated in place", () => {
     await client.connect()
     // Pages filled as inserts fill them (to the fillfactor), with no dead rows a vacuum could make room from.
     await client.query("alter table deposit_requests set (autovacuum_enabled = false)")
-    await client.query(`
-      insert into deposit_requests
-      select (jsonb_populate_record(null::deposit_requests, to_jsonb(d) || jsonb_build_object(
-        'id', gen_random_uuid(), 'deposit_index', null, 'deposit_address', null))).*
-      from (select * from deposit_requests limit 1) d, generate_series(1, 2000)`)
+    await copyRequestRows(client, 2000)
   }, 60_000)
   afterAll(async () => {
     await client?.end()

@@ -45,3 +45,16 @@ export const actorStepsInput = async (
     outbox: []
   })
 }
+
+/**
+ * Copies of one stored request row, `count` of them (fresh ids, no deposit slot), filling pages as inserts fill
+ * them: a table grown without going through the service.
+ */
+export const copyRequestRows = (client: pg.Client, count: number) =>
+  client.query(
+    `insert into deposit_requests
+     select (jsonb_populate_record(null::deposit_requests, to_jsonb(d) || jsonb_build_object(
+       'id', gen_random_uuid(), 'deposit_index', null, 'deposit_address', null))).*
+     from (select * from deposit_requests limit 1) d, generate_series(1, $1::int)`,
+    [count]
+  )
