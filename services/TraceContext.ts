@@ -9,10 +9,18 @@ import { Clock, Context, Effect, type Exit, type Fiber, FiberRef, Option, Tracer
 /** A span as a `traceparent` (`00-<trace id>-<span id>-<flags>`). */
 export const traceParentOf = (s: Tracer.AnySpan) => `00-${s.traceId}-${s.spanId}-${s.sampled ? "01" : "00"}`
 
-/** The current span as a `traceparent`, or null outside any span. */
-export const currentTraceParent: Effect.Effect<string | null> = Effect.map(
-  Effect.option(Effect.currentSpan),
-  (span) => Option.match(span, { onNone: () => null, onSome: traceParentOf })
+/**
+ * The current span as a `traceparent`, or null outside any span and with tracing off: then `Effect.withSpan` still
+ * makes a span, a no-op one whose ids read "noop", and no row should carry it as a parent.
+ */
+export const currentTraceParent: Effect.Effect<string | null> = Effect.flatMap(
+  FiberRef.get(FiberRef.currentTracerEnabled),
+  (enabled) =>
+    enabled
+      ? Effect.map(Effect.option(Effect.currentSpan), (span) =>
+          Option.match(span, { onNone: () => null, onSome: traceParentOf })
+        )
+      : Effect.succeed(null)
 )
 
 /** A span made by hand (`startSpan`), ended by `end`. */

@@ -1,7 +1,13 @@
 import { it } from "@effect/vitest"
 import { Effect, Exit, Tracer } from "effect"
 import { describe, expect } from "vitest"
-import { currentFiber, startSpan, traceParentOf, withHandSpan } from "../../services/TraceContext"
+import {
+  currentFiber,
+  currentTraceParent,
+  startSpan,
+  traceParentOf,
+  withHandSpan
+} from "../../services/TraceContext"
 
 /** The default tracer, keeping every span it makes. */
 const recording = () => {
@@ -78,5 +84,18 @@ describe("spans made by hand", () => {
       expect(hand).toBeUndefined()
       expect(made).toEqual([])
     })
+  )
+
+  it.effect(
+    "give rows a parent only when tracing is on (with it off, spans are no-ops whose ids read noop)",
+    () =>
+      Effect.gen(function* () {
+        const { tracer } = recording()
+        const traced = yield* currentTraceParent.pipe(Effect.withSpan("commit"), Effect.withTracer(tracer))
+        expect(traced).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+        expect(yield* currentTraceParent).toBeNull()
+        const off = yield* currentTraceParent.pipe(Effect.withSpan("commit"), Effect.withTracerEnabled(false))
+        expect(off).toBeNull()
+      })
   )
 })
