@@ -69,7 +69,7 @@ interface Member {
   readonly span: Tracer.AnySpan | undefined
 }
 
-/** A row of `apply_actor_steps`' answer: why it wrote nothing (no rows: it wrote everything). */
+/** A row of `apply_actor_steps_v2`' answer: why it wrote nothing (no rows: it wrote everything). */
 interface Problem {
   readonly kind: "missing" | "stale" | "seen"
   readonly deposit_request_id: string
@@ -84,7 +84,7 @@ const writeConflictRetry = Schedule.exponential("10 millis").pipe(Schedule.inter
 
 /**
  * Snapshots of the requests this instance stepped last, by id. An entry is only a guess: every write names the
- * version it was stepped from and `apply_actor_steps` refuses it when the row moved on (another instance, the
+ * version it was stepped from and `apply_actor_steps_v2` refuses it when the row moved on (another instance, the
  * merchant's update), so a stale entry costs a read and a second try, never a lost update.
  *
  * Sized to hold every open request at the production scale the watcher is built for (100,000 watched addresses):
@@ -185,7 +185,7 @@ const make = Effect.gen(function* () {
   }
 
   /**
-   * Steps every event not known to be applied, from the rows in `known`, and builds what `apply_actor_steps`
+   * Steps every event not known to be applied, from the rows in `known`, and builds what `apply_actor_steps_v2`
    * writes. Nothing is written.
    */
   const plan = (
@@ -199,14 +199,13 @@ const make = Effect.gen(function* () {
       const outcomes = members.map((m) => m.items.map((): Stepped | undefined => undefined))
       const current = new Map<string, DepositRequestRow>()
       const inBatch = new Set<string>()
-      const events: Array<{ deposit_request_id: string; event_id: string; applied_at: Date }> = []
+      const events: Array<{ deposit_request_id: string; event_id: string }> = []
       const stepped: Array<{
         readonly id: string
         readonly event: DepositRequestEvent
         readonly step: Step
       }> = []
       const records = emptyRecords()
-      const traceParents: Array<string | null> = []
       for (let m = 0; m < members.length; m++) {
         const member = members[m]!
         for (let i = 0; i < member.items.length; i++) {
@@ -264,16 +263,16 @@ const make = Effect.gen(function* () {
           current.set(row.id, row)
           outcomes[m]![i] = { row, step: s }
           stepped.push({ id: row.id, event: item.event, step: s })
-          events.push({ deposit_request_id: row.id, event_id: item.eventId, applied_at: now })
-          const from = records.outbox.length
-          addRecords(records, row, s, now, newId, chainId, baseUrl)
-          for (let o = from; o < records.outbox.length; o++) traceParents.push(member.traceParent)
+          events.push({ deposit_request_id: row.id, event_id: item.eventId })
+          addRecords(records, row, s, now, newId, chainId, baseUrl, member.traceParent)
         }
       }
+      // `apply_actor_steps_v2`'s input: what the database cannot derive, every row stamped with the one `at`.
       const statement =
         events.length === 0
           ? undefined
           : JSON.stringify({
+              at: now,
               requests: [...current.values()].map((r) => ({
                 id: r.id,
                 expected_version: known.get(r.id)!.version,
@@ -281,20 +280,11 @@ const make = Effect.gen(function* () {
                 status: r.status,
                 snapshot: r.snapshot,
                 received_base_units: r.received_base_units,
-                deposit_address: r.deposit_address,
-                updated_at: now
+                deposit_address: r.deposit_address
               })),
               events,
               lifecycle: records.lifecycle,
-              outbox: records.outbox.map((o, n) => ({
-                n,
-                topic: o.row.topic,
-                deposit_request_id: o.row.deposit_request_id,
-                payload: o.row.payload,
-                created_at: o.row.created_at,
-                trace_parent: traceParents[n],
-                lifecycle_id: o.lifecycleId
-              }))
+              commands: records.commands
             })
       return { outcomes, stepped, finals: current, statement }
     })
@@ -324,7 +314,7 @@ const make = Effect.gen(function* () {
       const planned = yield* plan(members, known, seen, now)
       if (planned.statement === undefined) return planned
       const problems = yield* sql<Problem>`
-        select kind, deposit_request_id, event_id from apply_actor_steps(${planned.statement}::jsonb)`
+        select kind, deposit_request_id, event_id from apply_actor_steps_v2(${planned.statement}::jsonb)`
       if (problems.length === 0) return planned
       for (const p of problems) {
         if (p.kind === "missing") return yield* new DepositRequestMissing({ id: p.deposit_request_id })
@@ -355,7 +345,7 @@ const make = Effect.gen(function* () {
 
   /**
    * The one commit path of every actor write. The events of all members are stepped from the snapshots held in
-   * memory (or read), in the order given, and `apply_actor_steps` writes them in one statement: it locks the rows,
+   * memory (or read), in the order given, and `apply_actor_steps_v2` writes them in one statement: it locks the rows,
    * checks that each is still the version stepped from and that no event was applied already (dedupe by event
    * id), and writes the snapshots, the dedupe records, the lifecycle events and the outbox rows together. Without
    * members' own statements that statement is its own transaction (one round trip); with them, or after a refused

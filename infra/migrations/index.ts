@@ -24,6 +24,7 @@ import actorRowsCheckedOnce from "./0023_actor_rows_checked_once"
 import actorRowsFoundById from "./0024_actor_rows_found_by_id"
 import actorStepsInThreeStatements from "./0025_actor_steps_in_three_statements"
 import requestRowsRoomToUpdate from "./0026_request_rows_room_to_update"
+import actorStepsSlimInput from "./0027_actor_steps_slim_input"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -52,5 +53,6 @@ export const migrations = {
   "0023_actor_rows_checked_once": actorRowsCheckedOnce,
   "0024_actor_rows_found_by_id": actorRowsFoundById,
   "0025_actor_steps_in_three_statements": actorStepsInThreeStatements,
-  "0026_request_rows_room_to_update": requestRowsRoomToUpdate
+  "0026_request_rows_room_to_update": requestRowsRoomToUpdate,
+  "0027_actor_steps_slim_input": actorStepsSlimInput
 }

@@ -301,68 +301,104 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
     })
   )
   it.effect(
-    "apply_actor_steps refuses, and writes nothing for, rows outside its requests or of another account (what the dropped foreign keys checked)",
+    "apply_actor_steps_v2 refuses, and writes nothing for, events of requests outside the call (what the dropped foreign keys checked); what it writes takes the request's account, the call's instant and the emission order",
     () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const { accountId, databaseUrl } = yield* Fixture
         const id = yield* seedDepositRequest(accountId)
-        const other = (yield* Effect.promise(() => createMerchant(databaseUrl))).accountId.slice(
-          "acct_".length
+        // Another account's request, named by the events of a call about this one.
+        const stranger = yield* seedDepositRequest(
+          (yield* Effect.promise(() => createMerchant(databaseUrl))).accountId.slice("acct_".length)
         )
         const [before] = yield* sql<{ version: string; status: string; snapshot: unknown }>`
           select version::text, status, snapshot from deposit_requests where id = ${id}`
-        const at = new Date().toISOString()
-        const stranger = "01900000-0000-7000-8000-000000000001"
-        const statement = (over: {
-          event?: string
-          lifecycleRequest?: string
-          lifecycleAccount?: string
-        }) => ({
+        const at = "2026-11-25T12:00:00.123Z"
+        const lifecycleId = "01900000-0000-7000-8000-0000000000ee"
+        const statement = (over: { event?: string; lifecycleRequest?: string }, version = 1, n = "once") => ({
+          at,
           requests: [
             {
               id,
-              expected_version: before!.version,
-              version: String(Number(before!.version) + 1),
+              expected_version: String(Number(before!.version) + version - 1),
+              version: String(Number(before!.version) + version),
               status: before!.status,
               snapshot: before!.snapshot,
               received_base_units: "0",
-              deposit_address: null,
-              updated_at: at
+              deposit_address: null
             }
           ],
-          events: [{ deposit_request_id: over.event ?? id, event_id: "checked-once", applied_at: at }],
+          events: [{ deposit_request_id: over.event ?? id, event_id: `checked-${n}` }],
+          // The command is emitted first, then the lifecycle event: their outbox rows keep that order.
           lifecycle: [
             {
-              id: "01900000-0000-7000-8000-0000000000ee",
-              account_id: over.lifecycleAccount ?? accountId,
+              n: 1,
+              id: version === 1 ? lifecycleId : "01900000-0000-7000-8000-0000000000ef",
               deposit_request_id: over.lifecycleRequest ?? id,
               type: "deposit_request.checked",
-              dedupe: "checked-once",
               body: "{}",
-              occurred_at: at
+              trace_parent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
             }
           ],
-          outbox: []
+          commands: [
+            {
+              n: 0,
+              topic: "command.settle",
+              deposit_request_id: id,
+              payload: { kind: "command", type: "settle", command_id: `settle:${n}` }
+            }
+          ]
         })
         const run = (steps: ReturnType<typeof statement>) =>
-          Effect.either(sql`select * from apply_actor_steps(${JSON.stringify(steps)}::jsonb)`)
-        for (const refused of [
-          statement({ event: stranger }),
-          statement({ lifecycleRequest: stranger }),
-          statement({ lifecycleAccount: other })
-        ]) {
+          Effect.either(sql`select * from apply_actor_steps_v2(${JSON.stringify(steps)}::jsonb)`)
+        const outbox = sql<{
+          topic: string
+          payload: unknown
+          created_at: Date
+          trace_parent: string | null
+        }>`
+          select topic, payload, created_at, trace_parent from outbox where deposit_request_id = ${id} order by id`
+        for (const refused of [statement({ event: stranger }), statement({ lifecycleRequest: stranger })]) {
           const outcome = yield* run(refused)
           // foreign_key_violation, as the keys raised it
           expect(Either.isLeft(outcome) && (outcome.left.cause as { code?: string }).code).toBe("23503")
           expect((yield* row(id)).version).toBe(before!.version)
           expect(yield* count("applied_events", id)).toBe(0)
           expect(yield* count("lifecycle_events", id)).toBe(0)
+          expect(yield* count("lifecycle_events", stranger)).toBe(0)
+          expect(yield* outbox).toEqual([])
         }
-        // The same statement with its own request and account writes: the check refuses only what it should.
-        expect(Either.isRight(yield* run(statement({})))).toBe(true)
+        // The same call naming only its own request writes: the check refuses only what it should.
+        expect(yield* run(statement({}))).toEqual(Either.right([]))
         expect((yield* row(id)).version).toBe(String(Number(before!.version) + 1))
+        const [written] = yield* sql<{ account_id: string; dedupe: string; occurred_at: Date }>`
+          select account_id, dedupe, occurred_at from lifecycle_events where deposit_request_id = ${id}`
+        expect(written).toEqual({
+          account_id: accountId,
+          dedupe: "deposit_request.checked",
+          occurred_at: new Date(at)
+        })
+        const [applied] = yield* sql<{ applied_at: Date }>`
+          select applied_at from applied_events where deposit_request_id = ${id}`
+        expect(applied!.applied_at).toEqual(new Date(at))
+        expect(yield* outbox).toEqual([
+          {
+            topic: "command.settle",
+            payload: { kind: "command", type: "settle", command_id: "settle:once" },
+            created_at: new Date(at),
+            trace_parent: null
+          },
+          {
+            topic: "lifecycle",
+            payload: { event_id: lifecycleId },
+            created_at: new Date(at),
+            trace_parent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+          }
+        ])
+        // A lifecycle event its request already has (the same dedupe) is not written again, nor announced.
+        expect(yield* run(statement({}, 2, "twice"))).toEqual(Either.right([]))
         expect(yield* count("lifecycle_events", id)).toBe(1)
+        expect((yield* outbox).map((o) => o.topic)).toEqual(["command.settle", "lifecycle", "command.settle"])
       })
   )
   it.effect(

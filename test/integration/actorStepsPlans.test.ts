@@ -13,7 +13,7 @@ import { seedDepositRequest } from "../support/seedDepositRequest"
  * call's rows (8–12 ms a call of 8 credits where 1 ms was due; README, Decisions). What one call reads is counted
  * from the session's own statistics (`pg_stat_xact_user_tables`), so the test does not time anything.
  */
-describe("apply_actor_steps on plans made while the table was small", () => {
+describe("apply_actor_steps_v2 on plans made while the table was small", () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>
   let client: pg.Client
   let accountId: string
@@ -35,9 +35,9 @@ describe("apply_actor_steps on plans made while the table was small", () => {
   })
 
   /** A call's input stepping `count` requests (their rows as stored, one version on), a lifecycle event on one. */
-  const steps = (count: number) => actorStepsInput(client, count, { accountId })
+  const steps = (count: number) => actorStepsInput(client, count, { withLifecycle: true })
   const apply = async (input: string) => {
-    const problems = await client.query("select * from apply_actor_steps($1::jsonb)", [input])
+    const problems = await client.query("select * from apply_actor_steps_v2($1::jsonb)", [input])
     expect(problems.rows).toEqual([])
   }
 

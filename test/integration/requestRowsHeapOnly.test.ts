@@ -47,7 +47,7 @@ describe("request rows updated in place", () => {
       ).rows[0]!
     await client.query("begin")
     const before = await counts()
-    const problems = await client.query("select * from apply_actor_steps($1::jsonb)", [input])
+    const problems = await client.query("select * from apply_actor_steps_v2($1::jsonb)", [input])
     const after = await counts()
     await client.query("commit")
     expect(problems.rows).toEqual([])

@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto"
 import type pg from "pg"
 
 /**
- * An `apply_actor_steps` input stepping `count` requests straight in SQL, for tests of the function itself: their
- * rows as stored, one version on, status and snapshot unchanged, one event each; with `accountId`, a lifecycle
- * event on the first. Rows are picked at random among those `where` selects.
+ * An `apply_actor_steps_v2` input stepping `count` requests straight in SQL, for tests of the function itself: their
+ * rows as stored, one version on, status and snapshot unchanged, one event each; with `withLifecycle`, a
+ * lifecycle event on the first. Rows are picked at random among those `where` selects.
  */
 export const actorStepsInput = async (
   client: pg.Client,
   count: number,
-  options: { readonly where?: string; readonly accountId?: string } = {}
+  options: { readonly where?: string; readonly withLifecycle?: boolean } = {}
 ) => {
   const { rows } = await client.query<{ id: string; version: string; status: string; snapshot: unknown }>(
     `select id, version::text, status, snapshot from deposit_requests ${options.where === undefined ? "" : `where ${options.where}`} order by random() limit $1`,
@@ -17,6 +17,7 @@ export const actorStepsInput = async (
   )
   const at = new Date().toISOString()
   return JSON.stringify({
+    at,
     requests: rows.map((r) => ({
       id: r.id,
       expected_version: r.version,
@@ -24,25 +25,23 @@ export const actorStepsInput = async (
       status: r.status,
       snapshot: r.snapshot,
       received_base_units: "0",
-      deposit_address: null,
-      updated_at: at
+      deposit_address: null
     })),
-    events: rows.map((r) => ({ deposit_request_id: r.id, event_id: randomUUID(), applied_at: at })),
+    events: rows.map((r) => ({ deposit_request_id: r.id, event_id: randomUUID() })),
     lifecycle:
-      options.accountId === undefined
-        ? []
-        : [
+      options.withLifecycle === true
+        ? [
             {
+              n: 0,
               id: randomUUID(),
-              account_id: options.accountId,
               deposit_request_id: rows[0]!.id,
               type: "deposit_request.checked",
               dedupe: randomUUID(),
-              body: "{}",
-              occurred_at: at
+              body: "{}"
             }
-          ],
-    outbox: []
+          ]
+        : [],
+    commands: []
   })
 }
 
