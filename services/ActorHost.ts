@@ -69,7 +69,7 @@ interface Member {
   readonly span: Tracer.AnySpan | undefined
 }
 
-/** A row of `apply_actor_steps_v2`' answer: why it wrote nothing (no rows: it wrote everything). */
+/** A row of `apply_actor_steps_v2`'s answer: why it wrote nothing (no rows: it wrote everything). */
 interface Problem {
   readonly kind: "missing" | "stale" | "seen"
   readonly deposit_request_id: string

@@ -127,11 +127,36 @@ export const webhookFields = [
   "created_at"
 ] as const
 
-export const webhookSubset = (wire: DepositRequestWire) =>
-  Object.fromEntries(webhookFields.map((key) => [key, wire[key]])) as Pick<
-    DepositRequestWire,
-    (typeof webhookFields)[number]
-  >
+/**
+ * `webhookFields` of the wire form, in that order. Written out rather than built from the list: a literal has one
+ * hidden class that JSON.stringify walks fast, where `Object.fromEntries` made 20 pairs and a dictionary for every
+ * lifecycle event (a block's 500 funding credits build 500 bodies on the commit's critical path). A test holds
+ * the keys equal to the list.
+ */
+export const webhookSubset = (
+  wire: DepositRequestWire
+): Pick<DepositRequestWire, (typeof webhookFields)[number]> => ({
+  id: wire.id,
+  status: wire.status,
+  amount: wire.amount,
+  amount_base_units: wire.amount_base_units,
+  received: wire.received,
+  received_base_units: wire.received_base_units,
+  heading: wire.heading,
+  reference: wire.reference,
+  metadata: wire.metadata,
+  customer_id: wire.customer_id,
+  issuer_id: wire.issuer_id,
+  payer_policy_mode: wire.payer_policy_mode,
+  payer_reference: wire.payer_reference,
+  verification_completed_at: wire.verification_completed_at,
+  likely_unsolicited_at: wire.likely_unsolicited_at,
+  payer_wallet: wire.payer_wallet,
+  address: wire.address,
+  wallet_bound_at: wire.wallet_bound_at,
+  expires_at: wire.expires_at,
+  created_at: wire.created_at
+})
 
 /** The machine's context as the API shows it. One adapter, so the view never reaches into machine internals. */
 const textOrNull = (v: unknown) => (typeof v === "string" ? v : null)

@@ -2,7 +2,13 @@ import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { statusValues } from "../../machines/step"
-import { type DepositRequestRow, type LifecycleFacts, toWire } from "../../services/DepositRequestView"
+import {
+  type DepositRequestRow,
+  type LifecycleFacts,
+  toWire,
+  webhookFields,
+  webhookSubset
+} from "../../services/DepositRequestView"
 import { CreatedDepositRequest, DepositRequest } from "../../src/api/DepositRequests/Api"
 import { Metadata } from "../../src/api/Schemas"
 
@@ -89,6 +95,18 @@ describe("the deposit request wire form", () => {
         expect(decodeCreated(created)).toEqual(created)
       }),
       { numRuns: 300 }
+    )
+  })
+
+  it("gives webhooks exactly the listed fields, in the list's order, with the wire's values", () => {
+    fc.assert(
+      fc.property(row, facts, (r, f) => {
+        const wire = toWire(r, f, 10143, "http://127.0.0.1:8080")
+        const subset = webhookSubset(wire)
+        expect(Object.keys(subset)).toEqual([...webhookFields])
+        for (const key of webhookFields) expect(subset[key]).toBe(wire[key])
+      }),
+      { numRuns: 200 }
     )
   })
 })
