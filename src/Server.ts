@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { createServer, type Server } from "node:http"
+import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts"
 import { ActorHost } from "../services/ActorHost"
 import { Bus } from "../services/Bus"
@@ -53,7 +53,7 @@ import { SignedLinks } from "../services/objectStore/SignedLinks"
 import { spanProcessorOf, tracedBy, tracingSettings } from "./Tracing"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { LongPollRegistry } from "./middleware/LongPollRegistry"
-import { ListeningServer } from "./middleware/ListeningServer"
+import { ListeningServer, shutdownAware } from "./middleware/ListeningServer"
 import { Metrics } from "../services/Metrics"
 
 /** Every route group's handlers (the health group can be swapped, for benchmarks of the edge alone). */
@@ -97,26 +97,6 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
  * dropped connect waits out a SYN retry (1 s, then 3 s, …) before the service even sees it.
  */
 export const LISTEN_BACKLOG = 4096
-
-/**
- * The server's side of a shutdown. `stopAccepting` (the first step, before the handlers go) refuses new connections,
- * closes idle ones, and every answer still to come (the parked polls it answers, see LongPollRegistry) says
- * `Connection: close`: a browser that polls again at once on
- * its kept-alive connection would otherwise reach handlers already released, never be answered, and hold the close
- * for good. The answers under way (parked polls among them) are still awaited before the services below go.
- */
-const shutdownAware = (server: Server) => {
-  // One boolean read per request: an answer given after the close began ends its connection.
-  server.on("request", (_request, response) => {
-    if (!server.listening) response.shouldKeepAlive = false
-  })
-  let closed: Promise<void> | undefined
-  const stopAccepting = () => {
-    if (server.listening) closed = new Promise((resolve) => server.close(() => resolve()))
-    server.closeIdleConnections()
-  }
-  return { server, stopAccepting, closed: () => closed ?? Promise.resolve() }
-}
 
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(ApiSettings, (config) => {

@@ -74,7 +74,7 @@ export class RateLimited extends MessageError<RateLimited>()("RateLimited", {
 export class ServiceUnavailable extends MessageError<ServiceUnavailable>()("ServiceUnavailable", {
   status: 503,
   code: "service_unavailable",
-  when: "A dependency (database, bus or chain) is unreachable (`Retry-After: 5`).",
+  when: "A dependency (database, bus or chain) is unreachable, or the instance is shutting down (`Retry-After: 5`).",
   headers: { "retry-after": "5" }
 }) {}
 

@@ -1,4 +1,8 @@
 import { Context } from "effect"
+import type { Server } from "node:http"
+import { newUuid7 } from "../../services/Ids"
+import { headersOf, ServiceUnavailable, statusOf } from "../api/Errors"
+import { errorBody } from "./ErrorEnvelope"
 
 /**
  * The Node server as far as a shutdown needs it: stop taking connections at once. The first thing a shutdown does
@@ -9,3 +13,54 @@ export class ListeningServer extends Context.Tag("deposits/ListeningServer")<
   ListeningServer,
   { readonly stopAccepting: () => void }
 >() {}
+
+/** While the close waits, how often connections left idle by answers finished since are closed. */
+const IDLE_SWEEP_MS = 50
+
+const shuttingDown = new ServiceUnavailable({ message: "The service is shutting down; try again shortly." })
+
+/**
+ * The server's side of a shutdown, so nothing can hold its close:
+ * - `stopAccepting` (called by the long polls' registry as it closes, and at the latest when the framework removes
+ *   its request handler) refuses new connections and closes idle ones; until the close completes, connections that
+ *   fall idle later (an answer begun before the close, sent with keep-alive) are closed too, within
+ *   `IDLE_SWEEP_MS`, instead of lingering for the keep-alive timeout;
+ * - every answer begun after the close says `Connection: close`;
+ * - a request that arrives once no handler is left (on a kept-alive connection, in the moment before it is swept)
+ *   is answered `503 service_unavailable` with `Connection: close`. Unanswered, it would hold the close for good: a
+ *   browser whose poll was answered just before the close polls again at once on the same connection.
+ *
+ * This listener is registered before the framework's, so on each request it runs first and sees whether a
+ * handler is still there. The answers under way (parked polls among them) are still awaited by `closed`.
+ */
+export const shutdownAware = (server: Server) => {
+  server.on("request", (_request, response) => {
+    if (server.listening) return
+    response.shouldKeepAlive = false
+    if (server.listenerCount("request") > 1) return
+    const body = JSON.stringify(errorBody(shuttingDown, newUuid7()))
+    response.writeHead(statusOf(shuttingDown), {
+      ...headersOf(shuttingDown),
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body)
+    })
+    response.end(body)
+  })
+  let closed: Promise<void> | undefined
+  const stopAccepting = () => {
+    if (server.listening) {
+      const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS)
+      closed = new Promise((resolve) =>
+        server.close(() => {
+          clearInterval(sweep)
+          resolve()
+        })
+      )
+    }
+    server.closeIdleConnections()
+  }
+  server.on("removeListener", (event) => {
+    if (event === "request" && server.listenerCount("request") === 1) stopAccepting()
+  })
+  return { server, stopAccepting, closed: () => closed ?? Promise.resolve() }
+}

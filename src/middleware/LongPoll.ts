@@ -85,8 +85,13 @@ class ParkedPoll implements Parked {
     this.parkedNow = true
     this.res.once("close", this.abandon)
     this.timer = setTimeout(() => this.finish(), timeoutMs)
-    // A registry that is closing takes no new poll: it is answered at once, like a woken one.
-    if (!this.registry.park(this) || this.woken) this.finish()
+    // A registry that is closing takes no new poll: it is answered at once, and its connection closes with the
+    // answer (the request began before the close, so its answer would otherwise keep the connection alive for
+    // the client's next poll, which no handler would be left to answer).
+    if (!this.registry.park(this)) {
+      this.closeConnection()
+      this.finish()
+    } else if (this.woken) this.finish()
   }
 
   /** The client went away: nothing to answer, only to forget. */

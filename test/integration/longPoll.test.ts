@@ -110,7 +110,7 @@ describe("wait_for=change", () => {
     expect(Date.now() - stopping).toBeLessThan(5000)
   })
 
-  it("answers at once a poll that parks after its instance began shutting down", async () => {
+  it("answers at once, closing its connection, a poll that parks after its instance began shutting down", async () => {
     const id = await seed()
     const c = await startService({ database: db, config: { rateLimitCapacity: 10_000 } })
     const current = (await (await read(c, id)).json()) as { version: string }
@@ -131,6 +131,9 @@ describe("wait_for=change", () => {
     await lock.end()
     const res = await held
     expect(res.status).toBe(200)
+    // It began before the close, yet its connection closes with it: the client's next poll must not come on a
+    // kept-alive connection to an instance whose handlers are going (see serverShutdown.test.ts).
+    expect(res.headers.get("connection")).toBe("close")
     expect(((await res.json()) as { version: string }).version).toBe(current.version)
     expect(Date.now() - stopping).toBeLessThan(5000)
     await stopped

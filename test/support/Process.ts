@@ -20,6 +20,9 @@ export interface ServiceProcess {
   readonly stop: (signal?: NodeJS.Signals) => Promise<void>
 }
 
+/** How long a stopped service may take to exit (a graceful shutdown takes well under a second here). */
+const STOP_WITHIN_MS = 30_000
+
 /** `npm start` as a real child process (tsx src/main.ts), waiting until its health route answers. */
 export const spawnService = async (
   env: Record<string, string>,
@@ -41,9 +44,24 @@ export const spawnService = async (
   })
   const baseUrl = `http://127.0.0.1:${port}`
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  /** Signals the child and waits for its exit; one that outlives `STOP_WITHIN_MS` is killed and fails the test
+   * with what it printed, rather than holding it until its timeout with nothing to show. */
   const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    let late: ReturnType<typeof setTimeout> | undefined
+    const outlived = await Promise.race([
+      exited.then(() => false),
+      new Promise<boolean>((resolve) => {
+        late = setTimeout(() => resolve(true), STOP_WITHIN_MS)
+      })
+    ])
+    clearTimeout(late)
+    if (!outlived) return
+    child.kill("SIGKILL")
     await exited
+    throw new Error(
+      `the service did not stop within ${STOP_WITHIN_MS} ms of ${signal}:\n${output.slice(-8_000)}`
+    )
   }
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
