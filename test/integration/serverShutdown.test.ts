@@ -89,6 +89,16 @@ const client = async (port: number) => {
   }
 }
 
+/** A server, and a connection to it whose first request its (slow) handler is answering. */
+const busyConnection = async (answerAfterMs: number) => {
+  const { handler, arrived } = slow(answerAfterMs)
+  const s = await listening(handler)
+  const c = await client(s.port)
+  c.send()
+  await arrived
+  return { s, c, handler }
+}
+
 const within = <A>(promise: Promise<A>, ms: number, what: string) =>
   Promise.race([
     promise,
@@ -97,11 +107,7 @@ const within = <A>(promise: Promise<A>, ms: number, what: string) =>
 
 describe("a shutting-down HTTP server", () => {
   it("answers 503 service_unavailable and closes the connection for a request that comes once its handler is gone", async () => {
-    const { handler, arrived } = slow(150)
-    const s = await listening(handler)
-    const c = await client(s.port)
-    c.send()
-    await arrived
+    const { s, c, handler } = await busyConnection(150)
     // The framework's finalizer removes its handler: the server stops taking connections there and then.
     s.server.off("request", handler)
     expect(s.server.listening).toBe(false)
@@ -119,11 +125,7 @@ describe("a shutting-down HTTP server", () => {
   })
 
   it("closes at once a connection that an answer begun before the close leaves idle, instead of keeping it alive", async () => {
-    const { handler, arrived } = slow(100)
-    const s = await listening(handler)
-    const c = await client(s.port)
-    c.send()
-    await arrived
+    const { s, c } = await busyConnection(100)
     // The long polls' registry stops the server first, while the handlers are still there.
     s.stopAccepting()
     const answered = await within(c.answer(1), 2_000, "the answer under way")
@@ -137,11 +139,7 @@ describe("a shutting-down HTTP server", () => {
   })
 
   it("says Connection: close on answers begun after the close, while the handlers are still there", async () => {
-    const { handler, arrived } = slow(100)
-    const s = await listening(handler)
-    const c = await client(s.port)
-    c.send()
-    await arrived
+    const { s, c } = await busyConnection(100)
     s.stopAccepting()
     c.send("/next")
     expect((await within(c.answer(1), 2_000, "the first answer")).headers.connection).toBe("keep-alive")
