@@ -49,7 +49,8 @@ export const shutdownAware = (server: Server) => {
   let closed: Promise<void> | undefined
   const stopAccepting = () => {
     if (server.listening) {
-      const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS)
+      // Unreferenced: the close it speeds up is what keeps the process alive, not the sweep.
+      const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS).unref()
       closed = new Promise((resolve) =>
         server.close(() => {
           clearInterval(sweep)
