@@ -61,10 +61,6 @@ class ParkedPoll implements Parked {
     readonly registry: LongPollRegistry["Type"]
   ) {}
 
-  readonly closeConnection = () => {
-    this.res.shouldKeepAlive = false
-  }
-
   /** The change-feed callback: registered before the first read, so a change in between is not missed. */
   readonly wake = () => {
     this.woken = true
@@ -85,13 +81,8 @@ class ParkedPoll implements Parked {
     this.parkedNow = true
     this.res.once("close", this.abandon)
     this.timer = setTimeout(() => this.finish(), timeoutMs)
-    // A registry that is closing takes no new poll: it is answered at once, and its connection closes with the
-    // answer (the request began before the close, so its answer would otherwise keep the connection alive for
-    // the client's next poll, which no handler would be left to answer).
-    if (!this.registry.park(this)) {
-      this.closeConnection()
-      this.finish()
-    } else if (this.woken) this.finish()
+    // A registry that is closing takes no new poll: it is answered at once, like a woken one.
+    if (!this.registry.park(this) || this.woken) this.finish()
   }
 
   /** The client went away: nothing to answer, only to forget. */
@@ -123,6 +114,10 @@ class ParkedPoll implements Parked {
     const res = this.res
     this.res.off("close", this.abandon)
     if (res.destroyed || res.writableEnded) return
+    // Once the instance is closing, every answer ends its connection, however the poll was finished (the request
+    // began before the close, so it would otherwise keep the connection alive for the client's next poll, which
+    // no handler would be left to answer).
+    if (this.registry.closing()) res.shouldKeepAlive = false
     const {
       "content-length": _length,
       "content-type": _type,

@@ -5,8 +5,6 @@ import { ListeningServer } from "./ListeningServer"
 export interface Parked {
   /** Answers with the resource as it now is (a change, the timeout or a closing instance). */
   readonly finish: () => void
-  /** Its answer closes the connection (a closing instance: the client's next poll goes elsewhere). */
-  readonly closeConnection: () => void
 }
 
 /**
@@ -24,6 +22,11 @@ export class LongPollRegistry extends Context.Tag("deposits/LongPollRegistry")<
     /** Adds a waiting poll; false when the instance is closing (the caller answers at once). */
     readonly park: (poll: Parked) => boolean
     readonly unpark: (poll: Parked) => void
+    /**
+     * Whether the instance is closing: then a poll's answer closes its connection, so the client's next poll
+     * goes elsewhere rather than to this instance's handlers as they go.
+     */
+    readonly closing: () => boolean
   }
 >() {
   static readonly layer = Layer.scoped(
@@ -38,10 +41,7 @@ export class LongPollRegistry extends Context.Tag("deposits/LongPollRegistry")<
           closing = true
           // New connections are refused from here on, and the polls answered below close theirs.
           Option.map(server, (s) => s.stopAccepting())
-          for (const poll of [...parked]) {
-            poll.closeConnection()
-            poll.finish()
-          }
+          for (const poll of [...parked]) poll.finish()
         })
       )
       return {
@@ -63,7 +63,8 @@ export class LongPollRegistry extends Context.Tag("deposits/LongPollRegistry")<
         },
         unpark: (poll) => {
           parked.delete(poll)
-        }
+        },
+        closing: () => closing
       }
     })
   )

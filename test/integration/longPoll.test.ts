@@ -106,6 +106,7 @@ describe("wait_for=change", () => {
     await c.stop()
     const res = await held
     expect(res.status).toBe(200)
+    expect(res.headers.get("connection")).toBe("close")
     expect(((await res.json()) as { version: string }).version).toBe(current.version)
     expect(Date.now() - stopping).toBeLessThan(5000)
   })
