@@ -5,9 +5,9 @@ import { headersOf, ServiceUnavailable, statusOf } from "../api/Errors"
 import { errorBody } from "./ErrorEnvelope"
 
 /**
- * The Node server as far as a shutdown needs it: stop taking connections at once. The first thing a shutdown does
- * (before the handlers go): a kept-alive connection could otherwise carry a new request to handlers already
- * released, where it would hang, and the server's close would wait on it for good.
+ * The Node server as far as a shutdown needs it: stop taking connections at once. The long polls' registry calls
+ * it as it closes; the server also does so itself the moment the framework removes its handler, whichever comes
+ * first (see `shutdownAware`).
  */
 export class ListeningServer extends Context.Tag("deposits/ListeningServer")<
   ListeningServer,
