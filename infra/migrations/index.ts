@@ -25,6 +25,7 @@ import actorRowsFoundById from "./0024_actor_rows_found_by_id"
 import actorStepsInThreeStatements from "./0025_actor_steps_in_three_statements"
 import requestRowsRoomToUpdate from "./0026_request_rows_room_to_update"
 import actorStepsSlimInput from "./0027_actor_steps_slim_input"
+import actorStepsGenericPlans from "./0028_actor_steps_generic_plans"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -54,5 +55,6 @@ export const migrations = {
   "0024_actor_rows_found_by_id": actorRowsFoundById,
   "0025_actor_steps_in_three_statements": actorStepsInThreeStatements,
   "0026_request_rows_room_to_update": requestRowsRoomToUpdate,
-  "0027_actor_steps_slim_input": actorStepsSlimInput
+  "0027_actor_steps_slim_input": actorStepsSlimInput,
+  "0028_actor_steps_generic_plans": actorStepsGenericPlans
 }

@@ -1,0 +1,18 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * `apply_actor_steps_v2` plans its statements once a session (generic plans) instead of letting PostgreSQL choose
+ * per call. Its parameters are one `jsonb` document and the array of ids read from it, and its statements reach
+ * rows only through primary keys (`enable_seqscan` is off): a custom plan is no better at any size. Yet PostgreSQL
+ * keeps custom plans, made again on every call, wherever their estimated cost is below the generic plan's, as for a
+ * call of one event (an attestation, a lone credit: the common commit at low load), and planning the function's
+ * four statements cost more than running them. `npm run bench -- actorSteps` (one connection, each call its own
+ * transaction, alternated rounds): a call of 1 event 0.52–0.56 ms against 0.83–0.95 ms, PostgreSQL's CPU 330–340
+ * µs against 660–740 µs; calls of 8 and of a block lane's 125 unchanged (already generic, or within the noise).
+ * README: Decisions.
+ */
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe("alter function apply_actor_steps_v2(jsonb) set plan_cache_mode = force_generic_plan")
+})
