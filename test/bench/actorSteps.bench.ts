@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
 import pg from "pg"
-import { ActorHost } from "../../services/ActorHost"
-import { actorHostRuntime } from "../support/ActorHostRuntime"
+import { getAddress } from "viem"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
-import { seedDepositRequest } from "../support/seedDepositRequest"
+import { seedReadyRequests } from "../support/seedReadyRequests"
 import { benchSettings } from "./harness"
 import { postgresCpuMs, postgresCpuSince } from "./postgresCpu"
 
@@ -18,12 +16,13 @@ import { postgresCpuMs, postgresCpuSince } from "./postgresCpu"
  *
  * The function as migrated (its statements planned once a session: migration 0028) against the same function left
  * to PostgreSQL's choice of plans (`plan_cache_mode` reset), alternated round by round, each on a new session. The
- * inputs are built from requests created and attested the production way: their real snapshots, one version on,
- * fresh event ids; the 125's lifecycle bodies and commands have the size and shape of a funding step's.
+ * inputs are built from ready requests (the machine's real snapshot after an attestation: `seedReadyRequests`), one
+ * version on, fresh event ids; the 125's lifecycle bodies and commands have the size and shape of a funding step's.
  */
 const { rounds } = benchSettings()
 const REQUESTS = 3000
-const WALLET = "0x1111111111111111111111111111111111111111"
+const WALLET = getAddress("0x1111111111111111111111111111111111111111")
+const PAYOUT = getAddress("0x52908400098527886E0F7030069857D2E4169EE7")
 const SHAPES = [
   { name: "1 event", events: 1, emits: false, calls: 1000 },
   { name: "8 events", events: 8, emits: false, calls: 1000 },
@@ -73,26 +72,19 @@ const bodyOf = (row: Row) =>
 
 export async function run() {
   const db = await createTestDatabase()
-  const runtime = actorHostRuntime(db.url)
   const log = (line: string) => process.stdout.write(`${line}\n`)
   try {
     const accountId = (await createMerchant(db.url)).accountId.slice("acct_".length)
-    await runtime.runPromise(
-      Effect.forEach(
-        Array.from({ length: REQUESTS }),
-        () =>
-          Effect.gen(function* () {
-            const id = yield* seedDepositRequest(accountId, "1000000")
-            yield* (yield* ActorHost).apply(id, "attest", {
-              type: "payer.wallet_attested",
-              at: new Date().toISOString(),
-              wallet: WALLET,
-              address: `0x${id.replaceAll("-", "").padEnd(40, "0")}`
-            })
-          }),
-        { concurrency: 16, discard: true }
-      )
+    const deposits = Array.from({ length: REQUESTS }, (_, i) =>
+      getAddress(`0x${(i + 1).toString(16).padStart(40, "0")}`)
     )
+    await seedReadyRequests(db.url, {
+      accountId,
+      wallet: WALLET,
+      deposits,
+      payouts: deposits.map(() => PAYOUT),
+      amount: 1_000_000n
+    })
     const admin = new pg.Client({ connectionString: db.url })
     await admin.connect()
     await admin.query("create table bench_raw (id bigserial primary key, payload jsonb not null)")
@@ -142,7 +134,7 @@ export async function run() {
                 type: "settle",
                 command_id: `settle:dr_${r.id}`,
                 amount_base_units: "1000000",
-                to: "0x52908400098527886E0F7030069857D2E4169EE7"
+                to: PAYOUT
               }
             }))
           : []
@@ -215,7 +207,7 @@ export async function run() {
     log(
       [
         "",
-        `actorSteps: apply_actor_steps_v2 on one connection, each call its own transaction (medians of ${rounds} alternated rounds, each round's figure the median call; ${REQUESTS} requests created and attested the production way; PostgreSQL's CPU from /proc in 10 ms ticks)`,
+        `actorSteps: apply_actor_steps_v2 on one connection, each call its own transaction (medians of ${rounds} alternated rounds, each round's figure the median call; ${REQUESTS} ready requests; PostgreSQL's CPU from /proc in 10 ms ticks)`,
         `  single-row INSERT commit (the cost of any commit here): ${figures(inserts)}`,
         ...SHAPES.map((shape, s) => {
           const migrated = median(results.migrated[s]!.map((x) => x.ms))
@@ -231,7 +223,6 @@ export async function run() {
       ].join("\n")
     )
   } finally {
-    await runtime.dispose()
     await db.drop()
   }
 }
