@@ -26,6 +26,7 @@ import actorStepsInThreeStatements from "./0025_actor_steps_in_three_statements"
 import requestRowsRoomToUpdate from "./0026_request_rows_room_to_update"
 import actorStepsSlimInput from "./0027_actor_steps_slim_input"
 import actorStepsGenericPlans from "./0028_actor_steps_generic_plans"
+import actorStepsDedupeProbes from "./0029_actor_steps_dedupe_probes"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -56,5 +57,6 @@ export const migrations = {
   "0025_actor_steps_in_three_statements": actorStepsInThreeStatements,
   "0026_request_rows_room_to_update": requestRowsRoomToUpdate,
   "0027_actor_steps_slim_input": actorStepsSlimInput,
-  "0028_actor_steps_generic_plans": actorStepsGenericPlans
+  "0028_actor_steps_generic_plans": actorStepsGenericPlans,
+  "0029_actor_steps_dedupe_probes": actorStepsDedupeProbes
 }

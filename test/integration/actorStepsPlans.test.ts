@@ -10,8 +10,10 @@ import { seedDepositRequest } from "../support/seedDepositRequest"
 /**
  * PL/pgSQL keeps a session's plans until the table's statistics change. Plans made while `deposit_requests` was
  * small (a new database, a burst of creates before autovacuum's next analyze) scanned the whole table to lock a
- * call's rows (8–12 ms a call of 8 credits where 1 ms was due; README, Decisions). What one call reads is counted
- * from the session's own statistics (`pg_stat_xact_user_tables`), so the test does not time anything.
+ * call's rows (8–12 ms a call of 8 credits where 1 ms was due; README, Decisions), and plans made while
+ * `applied_events` was analyzed as empty hashed that whole table on every call (migration 0029). What one call
+ * reads is counted from the session's own statistics (`pg_stat_xact_user_tables`, `pg_stat_get_xact_*`), so the
+ * test does not time anything.
  */
 describe("apply_actor_steps_v2 on plans made while the table was small", () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>
@@ -64,6 +66,38 @@ describe("apply_actor_steps_v2 on plans made while the table was small", () => {
     // A probe per row named, to lock, check and update it (24 here, some room for another keyed plan); with the
     // plans of the small table, over 3,000.
     expect(Number(after.tuples) - Number(before.tuples)).toBeLessThanOrEqual(8 * 4)
+  }, 60_000)
+
+  it("probes applied_events by key on plans made while that table was analyzed as empty", async () => {
+    // A new deployment: autovacuum analyzes the small table early, and every session plans from those statistics.
+    await client.query("alter table applied_events set (autovacuum_enabled = false)")
+    await client.query("delete from applied_events")
+    await client.query("analyze applied_events")
+    await apply(await steps(8)) // the session's generic plan, made now
+    // Then the table grows, as it does with every event ever applied.
+    await client.query(`
+      insert into applied_events (deposit_request_id, event_id, applied_at)
+      select d.id, 'grown:' || g, now() from (select id from deposit_requests limit 50) d, generate_series(1, 100) g`)
+
+    const input = await steps(8)
+    const read = async () =>
+      Number(
+        (
+          await client.query<{ n: string }>(
+            "select pg_stat_get_xact_tuples_returned('applied_events_pkey'::regclass)::text as n"
+          )
+        ).rows[0]!.n
+      )
+    await client.query("begin")
+    const before = await read()
+    await apply(input)
+    const after = await read()
+    await client.query("commit")
+    // At most one entry per event of the call; 0027's join hashed the whole table here (over 5,000 entries).
+    expect(after - before).toBeLessThanOrEqual(8)
+    // And an event applied already is still found by its probe: the call answers `seen` and writes nothing.
+    const again = await client.query("select kind from apply_actor_steps_v2($1::jsonb)", [input])
+    expect(again.rows.map((r) => r.kind)).toContain("seen")
   }, 60_000)
 
   it("plans its statements once a session, for calls of any size", async () => {
