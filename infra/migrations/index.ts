@@ -27,6 +27,7 @@ import requestRowsRoomToUpdate from "./0026_request_rows_room_to_update"
 import actorStepsSlimInput from "./0027_actor_steps_slim_input"
 import actorStepsGenericPlans from "./0028_actor_steps_generic_plans"
 import actorStepsDedupeProbes from "./0029_actor_steps_dedupe_probes"
+import createReferencesProbed from "./0030_create_references_probed"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -58,5 +59,6 @@ export const migrations = {
   "0026_request_rows_room_to_update": requestRowsRoomToUpdate,
   "0027_actor_steps_slim_input": actorStepsSlimInput,
   "0028_actor_steps_generic_plans": actorStepsGenericPlans,
-  "0029_actor_steps_dedupe_probes": actorStepsDedupeProbes
+  "0029_actor_steps_dedupe_probes": actorStepsDedupeProbes,
+  "0030_create_references_probed": createReferencesProbed
 }
