@@ -6,14 +6,14 @@ import { actorStepsInput, copyRequestRows } from "../support/actorStepsInput"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
+import { readsDuring } from "../support/sessionReads"
 
 /**
  * PL/pgSQL keeps a session's plans until the table's statistics change. Plans made while `deposit_requests` was
  * small (a new database, a burst of creates before autovacuum's next analyze) scanned the whole table to lock a
  * call's rows (8–12 ms a call of 8 credits where 1 ms was due; README, Decisions), and plans made while
  * `applied_events` was analyzed as empty hashed that whole table on every call (migration 0029). What one call
- * reads is counted from the session's own statistics (`pg_stat_xact_user_tables`, `pg_stat_get_xact_*`), so the
- * test does not time anything.
+ * reads is counted from the session's own statistics (`readsDuring`), so the test does not time anything.
  */
 describe("apply_actor_steps_v2 on plans made while the table was small", () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>
@@ -49,23 +49,11 @@ describe("apply_actor_steps_v2 on plans made while the table was small", () => {
     await copyRequestRows(client, 3000)
 
     const input = await steps(8)
-    // The session's counts not yet reported include earlier statements': compare before and after, in one
-    // transaction (nothing is reported until it ends).
-    const reads = async () =>
-      (
-        await client.query<{ seq_scan: string; tuples: string }>(`
-          select seq_scan::text, (seq_tup_read + idx_tup_fetch)::text as tuples
-          from pg_stat_xact_user_tables where relname = 'deposit_requests'`)
-      ).rows[0]!
-    await client.query("begin")
-    const before = await reads()
-    await apply(input)
-    const after = await reads()
-    await client.query("commit")
-    expect(Number(after.seq_scan) - Number(before.seq_scan)).toBe(0)
+    const { tables } = await readsDuring(client, { tables: ["deposit_requests"] }, () => apply(input))
+    expect(tables.deposit_requests!.seqScans).toBe(0)
     // A probe per row named, to lock, check and update it (24 here, some room for another keyed plan); with the
     // plans of the small table, over 3,000.
-    expect(Number(after.tuples) - Number(before.tuples)).toBeLessThanOrEqual(8 * 4)
+    expect(tables.deposit_requests!.tuples).toBeLessThanOrEqual(8 * 4)
   }, 60_000)
 
   it("probes applied_events by key on plans made while that table was analyzed as empty", async () => {
@@ -80,21 +68,11 @@ describe("apply_actor_steps_v2 on plans made while the table was small", () => {
       select d.id, 'grown:' || g, now() from (select id from deposit_requests limit 50) d, generate_series(1, 100) g`)
 
     const input = await steps(8)
-    const read = async () =>
-      Number(
-        (
-          await client.query<{ n: string }>(
-            "select pg_stat_get_xact_tuples_returned('applied_events_pkey'::regclass)::text as n"
-          )
-        ).rows[0]!.n
-      )
-    await client.query("begin")
-    const before = await read()
-    await apply(input)
-    const after = await read()
-    await client.query("commit")
+    const { indexEntries } = await readsDuring(client, { indexes: ["applied_events_pkey"] }, () =>
+      apply(input)
+    )
     // At most one entry per event of the call; 0027's join hashed the whole table here (over 5,000 entries).
-    expect(after - before).toBeLessThanOrEqual(8)
+    expect(indexEntries.applied_events_pkey).toBeLessThanOrEqual(8)
     // And an event applied already is still found by its probe: the call answers `seen` and writes nothing.
     const again = await client.query("select kind from apply_actor_steps_v2($1::jsonb)", [input])
     expect(again.rows.map((r) => r.kind)).toContain("seen")

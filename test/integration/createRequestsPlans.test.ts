@@ -6,11 +6,12 @@ import { Customers, Issuers, PayoutAddresses } from "../../services/MerchantReco
 import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
+import { readsDuring } from "../support/sessionReads"
 
 /**
  * `create_deposit_requests` keeps its plan for the session. Made while `issuers` was small (a new deployment,
  * analyzed early), 0013's plan read every issuer of every account on each batch (migration 0030). What one call
- * reads is counted from the session's own statistics (`pg_stat_xact_user_tables`), so nothing is timed.
+ * reads is counted from the session's own statistics (`readsDuring`), so nothing is timed.
  */
 describe("create_deposit_requests on plans made while the merchant tables were small", () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>
@@ -100,23 +101,18 @@ describe("create_deposit_requests on plans made while the merchant tables were s
       )
 
     const rows = batch(8)
-    const reads = async () =>
-      (
-        await client.query<{ relname: string; seq_scan: string; tuples: string }>(`
-          select relname, seq_scan::text, (seq_tup_read + coalesce(idx_tup_fetch, 0))::text as tuples
-          from pg_stat_xact_user_tables where relname in ('issuers', 'payout_addresses', 'customers')
-          order by relname`)
-      ).rows
-    await client.query("begin")
-    const before = await reads()
-    expect(await create(rows)).toHaveLength(8)
-    const after = await reads()
-    await client.query("commit")
-    for (let t = 0; t < after.length; t++) {
-      expect(Number(after[t]!.seq_scan) - Number(before[t]!.seq_scan), after[t]!.relname).toBe(0)
+    const { value, tables } = await readsDuring(
+      client,
+      { tables: ["issuers", "payout_addresses", "customers"] },
+      () => create(rows)
+    )
+    expect(value).toHaveLength(8)
+    for (const [table, read] of Object.entries(tables)) {
+      expect(read.seqScans, table).toBe(0)
       // One probe per create; 0013's plan of the small tables read all 5,001 issuers here.
-      expect(Number(after[t]!.tuples) - Number(before[t]!.tuples), after[t]!.relname).toBeLessThanOrEqual(8)
+      expect(read.tuples, table).toBeLessThanOrEqual(8)
     }
+    expect(Object.keys(tables)).toHaveLength(3)
   }, 60_000)
 
   it("still refuses references that are not the account's own and live", async () => {
