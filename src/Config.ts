@@ -11,11 +11,11 @@ import {
 } from "effect"
 import { toHex } from "viem"
 import { anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
-import { natsUrlSetting } from "../services/Bus"
-import { inspectUrlSetting } from "../services/Inspector"
-import { depositKeyMnemonic } from "../services/KeyVault"
-import { mailerSettings } from "../services/Mailer"
-import { rateLimitSettings } from "../services/RateLimiter"
+import { natsUrlSetting } from "../services/platform/Bus"
+import { inspectUrlSetting } from "../services/actors/StepInspector"
+import { depositKeyMnemonic } from "../services/chain/KeyVault"
+import { mailerSettings } from "../services/platform/Mailer"
+import { rateLimitSettings } from "../services/platform/RateLimiter"
 import {
   publicBaseUrl,
   publicBaseUrlSetting,
@@ -24,15 +24,15 @@ import {
   databaseUrl,
   positiveInteger,
   serviceEnv
-} from "../services/Settings"
-import { treasurySettings } from "../services/Treasury"
-import { dispatchSettings } from "../services/WebhookDispatcher"
-import { webhooksAllowPrivateSetting } from "../services/WebhookUrlCheck"
-import { describeFinality } from "../services/Finality"
+} from "../services/platform/Settings"
+import { treasurySettings } from "../services/treasury/Treasury"
+import { dispatchSettings } from "../services/webhooks/WebhookDispatcher"
+import { webhooksAllowPrivateSetting } from "../services/webhooks/WebhookUrlRules"
+import { describeFinality } from "../services/chain/Finality"
 import { metricsServerSettings } from "./MetricsServer"
 import { tracingSettings } from "./Tracing"
-import { attachmentSettings } from "../services/Attachments"
-import { objectStoreSettings } from "../services/ObjectStore"
+import { attachmentSettings } from "../services/merchants/Attachments"
+import { objectStoreSettings } from "../services/platform/objectStore/ObjectStore"
 
 /**
  * The composition root's view of settings. Each service declares and reads its own settings in its layer; here

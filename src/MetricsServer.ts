@@ -1,7 +1,7 @@
 import { createServer } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { Config, Effect, Layer, Option, Runtime } from "effect"
-import { Metrics } from "../services/Metrics"
+import { Metrics } from "../services/platform/Metrics"
 
 /**
  * `METRICS_PORT` (unset: no metrics endpoint) and `METRICS_HOST` (default 127.0.0.1): the operator's Prometheus

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
-import { Attachments, DOWNLOAD_PATH } from "../services/Attachments"
-import { UPLOAD_PATH } from "../services/objectStore/EmbeddedObjectStore"
+import { Attachments, DOWNLOAD_PATH } from "../services/merchants/Attachments"
+import { UPLOAD_PATH } from "../services/platform/objectStore/EmbeddedObjectStore"
 
 /** Paths of this service outside `/v1` that carry bytes, not JSON: the edge leaves their bodies alone. */
 export const OBJECT_PATHS = "/objects/"

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
-import { publicBaseUrl } from "../services/Settings"
+import { publicBaseUrl } from "../services/platform/Settings"
 
-/** Makes this service's own paths absolute under `PUBLIC_BASE_URL` (see `services/Settings.ts`). */
+/** Makes this service's own paths absolute under `PUBLIC_BASE_URL` (see `services/platform/Settings.ts`). */
 export class PublicUrl extends Context.Tag("deposits/PublicUrl")<
   PublicUrl,
   { readonly absolute: (pathOrUrl: string) => string }

@@ -1,10 +1,10 @@
 import { Effect, Option } from "effect"
 import { type Address, createPublicClient, getAddress, http, zeroAddress, zeroHash } from "viem"
-import { chainCall } from "../services/ChainRpc"
+import { chainCall } from "../services/chain/ChainRpc"
 import { chainIdOf } from "../services/domain/Environment"
-import { depositKeyRefusal } from "../services/KeyVault"
-import { rpcEndpointsOf } from "../services/Settings"
-import { usdcAbi } from "../services/Usdc"
+import { depositKeyRefusal } from "../services/chain/KeyVault"
+import { rpcEndpointsOf } from "../services/platform/Settings"
+import { usdcAbi } from "../services/chain/Usdc"
 import type { AppConfigShape } from "./Config"
 
 /**

@@ -2,7 +2,7 @@ import { NodeSdk } from "@effect/opentelemetry"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Config, FiberRef, Layer, Option } from "effect"
-import { optionalSetting } from "../services/Settings"
+import { optionalSetting } from "../services/platform/Settings"
 
 /**
  * Traces through Effect's OpenTelemetry integration, exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is

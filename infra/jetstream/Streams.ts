@@ -2,7 +2,7 @@
  * The JetStream streams and consumers the service uses: chain credits on their way to the actors, and webhook
  * delivery jobs on their way to the dispatchers. Both are work queues (a message leaves the stream once acked) and
  * dedupe publishes by message id; PostgreSQL holds the record of both, so a stream is only ever a transport and a
- * lost or wiped one is filled again from PostgreSQL (services/CreditRelay.ts, services/OutboxRelay.ts).
+ * lost or wiped one is filled again from PostgreSQL (services/chain/CreditRelay.ts, services/webhooks/OutboxRelay.ts).
  * Only what the machines' nats-server 2.9 has: one filter subject per consumer, no per-message TTL or schedules.
  */
 

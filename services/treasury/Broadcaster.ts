@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import type { Hex } from "viem"
-import { ActorHost } from "../ActorHost"
-import { chainCall } from "../ChainRpc"
+import { ActorHost } from "../actors/ActorHost"
+import { chainCall } from "../chain/ChainRpc"
 import type { TreasuryWallet } from "./TreasuryWallet"
 
 /** Transactions sent in one JSON-RPC batch (the node takes them in order, lowest nonce first). */

@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Either, Fiber } from "effect"
-import { spanCausedBy } from "../TraceContext"
+import { spanCausedBy } from "../platform/TraceContext"
 import type { Broadcaster } from "./Broadcaster"
 import type { AuthorizedTransfer, SignedTransaction, TransferSigner } from "./TransferSigner"
 

@@ -1,9 +1,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Either } from "effect"
 import { encodeFunctionData, getAddress, type Hex, keccak256, toHex } from "viem"
-import { ChainRpcError, chainCall } from "../ChainRpc"
-import { KeyVault } from "../KeyVault"
-import { signTransferAuthorization, usdcAbi } from "../Usdc"
+import { ChainRpcError, chainCall } from "../chain/ChainRpc"
+import { KeyVault } from "../chain/KeyVault"
+import { signTransferAuthorization, usdcAbi } from "../chain/Usdc"
 import type { TreasuryWallet } from "./TreasuryWallet"
 
 /** A transfer to sign: who pays (the request's deposit address), to whom, how much, under which command. */

@@ -1,7 +1,7 @@
 import { type Address, createWalletClient, type Hex, publicActions } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import type { ChainAccess } from "../ChainEndpoints"
-import type { Finality } from "../Finality"
+import type { ChainAccess } from "../chain/ChainEndpoints"
+import type { Finality } from "../chain/Finality"
 
 /** The treasury account on the configured chain: it signs and pays gas for settlements and returns. */
 export const makeTreasuryWallet = (options: {

@@ -1,7 +1,7 @@
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { Accounts, type Identity } from "../../services/Accounts"
-import { RateLimiter } from "../../services/RateLimiter"
+import { Accounts, type Identity } from "../../services/merchants/Accounts"
+import { RateLimiter } from "../../services/platform/RateLimiter"
 import { IdentityUnauthorized, RateLimited, Unauthenticated } from "../api/Errors"
 
 /** The caller of a merchant route, provided to every handler behind `Authentication`. */

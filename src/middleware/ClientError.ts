@@ -1,6 +1,6 @@
 import type { Server } from "node:http"
 import type { Duplex } from "node:stream"
-import { newUuid7 } from "../../services/Ids"
+import { newUuid7 } from "../../services/platform/Ids"
 import {
   type ApiError,
   InvalidRequest,

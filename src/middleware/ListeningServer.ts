@@ -1,6 +1,6 @@
 import { Context } from "effect"
 import type { Server } from "node:http"
-import { newUuid7 } from "../../services/Ids"
+import { newUuid7 } from "../../services/platform/Ids"
 import { headersOf, ServiceUnavailable, statusOf } from "../api/Errors"
 import { errorBody } from "./ErrorEnvelope"
 

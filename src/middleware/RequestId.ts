@@ -1,4 +1,4 @@
-import { newUuid7 } from "../../services/Ids"
+import { newUuid7 } from "../../services/platform/Ids"
 
 // Printable ASCII only: anything else could smuggle control bytes into logs and headers.
 const printable = /^[\x20-\x7e]{1,128}$/

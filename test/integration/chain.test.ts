@@ -36,7 +36,7 @@ import {
 } from "../../infra/chain/Anvil"
 import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
-import { KeyVault } from "../../services/KeyVault"
+import { KeyVault } from "../../services/chain/KeyVault"
 
 const owner = anvilDevAccount(DEV_ACCOUNT.faucetOwner)
 const relayer = anvilDevAccount(DEV_ACCOUNT.treasury)

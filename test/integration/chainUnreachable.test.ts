@@ -1,7 +1,7 @@
 import { createServer } from "node:net"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { ChainRpcError, chainCall } from "../../services/ChainRpc"
+import { ChainRpcError, chainCall } from "../../services/chain/ChainRpc"
 import { Sandbox, sandboxLayer } from "../support/Sandbox"
 
 // A chain node that refuses every connection: a chain call fails as a typed ChainRpcError naming the method, and

@@ -1,6 +1,6 @@
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeChainWatcher } from "../../services/ChainWatcher"
+import { makeChainWatcher } from "../../services/chain/ChainWatcher"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
 import { chainAccessOf, type LocalChain, startLocalChain } from "../support/LocalChain"

@@ -9,9 +9,9 @@ import {
   WEBHOOK_JOBS_SUBJECT,
   WEBHOOKS_STREAM
 } from "../../infra/jetstream/Streams"
-import type { EventStreamShape, StreamMessage } from "../../services/EventStream"
-import { makeInProcessStream } from "../../services/eventStream/InProcessStream"
-import { makeJetStream } from "../../services/eventStream/JetStreamTransport"
+import type { EventStreamShape, StreamMessage } from "../../services/platform/eventStream/EventStream"
+import { makeInProcessStream } from "../../services/platform/eventStream/InProcessStream"
+import { makeJetStream } from "../../services/platform/eventStream/JetStreamTransport"
 import { privateNats } from "../support/NatsServer"
 
 /**

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChangeFeed } from "../../services/ChangeFeed"
+import { ChangeFeed } from "../../services/platform/ChangeFeed"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant, type Merchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"

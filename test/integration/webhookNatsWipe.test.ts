@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ActorHost } from "../../services/ActorHost"
+import { ActorHost } from "../../services/actors/ActorHost"
 import { type MerchantClient, merchantClient } from "../support/Api"
 import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { createMerchant } from "../support/Merchant"

@@ -4,15 +4,15 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
 import { createServer as createTcpServer, type Server, type Socket } from "node:net"
 import type { TLSSocket } from "node:tls"
-import { WebhookSender } from "../../services/WebhookSender"
+import { WebhookSender } from "../../services/webhooks/WebhookSender"
 import {
   CONNECT_TIMEOUT_MS,
   IDLE_CLOSE_MS,
   TOTAL_TIMEOUT_MS,
   WebhookSenderLive,
   WebhookTrust
-} from "../../services/WebhookTransport"
-import { addressRefusal, WebhookResolver, WebhookUrlCheck } from "../../services/WebhookUrlCheck"
+} from "../../services/webhooks/HttpsWebhookSender"
+import { addressRefusal, WebhookResolver, WebhookUrlCheck } from "../../services/webhooks/WebhookUrlRules"
 import { localReceiverNetwork, makeCertificates } from "../support/HttpsReceiver"
 
 // The transport's two limits with the real defaults (5 s to connect, 10 s in all): one attempt to a receiver that

@@ -5,8 +5,8 @@ import { createServer, type Server } from "node:https"
 import type { IncomingHttpHeaders } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { WebhookTrust } from "../../services/WebhookTransport"
-import { WebhookResolver } from "../../services/WebhookUrlCheck"
+import { WebhookTrust } from "../../services/webhooks/HttpsWebhookSender"
+import { WebhookResolver } from "../../services/webhooks/WebhookUrlRules"
 
 export interface Received {
   readonly headers: IncomingHttpHeaders

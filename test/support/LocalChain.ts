@@ -10,7 +10,7 @@ import {
 import { type AnvilOptions, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
 import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
 import { abi } from "../../infra/contracts/TestUsdc"
-import { makeChainAccess } from "../../services/ChainEndpoints"
+import { makeChainAccess } from "../../services/chain/ChainEndpoints"
 
 /** The service's chain access to endpoints of a local node: one try each (a local node fails only on purpose). */
 export const chainAccessOf = (...urls: ReadonlyArray<string>) =>

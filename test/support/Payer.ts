@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import type { Address, HDAccount, LocalAccount } from "viem"
-import { typedData } from "../../services/WalletAttestation"
+import { typedData } from "../../services/payer/WalletAttestation"
 import type { MerchantClient } from "./Api"
 import type { RunningService } from "./Service"
 

@@ -7,8 +7,8 @@ import {
   settingsLayer,
   withSandboxTreasury
 } from "../../src/Config"
-import type { WebhookTrust } from "../../services/WebhookTransport"
-import type { WebhookResolver } from "../../services/WebhookUrlCheck"
+import type { WebhookTrust } from "../../services/webhooks/HttpsWebhookSender"
+import type { WebhookResolver } from "../../services/webhooks/WebhookUrlRules"
 import { type AppLive, makeApp } from "../../src/Server"
 import { createTestDatabase } from "./Database"
 import { freePort } from "./Process"

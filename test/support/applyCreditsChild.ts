@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { ActorHost } from "../../services/ActorHost"
+import { ActorHost } from "../../services/actors/ActorHost"
 import { actorHostRuntime } from "./ActorHostRuntime"
 
 /**

@@ -1,6 +1,6 @@
 import { Effect, Layer, Option } from "effect"
-import { CreditConsumerLive } from "../../services/CreditConsumer"
-import { Lease } from "../../services/Lease"
+import { CreditConsumerLive } from "../../services/chain/CreditConsumer"
+import { Lease } from "../../services/platform/Lease"
 import { actorHostLayer } from "./ActorHostRuntime"
 
 /**

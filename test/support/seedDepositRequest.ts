@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import { DepositRequests } from "../../services/DepositRequests"
+import { DepositRequests } from "../../services/depositRequests/DepositRequests"
 import { toId } from "../../services/domain/PrefixedId"
-import { Issuers, PayoutAddresses } from "../../services/MerchantRecords"
+import { Issuers, PayoutAddresses } from "../../services/merchants/MerchantResources"
 
 const PAYOUT = "0x52908400098527886E0F7030069857D2E4169EE7"
 

@@ -1,6 +1,6 @@
 import { Cause, Deferred, Effect, Exit, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
-import { makeBatcher } from "../../services/Batcher"
+import { makeBatcher } from "../../services/platform/Batcher"
 
 describe("Batcher", () => {
   it("runs an idle key's call alone, then lets callers that waited share one round trip, in order", async () => {

@@ -1,8 +1,8 @@
 import { ConfigProvider, Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/Config"
-import { parseFinality } from "../../services/Finality"
-import { rpcEndpointsOf } from "../../services/Settings"
+import { parseFinality } from "../../services/chain/Finality"
+import { rpcEndpointsOf } from "../../services/platform/Settings"
 
 const load = (settings: Record<string, string>) =>
   Effect.runPromise(Effect.either(loadConfig(ConfigProvider.fromMap(new Map(Object.entries(settings))))))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type DeliveryLines, makeDeliveryLines } from "../../services/DeliveryLines"
+import { type DeliveryLines, makeDeliveryLines } from "../../services/webhooks/DeliveryLines"
 
 const options = {
   perEndpoint: 2,

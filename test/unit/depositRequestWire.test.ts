@@ -8,7 +8,7 @@ import {
   toWire,
   webhookFields,
   webhookSubset
-} from "../../services/DepositRequestView"
+} from "../../services/depositRequests/DepositRequestWire"
 import { CreatedDepositRequest, DepositRequest } from "../../src/api/DepositRequests/Api"
 import { Metadata } from "../../src/api/Schemas"
 

@@ -7,7 +7,7 @@ import {
   type KeyVaultShape,
   PUBLISHED_TEST_MNEMONICS,
   SANDBOX_DEPOSIT_MNEMONIC
-} from "../../services/KeyVault"
+} from "../../services/chain/KeyVault"
 
 const ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
 

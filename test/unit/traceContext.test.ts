@@ -7,7 +7,7 @@ import {
   startSpan,
   traceParentOf,
   withHandSpan
-} from "../../services/TraceContext"
+} from "../../services/platform/TraceContext"
 
 /** The default tracer, keeping every span it makes. */
 const recording = () => {

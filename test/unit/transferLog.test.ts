@@ -15,7 +15,7 @@ import {
   type RawLog,
   TRANSFER_TOPIC,
   transferRecipient
-} from "../../services/TransferLog"
+} from "../../services/chain/TransferLog"
 
 const transfer = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
 const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => toHex(b))

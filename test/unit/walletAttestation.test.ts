@@ -12,7 +12,7 @@ import {
   type Statement,
   signatureCheckFor,
   typedData
-} from "../../services/WalletAttestation"
+} from "../../services/payer/WalletAttestation"
 import { deployContractWallet } from "../support/ContractWallet"
 
 const request = "dr_0193a5b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { baseGapMs, gapMs, MAX_ATTEMPTS, MAX_GAP_MS } from "../../services/WebhookSchedule"
+import { baseGapMs, gapMs, MAX_ATTEMPTS, MAX_GAP_MS } from "../../services/webhooks/RetrySchedule"
 
 describe("the webhook retry schedule", () => {
   it("starts at 30 s, doubles, caps at one hour, and ends after 12 attempts about five hours in", () => {

@@ -1,6 +1,6 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { addressRefusal, WebhookResolver, WebhookUrlCheck } from "../../services/WebhookUrlCheck"
+import { addressRefusal, WebhookResolver, WebhookUrlCheck } from "../../services/webhooks/WebhookUrlRules"
 
 /** A resolver from a table; a list of lists answers differently on each resolution (DNS rebinding). */
 const resolverFrom = (table: Record<string, Array<Array<string>>>) => {

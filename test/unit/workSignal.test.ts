@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { makeWorkSignal } from "../../services/WorkSignal"
+import { makeWorkSignal } from "../../services/platform/WorkSignal"
 
 describe("the work signal", () => {
   it.live("wakeOne resumes one idler and leaves the others waiting; wake resumes them all", () =>

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { Accounts } from "../../../services/Accounts"
+import { Accounts } from "../../../services/merchants/Accounts"
 import { Api } from "../../Api"
 import { CurrentIdentity, requireSession } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { PayerFlow } from "../../../services/PayerFlow"
+import { PayerFlow } from "../../../services/payer/PayerFlow"
 import { Api } from "../../Api"
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Reconciliation } from "../../../services/Reconciliation"
+import { Reconciliation } from "../../../services/depositRequests/Reconciliation"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 

@@ -5,7 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import { createInterface } from "node:readline"
-import { ChangeFeed } from "../../../services/ChangeFeed"
+import { ChangeFeed } from "../../../services/platform/ChangeFeed"
 import { createMerchant } from "../../support/Merchant"
 import { seedDepositRequest } from "../../support/seedDepositRequest"
 import { startService } from "../../support/Service"

@@ -1,0 +1,102 @@
+import type { SqlError } from "@effect/sql/SqlError"
+import type { PgClient } from "@effect/sql-pg"
+import { Cause, Effect, Option } from "effect"
+import { makeBatcher } from "../platform/Batcher"
+import type { DepositRequestRow } from "./DepositRequestWire"
+
+/** A create ready to commit: the actor's first row and the Idempotency-Key that must be claimed with it. */
+export interface CreateClaim {
+  readonly row: DepositRequestRow
+  readonly idempotencyKey: string
+  /** SHA-256 digests, hex (as the statement takes them). */
+  readonly fingerprint: string
+  readonly secretDigest: string | null
+}
+
+/**
+ * Creates that arrive together share one statement (one commit), one statement at a time: creates that arrive
+ * during a commit join the next one. Measured at 32 connections against up to 4 statements under way: batches of
+ * ~12 creates instead of ~7, ~10% less CPU per create and ~9% more creates per second (p99 no worse), as every
+ * statement costs both processes a round trip and PostgreSQL a commit.
+ */
+const MAX_BATCH = 64
+const MAX_IN_FLIGHT = 1
+
+/**
+ * SQLSTATE classes of a failing server or connection, whatever the rows: connection exception, insufficient
+ * resources, operator intervention (shutdown, statement timeout), system error.
+ */
+const systemicClasses = new Set(["08", "53", "57", "58"])
+
+/**
+ * Whether a failed statement may be one create's doing, so the batch is split to commit the others: PostgreSQL
+ * refused it with a data or constraint error (a SQLSTATE outside the systemic classes), or a defect. No SQLSTATE
+ * (no connection) or a systemic one fails the batch at once.
+ */
+const mayBeOneCreates = (cause: Cause.Cause<SqlError>) =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => true,
+    onSome: (error) => {
+      const code = (error.cause as { readonly code?: unknown } | undefined)?.code
+      return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !systemicClasses.has(code.slice(0, 2))
+    }
+  })
+
+/**
+ * Group commit of creates. One statement (`create_deposit_requests`, migration 0013) claims every key, only where
+ * each request's issuer, payout address and customer are still the account's own and live (a key past its window
+ * is taken over), and inserts the requests whose key was claimed. Each caller learns whether its own create went
+ * in; one that did not (the key was taken, a reference changed) reads and decides, so the statement never needs to
+ * explain a refusal.
+ */
+export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowMs: number) => {
+  const commit = (batch: ReadonlyArray<CreateClaim>) =>
+    Effect.gen(function* () {
+      // One claim per key per statement (ON CONFLICT cannot touch a row twice); a later one reports "not claimed"
+      // and its caller finds the winner. Keys in one order, so two statements never wait on each other in a cycle.
+      const byKey = new Map<string, CreateClaim>()
+      for (const claim of batch) {
+        const key = `${claim.row.account_id}:${claim.idempotencyKey}`
+        if (!byKey.has(key)) byKey.set(key, claim)
+      }
+      const rows = [...byKey.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([, { row, idempotencyKey, fingerprint, secretDigest }]) => ({
+          id: row.id,
+          account_id: row.account_id,
+          key: idempotencyKey,
+          fingerprint,
+          status: row.status,
+          machine_version: row.machine_version,
+          snapshot: row.snapshot,
+          amount_base_units: row.amount_base_units,
+          received_base_units: row.received_base_units,
+          heading: row.heading,
+          reference: row.reference,
+          metadata: row.metadata,
+          customer_id: row.customer_id,
+          issuer_id: row.issuer_id,
+          payout_address_id: row.payout_address_id,
+          payer_policy_mode: row.payer_policy_mode,
+          expected_email: row.expected_email,
+          payer_reference: row.payer_reference,
+          expires_at: row.expires_at.toISOString(),
+          created_at: row.created_at.toISOString(),
+          secret_digest: secretDigest
+        }))
+      const inserted = yield* sql<{ id: string }>`
+        select id from create_deposit_requests(${JSON.stringify(rows)}::jsonb, ${idempotencyWindowMs}::bigint)`
+      const committed = new Set(inserted.map((r) => r.id))
+      return batch.map((claim) => committed.has(claim.row.id))
+    })
+
+  const batcher = makeBatcher({
+    maxBatch: MAX_BATCH,
+    maxInFlight: MAX_IN_FLIGHT,
+    run: (_key: string, batch: ReadonlyArray<CreateClaim>) => commit(batch),
+    isolate: mayBeOneCreates
+  })
+
+  /** Commits the create with the next statement; `true` when its key was claimed and the request inserted. */
+  return { claim: (create: CreateClaim) => batcher.submit("creates", create) } as const
+}

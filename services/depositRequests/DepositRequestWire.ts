@@ -1,0 +1,205 @@
+import { v5 as uuidv5 } from "uuid"
+import type { Recovery } from "../../machines/DepositRequest"
+import type { DepositRequestContext, Step } from "../../machines/step"
+import type { DepositRequestStatus } from "../domain/Lifecycle"
+import { formatAmount } from "../domain/Amount"
+import { formatTimestamp } from "../domain/Timestamp"
+import { toId } from "../domain/PrefixedId"
+
+/** A deposit request row as stored (merchant fields and the queryable mirror of the machine's facts). */
+export interface DepositRequestRow {
+  readonly id: string
+  readonly account_id: string
+  readonly status: string
+  readonly version: string
+  readonly machine_version: number
+  readonly snapshot: unknown
+  readonly amount_base_units: string
+  readonly received_base_units: string
+  readonly heading: string
+  readonly reference: string
+  readonly metadata: Record<string, string>
+  readonly customer_id: string | null
+  readonly issuer_id: string
+  readonly payout_address_id: string
+  readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
+  readonly expected_email: string | null
+  readonly payer_reference: string | null
+  readonly deposit_index: number | null
+  readonly deposit_address: string | null
+  readonly expires_at: Date
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+/** What the lifecycle machine knows that the API shows. */
+export interface LifecycleFacts {
+  readonly status: DepositRequestStatus
+  readonly receivedBaseUnits: string
+  readonly verificationCompletedAt: string | null
+  readonly likelyUnsolicitedAt: string | null
+  readonly payerWallet: string | null
+  readonly address: string | null
+  readonly walletBoundAt: string | null
+  readonly attention: { code: string; message: string; since: string; resolution: string } | null
+  readonly settlement: {
+    readonly payoutAddress: string
+    readonly amountBaseUnits: string
+    readonly transactionHash: string | null
+    readonly blockNumber: string | null
+    readonly settledAt: string | null
+  } | null
+}
+
+const isoSeconds = (iso: string | null) => (iso === null ? null : formatTimestamp(new Date(iso)))
+
+/** The merchant's view of a request, in wire form (strings for amounts, RFC 3339 seconds, EIP-55). */
+export const toWire = (
+  row: DepositRequestRow,
+  facts: LifecycleFacts,
+  chainId: number,
+  publicBaseUrl: string
+) => ({
+  id: toId("dr", row.id) as string,
+  status: facts.status,
+  amount: formatAmount(BigInt(row.amount_base_units)),
+  amount_base_units: BigInt(row.amount_base_units).toString(),
+  received: formatAmount(BigInt(facts.receivedBaseUnits)),
+  received_base_units: BigInt(facts.receivedBaseUnits).toString(),
+  heading: row.heading,
+  reference: row.reference,
+  metadata: row.metadata,
+  customer_id: row.customer_id === null ? null : (toId("cus", row.customer_id) as string),
+  issuer_id: toId("iss", row.issuer_id) as string,
+  payer_policy_mode: row.payer_policy_mode,
+  payer_reference: row.payer_reference,
+  verification_completed_at: isoSeconds(facts.verificationCompletedAt),
+  likely_unsolicited_at: isoSeconds(facts.likelyUnsolicitedAt),
+  payer_wallet: facts.payerWallet,
+  address: facts.address,
+  wallet_bound_at: isoSeconds(facts.walletBoundAt),
+  expires_at: formatTimestamp(row.expires_at),
+  created_at: formatTimestamp(row.created_at),
+  payout_address_id: toId("pa", row.payout_address_id) as string,
+  expected_email: row.expected_email,
+  attention: facts.attention && {
+    ...facts.attention,
+    since: formatTimestamp(new Date(facts.attention.since))
+  },
+  settlement: facts.settlement && {
+    payout_address: facts.settlement.payoutAddress,
+    amount: formatAmount(BigInt(facts.settlement.amountBaseUnits)),
+    amount_base_units: facts.settlement.amountBaseUnits,
+    transaction_hash: facts.settlement.transactionHash,
+    block_number: facts.settlement.blockNumber,
+    settled_at: isoSeconds(facts.settlement.settledAt)
+  },
+  chain_id: chainId,
+  /** The hosted checkout of this request: send the payer here. */
+  checkout_url: `${publicBaseUrl}/checkout/${toId("dr", row.id)}`,
+  version: row.version,
+  updated_at: formatTimestamp(row.updated_at)
+})
+
+export type DepositRequestWire = ReturnType<typeof toWire>
+
+/** The fields a webhook payload carries: exactly the spec's subset, never the expected email or other private data. */
+export const webhookFields = [
+  "id",
+  "status",
+  "amount",
+  "amount_base_units",
+  "received",
+  "received_base_units",
+  "heading",
+  "reference",
+  "metadata",
+  "customer_id",
+  "issuer_id",
+  "payer_policy_mode",
+  "payer_reference",
+  "verification_completed_at",
+  "likely_unsolicited_at",
+  "payer_wallet",
+  "address",
+  "wallet_bound_at",
+  "expires_at",
+  "created_at"
+] as const
+
+/**
+ * `webhookFields` of the wire form, in that order. Written out rather than built from the list: a literal has one
+ * hidden class that JSON.stringify walks fast, where `Object.fromEntries` made 20 pairs and a dictionary for every
+ * lifecycle event (a block's 500 funding credits build 500 bodies on the commit's critical path). A test holds
+ * the keys equal to the list.
+ */
+export const webhookSubset = (
+  wire: DepositRequestWire
+): Pick<DepositRequestWire, (typeof webhookFields)[number]> => ({
+  id: wire.id,
+  status: wire.status,
+  amount: wire.amount,
+  amount_base_units: wire.amount_base_units,
+  received: wire.received,
+  received_base_units: wire.received_base_units,
+  heading: wire.heading,
+  reference: wire.reference,
+  metadata: wire.metadata,
+  customer_id: wire.customer_id,
+  issuer_id: wire.issuer_id,
+  payer_policy_mode: wire.payer_policy_mode,
+  payer_reference: wire.payer_reference,
+  verification_completed_at: wire.verification_completed_at,
+  likely_unsolicited_at: wire.likely_unsolicited_at,
+  payer_wallet: wire.payer_wallet,
+  address: wire.address,
+  wallet_bound_at: wire.wallet_bound_at,
+  expires_at: wire.expires_at,
+  created_at: wire.created_at
+})
+
+/** The machine's context as the API shows it. One adapter, so the view never reaches into machine internals. */
+const textOrNull = (v: unknown) => (typeof v === "string" ? v : null)
+
+export const lifecycleFactsOf = (s: Step): LifecycleFacts => {
+  const c = s.context as DepositRequestContext & Record<string, unknown>
+  const attention = c.attention as LifecycleFacts["attention"] | undefined
+  const settlement = c.settlement as
+    | { tx_hash?: string | null; block_number?: string | null; settled_at?: string | null }
+    | null
+    | undefined
+  return {
+    status: s.status,
+    receivedBaseUnits: String(c.received_base_units ?? "0"),
+    verificationCompletedAt: textOrNull(c.verification_completed_at),
+    likelyUnsolicitedAt: textOrNull(c.likely_unsolicited_at),
+    payerWallet: textOrNull(c.payer_wallet),
+    address: textOrNull(c.address),
+    walletBoundAt: textOrNull(c.wallet_bound_at),
+    attention: attention ?? null,
+    settlement:
+      s.status === "deposited" || s.status === "settled" || settlement
+        ? {
+            payoutAddress: String(c.payout_address ?? ""),
+            amountBaseUnits: String(c.amount_base_units ?? "0"),
+            transactionHash: settlement?.tx_hash ?? null,
+            blockNumber: settlement?.block_number ?? null,
+            settledAt: settlement?.settled_at ?? null
+          }
+        : null
+  }
+}
+
+// Recovery ids are derived from the return's command id, so the same return always has the same `rec_` id.
+const RECOVERY_NAMESPACE = "6f1d2c3a-9b8e-4f7a-8c5d-2e1f0a9b8c7d"
+
+/** A recovery ledger entry on the wire: a `rec_` id, decimal and base-unit amounts, second-precision time. */
+export const recoveryWire = (r: Recovery) => ({
+  id: toId("rec", uuidv5(r.id, RECOVERY_NAMESPACE)) as string,
+  amount: formatAmount(BigInt(r.amount_base_units)),
+  amount_base_units: r.amount_base_units,
+  reason: r.reason,
+  transaction_hash: r.transaction_hash,
+  block_number: r.block_number,
+  recovered_at: formatTimestamp(new Date(r.recovered_at))
+})

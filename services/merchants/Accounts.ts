@@ -1,0 +1,221 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import type { ServiceEnv } from "../domain/Environment"
+import { serviceEnv } from "../platform/Settings"
+import { apiKeyPrefixOf } from "../domain/Environment"
+import { CredentialCache } from "./CredentialCache"
+import { Ids } from "../platform/Ids"
+import { digestHexOf, digestOf, newSecret, sameDigest } from "../platform/Secrets"
+
+export const SESSION_PREFIX = "session_"
+/** How long a rotated-out key keeps working. */
+export const API_KEY_GRACE_MS = 24 * 60 * 60 * 1000
+/** Default lifetime of a dashboard session. */
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
+
+export interface Account {
+  readonly id: string
+  readonly name: string
+  readonly environment: ServiceEnv
+  readonly createdAt: Date
+}
+
+/** Who is calling: the account and whether by API key or dashboard session. */
+export interface Identity {
+  readonly accountId: string
+  readonly via: "api_key" | "session"
+}
+
+export interface IssuedKey {
+  readonly apiKey: string
+  readonly last4: string
+  readonly createdAt: Date
+  /** Until when the key it replaced keeps working, if there was one. */
+  readonly previousKeyValidUntil: Date | null
+}
+
+export interface KeyInfo {
+  readonly active: { readonly last4: string; readonly createdAt: Date } | null
+  readonly previous: { readonly last4: string; readonly validUntil: Date } | null
+}
+
+type AccountRow = { id: string; name: string; environment: ServiceEnv; created_at: Date }
+const toAccount = (row: AccountRow): Account => ({
+  id: row.id,
+  name: row.name,
+  environment: row.environment,
+  createdAt: row.created_at
+})
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const ids = yield* Ids
+  const config = { serviceEnv: yield* serviceEnv }
+  const cache = yield* CredentialCache
+  const keyPrefix = apiKeyPrefixOf(config.serviceEnv)
+  // Accounts never change once created (no route renames them), so reads of one are remembered.
+  const accounts = new Map<string, Account>()
+
+  const create = (name: string) =>
+    Effect.gen(function* () {
+      const at = yield* now
+      const rows = yield* sql<AccountRow>`
+        insert into accounts (id, name, environment, created_at)
+        values (${ids.next()}, ${name}, ${config.serviceEnv}, ${at})
+        returning id, name, environment, created_at`
+      return toAccount(rows[0]!)
+    }).pipe(Effect.orDie)
+
+  const get = (accountId: string) => {
+    const known = accounts.get(accountId)
+    if (known !== undefined) return Effect.succeed(Option.some(known))
+    return sql<AccountRow>`select id, name, environment, created_at from accounts where id = ${accountId}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAccount)),
+      Effect.tap(Option.match({ onNone: () => undefined, onSome: (a) => void accounts.set(accountId, a) })),
+      Effect.orDie
+    )
+  }
+
+  const createSession = (accountId: string, ttlMs = SESSION_TTL_MS) =>
+    Effect.gen(function* () {
+      const at = yield* now
+      const token = newSecret(SESSION_PREFIX)
+      const expiresAt = new Date(at.getTime() + ttlMs)
+      yield* sql`
+        insert into dashboard_sessions (digest, account_id, created_at, expires_at)
+        values (${digestOf(token)}, ${accountId}, ${at}, ${expiresAt})`
+      return { token, expiresAt }
+    }).pipe(Effect.orDie)
+
+  const endSession = (token: string) =>
+    Effect.gen(function* () {
+      const at = yield* now
+      const ended = yield* sql<{ account_id: string }>`
+        update dashboard_sessions set revoked_at = ${at}
+        where digest = ${digestOf(token)} and revoked_at is null
+        returning account_id`
+      for (const row of ended) yield* cache.changed(row.account_id)
+    }).pipe(Effect.orDie)
+
+  // Issuing replaces the active key; the replaced one keeps working for the grace period, and any older
+  // grace key ends now, so at most two keys work at any time.
+  const issueApiKey = (accountId: string) =>
+    sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const at = yield* now
+          yield* sql`select id from accounts where id = ${accountId} for update`
+          yield* sql`
+            update api_keys set revoked_at = ${at}
+            where account_id = ${accountId} and grace_until is not null and revoked_at is null`
+          const graceUntil = new Date(at.getTime() + API_KEY_GRACE_MS)
+          const replaced = yield* sql`
+            update api_keys set grace_until = ${graceUntil}
+            where account_id = ${accountId} and grace_until is null and revoked_at is null
+            returning last4`
+          const apiKey = newSecret(keyPrefix)
+          const last4 = apiKey.slice(-4)
+          yield* sql`
+            insert into api_keys (digest, account_id, environment, last4, created_at)
+            values (${digestOf(apiKey)}, ${accountId}, ${config.serviceEnv}, ${last4}, ${at})`
+          return {
+            apiKey,
+            last4,
+            createdAt: at,
+            previousKeyValidUntil: replaced.length > 0 ? graceUntil : null
+          } satisfies IssuedKey
+        })
+      )
+      .pipe(
+        Effect.tap(() => cache.changed(accountId)),
+        Effect.orDie
+      )
+
+  /** Revocation is immediate and ends the grace key too. */
+  const revokeApiKeys = (accountId: string) =>
+    Effect.gen(function* () {
+      const at = yield* now
+      const rows = yield* sql`
+        update api_keys set revoked_at = ${at}
+        where account_id = ${accountId} and revoked_at is null
+        returning last4`
+      yield* cache.changed(accountId)
+      return rows.length
+    }).pipe(Effect.orDie)
+
+  const keyInfo = (accountId: string) =>
+    Effect.gen(function* () {
+      const at = yield* now
+      const rows = yield* sql<{ last4: string; created_at: Date; grace_until: Date | null }>`
+        select last4, created_at, grace_until from api_keys
+        where account_id = ${accountId} and revoked_at is null and (grace_until is null or grace_until > ${at})`
+      const active = rows.find((r) => r.grace_until === null)
+      const previous = rows.find((r) => r.grace_until !== null)
+      return {
+        active: active ? { last4: active.last4, createdAt: active.created_at } : null,
+        previous: previous?.grace_until ? { last4: previous.last4, validUntil: previous.grace_until } : null
+      } satisfies KeyInfo
+    }).pipe(Effect.orDie)
+
+  /**
+   * Resolves a bearer credential. Every failure is the same `None`: the caller must not learn whether a key was
+   * unknown, revoked, expired or of the other environment.
+   */
+  const authenticate = (credential: string): Effect.Effect<Option.Option<Identity>> =>
+    Effect.gen(function* () {
+      const key = digestHexOf(credential)
+      const at = yield* now
+      const nowMs = at.getTime()
+      const cached = cache.lookup(key, nowMs)
+      if (cached !== undefined) return Option.some(cached)
+      const digest = Buffer.from(key, "hex")
+      const remember = (accountId: string, via: Identity["via"], until: Date | null) => {
+        cache.remember(key, {
+          accountId,
+          via,
+          validUntilMs: until?.getTime() ?? Number.POSITIVE_INFINITY,
+          cachedAtMs: nowMs
+        })
+        return Option.some({ accountId, via })
+      }
+      if (credential.startsWith(keyPrefix)) {
+        const rows = yield* sql<{ account_id: string; digest: Uint8Array; grace_until: Date | null }>`
+          select account_id, digest, grace_until from api_keys
+          where digest = ${digest} and revoked_at is null and (grace_until is null or grace_until > ${at})`
+        const row = rows[0]
+        return row && sameDigest(row.digest, digest)
+          ? remember(row.account_id, "api_key", row.grace_until)
+          : Option.none()
+      }
+      if (credential.startsWith(SESSION_PREFIX)) {
+        const rows = yield* sql<{ account_id: string; digest: Uint8Array; expires_at: Date }>`
+          select account_id, digest, expires_at from dashboard_sessions
+          where digest = ${digest} and revoked_at is null and expires_at > ${at}`
+        const row = rows[0]
+        return row && sameDigest(row.digest, digest)
+          ? remember(row.account_id, "session", row.expires_at)
+          : Option.none()
+      }
+      return Option.none()
+    }).pipe(Effect.orDie)
+
+  return {
+    create,
+    get,
+    createSession,
+    endSession,
+    issueApiKey,
+    revokeApiKeys,
+    keyInfo,
+    authenticate
+  } as const
+})
+
+export class Accounts extends Context.Tag("deposits/Accounts")<
+  Accounts,
+  Effect.Effect.Success<typeof make>
+>() {
+  static readonly layer = Layer.effect(Accounts, make).pipe(Layer.provide(CredentialCache.layer))
+}

@@ -1,0 +1,61 @@
+import { Context, Effect, Layer } from "effect"
+import { Bus } from "../platform/Bus"
+
+const SUBJECT = "deposits.credentials.changed"
+/** Longest a cached credential is trusted without a re-read, should a change notice ever be lost. */
+export const CREDENTIAL_TTL_MS = 10_000
+
+interface Entry {
+  readonly accountId: string
+  readonly via: "api_key" | "session"
+  /** When the credential itself stops working (grace end, session expiry), or Infinity. */
+  readonly validUntilMs: number
+  readonly cachedAtMs: number
+}
+
+/**
+ * Known-good credentials by digest, so API traffic does not read the database per request. Any change to an
+ * account's credentials (issue, rotation, revocation, logout) drops that account's entries on this instance at
+ * once and on every other instance through a bus notice; a lost notice is bounded by the TTL. Unknown
+ * credentials are never cached, so guessing cannot fill memory.
+ */
+const make = Effect.gen(function* () {
+  const bus = yield* Bus
+  const entries = new Map<string, Entry>()
+  const dropAccount = (accountId: string) => {
+    for (const [key, entry] of entries) if (entry.accountId === accountId) entries.delete(key)
+  }
+  yield* bus.listen(SUBJECT, (_subject, accountId) => dropAccount(accountId))
+
+  return {
+    lookup: (digestHex: string, nowMs: number) => {
+      const entry = entries.get(digestHex)
+      if (entry === undefined) return undefined
+      if (
+        nowMs >= entry.validUntilMs ||
+        nowMs - entry.cachedAtMs > CREDENTIAL_TTL_MS ||
+        nowMs < entry.cachedAtMs
+      ) {
+        entries.delete(digestHex)
+        return undefined
+      }
+      return { accountId: entry.accountId, via: entry.via }
+    },
+    remember: (digestHex: string, entry: Entry) => {
+      entries.set(digestHex, entry)
+    },
+    /** After a committed change to an account's credentials. */
+    changed: (accountId: string) =>
+      Effect.zipRight(
+        Effect.sync(() => dropAccount(accountId)),
+        bus.notify(SUBJECT, accountId)
+      )
+  } as const
+})
+
+export class CredentialCache extends Context.Tag("deposits/CredentialCache")<
+  CredentialCache,
+  Effect.Effect.Success<typeof make>
+>() {
+  static readonly layer = Layer.scoped(CredentialCache, make)
+}

@@ -1,0 +1,63 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import type { ConsumerDefinition } from "../../../infra/jetstream/Streams"
+import { Bus } from "../Bus"
+import type { EventStreamShape, StreamMessage } from "./Contract"
+import { makeInProcessStream } from "./InProcessStream"
+import { makeJetStream } from "./JetStreamTransport"
+
+export {
+  EventStreamError,
+  type EventStreamShape,
+  type Publication,
+  type StreamMessage
+} from "./Contract"
+
+export class EventStream extends Context.Tag("deposits/EventStream")<EventStream, EventStreamShape>() {
+  static readonly inProcess = Layer.sync(EventStream, makeInProcessStream)
+  /** JetStream over the bus's NATS connection (the deployment's own streams), or in process when the bus is. */
+  static readonly layer = Layer.scoped(
+    EventStream,
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      if (Option.isNone(bus.nats)) return makeInProcessStream()
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ stream_namespace: string }>`select stream_namespace from deployment`
+      return yield* makeJetStream(bus.nats.value, rows[0]?.stream_namespace ?? "default")
+    })
+  )
+}
+
+/** A message still unconsumed this long after its publication is published again (it may be lost in a crash). */
+export const REPUBLISH_AFTER_MS = 30_000
+/** How often the relays look for what to publish again. */
+export const REPUBLISH_EVERY = Duration.seconds(1)
+
+/**
+ * What was published before this may be lost: publications before the stream's store began (a server that came
+ * back empty) or more than REPUBLISH_AFTER_MS ago. The relays publish such rows again if still unconsumed.
+ */
+export const mayBeLostBefore = (stream: EventStreamShape, streamName: string) =>
+  Effect.gen(function* () {
+    const epoch = yield* stream.epoch(streamName)
+    const now = yield* Clock.currentTimeMillis
+    return new Date(Math.max(epoch, now - REPUBLISH_AFTER_MS))
+  })
+
+/**
+ * A consumer's messages for this instance, queued for its workers, until the scope closes: then delivery stops and
+ * the messages still queued are given back at once (`nak`), not left to their ack wait.
+ */
+export const consumeIntoQueue = (stream: EventStreamShape, consumer: ConsumerDefinition, buffer: number) =>
+  Effect.gen(function* () {
+    const inbox = yield* Queue.unbounded<StreamMessage>()
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Queue.takeAll(inbox), (left) =>
+        Effect.sync(() => {
+          for (const m of left) m.nak()
+        })
+      )
+    )
+    yield* stream.consume(consumer, buffer, (m) => Queue.unsafeOffer(inbox, m))
+    return inbox
+  })

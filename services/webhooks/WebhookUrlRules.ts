@@ -1,0 +1,115 @@
+import ipaddr from "ipaddr.js"
+import { Config, Context, Effect, Layer } from "effect"
+import { lookup } from "node:dns/promises"
+import { serviceEnv } from "../platform/Settings"
+
+export interface ResolvedAddress {
+  readonly address: string
+  readonly family: 4 | 6
+}
+
+/** Name resolution, as a layer: tests point a name at a local receiver without loosening the rules. */
+export class WebhookResolver extends Context.Tag("deposits/WebhookResolver")<
+  WebhookResolver,
+  { readonly resolve: (hostname: string) => Effect.Effect<ReadonlyArray<ResolvedAddress>, string> }
+>() {
+  static readonly live = Layer.succeed(WebhookResolver, {
+    resolve: (hostname) =>
+      Effect.tryPromise({
+        try: () => lookup(hostname, { all: true, verbatim: true }),
+        catch: () => `the name ${hostname} does not resolve`
+      }).pipe(
+        Effect.map((rows) =>
+          rows.map((r) => ({ address: r.address, family: r.family === 6 ? 6 : 4 }) as const)
+        )
+      )
+  })
+}
+
+/**
+ * Only globally routable unicast addresses: private, loopback, link-local, CGNAT, multicast, reserved,
+ * unspecified, broadcast, unique-local and every IPv6 form that embeds an IPv4 address (mapped, 6to4, Teredo,
+ * NAT64) are refused, after unwrapping an IPv4-mapped address to the IPv4 it carries.
+ */
+export const addressRefusal = (address: string): string | undefined => {
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`
+  let parsed = ipaddr.parse(address)
+  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address()
+  }
+  const range = parsed.range()
+  return range === "unicast" ? undefined : `${address} is a ${range} address`
+}
+
+/** The rules that need no resolution: scheme, credentials, IP literals. Undefined when the URL passes them. */
+export const staticRefusal = (raw: string, allowPrivate: boolean): string | undefined => {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return "it is not a valid URL"
+  }
+  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) return "it must use https://"
+  if (url.username !== "" || url.password !== "") return "it must not contain credentials"
+  if (url.hash !== "") return "it must not contain a fragment"
+  // The WHATWG parser has already normalised decimal, hex and octal IPv4 forms to dotted quads.
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  if (!allowPrivate && ipaddr.isValid(host)) return "it must name a host, not an IP address"
+  if (!allowPrivate && !host.includes(".")) return "it must name a public host"
+  return undefined
+}
+
+/**
+ * `WEBHOOKS_ALLOW_PRIVATE`, sandbox only: let webhooks reach http:// and private addresses (a receiver on a
+ * developer's laptop). Production refuses to start with it.
+ */
+export const webhooksAllowPrivateSetting = Config.all({
+  allowPrivate: Config.boolean("WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  serviceEnv
+}).pipe(
+  Config.validate({
+    message: "WEBHOOKS_ALLOW_PRIVATE=true is refused when SERVICE_ENV=production",
+    validation: (c) => !(c.serviceEnv === "production" && c.allowPrivate)
+  }),
+  Config.map((c) => c.allowPrivate)
+)
+
+/** The URL rules, checked at creation and again before every delivery. */
+export class WebhookUrlCheck extends Context.Tag("deposits/WebhookUrlCheck")<
+  WebhookUrlCheck,
+  {
+    /** Refusal reason, or the URL with the addresses the delivery may connect to (and no other). */
+    readonly resolve: (
+      url: string
+    ) => Effect.Effect<{ readonly url: URL; readonly addresses: ReadonlyArray<ResolvedAddress> }, string>
+    readonly check: (url: string) => Effect.Effect<void, string>
+  }
+>() {
+  static readonly layer = Layer.effect(
+    WebhookUrlCheck,
+    Effect.gen(function* () {
+      const resolver = yield* WebhookResolver
+      const webhooksAllowPrivate = yield* webhooksAllowPrivateSetting
+      const resolve = (raw: string) =>
+        Effect.gen(function* () {
+          const refusal = staticRefusal(raw, webhooksAllowPrivate)
+          if (refusal !== undefined) return yield* Effect.fail(refusal)
+          const url = new URL(raw)
+          const host = url.hostname.replace(/^\[|\]$/g, "")
+          const addresses = ipaddr.isValid(host)
+            ? [{ address: host, family: host.includes(":") ? 6 : 4 } as const]
+            : yield* resolver.resolve(host)
+          if (addresses.length === 0) return yield* Effect.fail(`the name ${host} has no address`)
+          if (!webhooksAllowPrivate) {
+            // Every address must pass: one private answer among public ones refuses the name.
+            for (const a of addresses) {
+              const reason = addressRefusal(a.address)
+              if (reason !== undefined) return yield* Effect.fail(`${host} resolves to ${reason}`)
+            }
+          }
+          return { url, addresses }
+        })
+      return { resolve, check: (raw) => Effect.asVoid(resolve(raw)) }
+    })
+  )
+}
