@@ -19,7 +19,6 @@ import { rateLimitSettings } from "../services/platform/RateLimiter"
 import {
   publicBaseUrl,
   publicBaseUrlSetting,
-  chainEndpointSettings,
   dataDir,
   databaseUrl,
   positiveInteger,
@@ -28,6 +27,7 @@ import {
 import { treasurySettings } from "../services/treasury/Treasury"
 import { dispatchSettings } from "../services/webhooks/WebhookDispatcher"
 import { webhooksAllowPrivateSetting } from "../services/webhooks/WebhookUrlRules"
+import { chainEndpointSettings } from "../services/chain/ChainSettings"
 import { describeFinality } from "../services/chain/Finality"
 import { metricsServerSettings } from "./MetricsServer"
 import { tracingSettings } from "./Tracing"

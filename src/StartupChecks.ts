@@ -3,7 +3,7 @@ import { type Address, createPublicClient, getAddress, http, zeroAddress, zeroHa
 import { chainCall } from "../services/chain/ChainRpc"
 import { chainIdOf } from "../services/domain/Environment"
 import { depositKeyRefusal } from "../services/chain/KeyVault"
-import { rpcEndpointsOf } from "../services/platform/Settings"
+import { rpcEndpointsOf } from "../services/chain/ChainSettings"
 import { usdcAbi } from "../services/chain/Usdc"
 import type { AppConfigShape } from "./Config"
 

@@ -14,7 +14,7 @@ import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
 import { abi } from "../infra/contracts/TestUsdc"
 import { parseAmount } from "../services/domain/Amount"
-import { rpcEndpointsOf } from "../services/platform/Settings"
+import { rpcEndpointsOf } from "../services/chain/ChainSettings"
 import type { AppConfigShape } from "./Config"
 import { chainIdOf } from "../services/domain/Environment"
 

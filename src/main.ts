@@ -1,7 +1,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
 import { describeDatabase } from "../services/platform/Database"
-import { rpcEndpointsOf } from "../services/platform/Settings"
+import { rpcEndpointsOf } from "../services/chain/ChainSettings"
 import { embeddedChain, withChain } from "../infra/chain/EmbeddedChain"
 import { ApiSettings, loadConfig, settingsLayer, withSandboxTreasury } from "./Config"
 import { AppLive } from "./Server"

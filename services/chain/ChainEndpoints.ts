@@ -2,7 +2,7 @@ import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { BaseError, custom, HttpRequestError, RpcRequestError, TimeoutError, toHex } from "viem"
 import { getHttpRpcClient } from "viem/utils"
 import type { JsonRpc } from "./Finality"
-import { chainEndpointSettings, type ChainEndpointSettings, rpcEndpointsOf } from "../platform/Settings"
+import { chainEndpointSettings, type ChainEndpointSettings, rpcEndpointsOf } from "./ChainSettings"
 
 /**
  * The chain's RPC endpoints (`CHAIN_RPC_URLS`, in the operator's order of preference) behind one request function.

@@ -14,7 +14,7 @@ import {
   TRANSFER_TOPIC,
   transferRecipient
 } from "./TransferLog"
-import { chainSettings } from "../platform/Settings"
+import { chainSettings } from "./ChainSettings"
 import { REPUBLISH_EVERY } from "../platform/eventStream/EventStream"
 
 /** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */

@@ -5,7 +5,7 @@ import { type ActorEvent, ActorHost } from "../actors/ActorHost"
 import { type CreditMessage, stampCredits } from "./CreditRelay"
 import { consumeIntoQueue, EventStream, type StreamMessage } from "../platform/eventStream/EventStream"
 import { Lease } from "../platform/Lease"
-import { chainSettings } from "../platform/Settings"
+import { chainSettings } from "./ChainSettings"
 
 /** Credits applied to their requests per transaction. */
 export const APPLY_BATCH = 500

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either } from "effect"
 import { uuidFromId } from "../../services/domain/PrefixedId"
-import { chainSettings } from "../../services/platform/Settings"
+import { chainSettings } from "../../services/chain/ChainSettings"
 import { fund, type PayMode, payRequest, payTargetOf } from "../devnet"
 import { CHECKOUT_PATH } from "./CheckoutRoutes"
 

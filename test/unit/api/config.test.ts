@@ -2,7 +2,7 @@ import { ConfigProvider, Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { loadConfig } from "../../../src/Config"
 import { parseFinality } from "../../../services/chain/Finality"
-import { rpcEndpointsOf } from "../../../services/platform/Settings"
+import { rpcEndpointsOf } from "../../../services/chain/ChainSettings"
 
 const load = (settings: Record<string, string>) =>
   Effect.runPromise(Effect.either(loadConfig(ConfigProvider.fromMap(new Map(Object.entries(settings))))))

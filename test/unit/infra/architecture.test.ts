@@ -6,8 +6,13 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { cruise, type ICruiseResult, type IForbiddenRuleType } from "dependency-cruiser"
 
 // The rules `npm run lint` enforces, run here on a planted tree, so a rule that stopped catching anything fails.
-const { forbidden } = createRequire(import.meta.url)("../../../infra/tooling/architecture.cjs") as {
+const require = createRequire(import.meta.url)
+const { forbidden } = require("../../../infra/tooling/architecture.cjs") as {
   forbidden: Array<IForbiddenRuleType>
+}
+const { ROOMS, KNOW_THE_MACHINE } = require("../../../infra/tooling/rooms.cjs") as {
+  ROOMS: Record<string, Array<string>>
+  KNOW_THE_MACHINE: Array<string>
 }
 
 const planted = mkdtempSync(join(tmpdir(), "architecture-"))
@@ -54,5 +59,65 @@ describe("the architecture rules", () => {
     const found = await violations(["services", "machines"])
     expect(found).toContain("domain-depends-on-nothing-of-ours services/domain/Leaky.ts → services/Ids.ts")
     expect(found).toContain("machines-are-pure machines/Impure.ts → services/Ids.ts")
+  })
+
+  // Every room imports every other room and the machine from a planted file of its own; exactly the arrows its
+  // rule forbids are reported, so a rule that stopped catching (or started refusing an allowed room) fails here.
+  it("hold every room to the rooms it may import", async () => {
+    const rooms = Object.keys(ROOMS)
+    const files: Record<string, string> = { "machines/Machine.ts": "export const machine = 1\n" }
+    for (const room of [...rooms, "domain"])
+      files[`services/${room}/Target.ts`] = `export const ${room} = 1\n`
+    for (const room of rooms) {
+      const others = [...rooms.filter((r) => r !== room), "domain"]
+      files[`services/${room}/Reaches.ts`] = [
+        ...others.map((other) => `import { ${other} } from "../${other}/Target"`),
+        'import { machine } from "../../machines/Machine"',
+        `export const reaches = [${[...others, "machine"].join(", ")}]`
+      ].join("\n")
+    }
+    plant(files)
+    const found = await violations(["services", "machines"])
+    for (const room of rooms) {
+      const reported = found
+        .filter((v) => v.startsWith(`room-${room} `))
+        .map((v) => v.split(" → ")[1])
+        .sort()
+      const expected = [
+        ...rooms.filter((r) => r !== room && !ROOMS[room]!.includes(r)).map((r) => `services/${r}/Target.ts`),
+        ...(KNOW_THE_MACHINE.includes(room) ? [] : ["machines/Machine.ts"])
+      ].sort()
+      expect(reported, room).toEqual(expected)
+    }
+    expect(rooms.sort()).toEqual(
+      ["actors", "chain", "depositRequests", "merchants", "payer", "platform", "treasury", "webhooks"].sort()
+    )
+  })
+
+  it("refuse a service outside every room", async () => {
+    plant({
+      "services/platform/Ids.ts": "export const ids = 1\n",
+      "services/Loose.ts": 'import { ids } from "./platform/Ids"\nexport const loose = ids\n'
+    })
+    expect(await violations(["services"])).toContain(
+      "services-live-in-rooms services/Loose.ts → services/platform/Ids.ts"
+    )
+  })
+
+  it("keep webhooks away from the chain, the actors and the deposit requests", async () => {
+    plant({
+      "services/chain/Watch.ts": "export const watch = 1\n",
+      "services/actors/Host.ts": "export const host = 1\n",
+      "services/depositRequests/Wire.ts": "export const wire = 1\n",
+      "services/webhooks/Leak.ts":
+        'import { watch } from "../chain/Watch"\nimport { host } from "../actors/Host"\nimport { wire } from "../depositRequests/Wire"\nexport const leak = [watch, host, wire]\n'
+    })
+    const found = await violations(["services"])
+    for (const target of [
+      "services/chain/Watch.ts",
+      "services/actors/Host.ts",
+      "services/depositRequests/Wire.ts"
+    ])
+      expect(found).toContain(`room-webhooks services/webhooks/Leak.ts → ${target}`)
   })
 })
