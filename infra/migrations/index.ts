@@ -28,6 +28,7 @@ import actorStepsSlimInput from "./0027_actor_steps_slim_input"
 import actorStepsGenericPlans from "./0028_actor_steps_generic_plans"
 import actorStepsDedupeProbes from "./0029_actor_steps_dedupe_probes"
 import createReferencesProbed from "./0030_create_references_probed"
+import functionsFromFiles from "./0031_functions_from_files"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -60,5 +61,6 @@ export const migrations = {
   "0027_actor_steps_slim_input": actorStepsSlimInput,
   "0028_actor_steps_generic_plans": actorStepsGenericPlans,
   "0029_actor_steps_dedupe_probes": actorStepsDedupeProbes,
-  "0030_create_references_probed": createReferencesProbed
+  "0030_create_references_probed": createReferencesProbed,
+  "0031_functions_from_files": functionsFromFiles
 }

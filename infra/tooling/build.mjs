@@ -1,6 +1,17 @@
 // `npm run build`: the service and its CLI as plain JavaScript for `node` (no tsx at run time). Dependencies stay
 // in node_modules (the production image installs them); our own code is bundled, one file per entry point.
+import { readdirSync, readFileSync } from "node:fs"
 import { build } from "esbuild"
+
+// The stored functions' files (infra/sql/functions/*.sql), which migrations read from disk when run from source:
+// the image ships `.build/` without `infra/`, so the bundle carries them (see infra/migrations/storedFunctions.ts).
+const functionsDirectory = "infra/sql/functions"
+const sqlFunctions = Object.fromEntries(
+  readdirSync(functionsDirectory)
+    .filter((file) => file.endsWith(".sql"))
+    .sort()
+    .map((file) => [file.slice(0, -".sql".length), readFileSync(`${functionsDirectory}/${file}`, "utf8")])
+)
 
 await build({
   entryPoints: { main: "src/main.ts", cli: "src/cli.ts", initChain: "infra/compose/initChain.ts" },
@@ -11,6 +22,7 @@ await build({
   format: "esm",
   packages: "external",
   sourcemap: true,
+  define: { BUNDLED_SQL_FUNCTIONS: JSON.stringify(sqlFunctions) },
   logLevel: "warning"
 })
 
