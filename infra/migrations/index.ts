@@ -1,3 +1,4 @@
+import { Migrator } from "@effect/sql"
 import accounts from "./0001_accounts"
 import merchantResources from "./0002_merchant_resources"
 import depositRequests from "./0003_deposit_requests"
@@ -64,3 +65,9 @@ export const migrations = {
   "0030_create_references_probed": createReferencesProbed,
   "0031_functions_from_files": functionsFromFiles
 }
+
+/**
+ * Runs the migrations not yet recorded, in order, in one transaction. The same migrator as the service's
+ * (`services/Database.ts` builds it the same way), for tooling that may not import services.
+ */
+export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations) })

@@ -1,0 +1,1144 @@
+-- An empty database after every migration in infra/migrations: pg_dump 15 --schema-only
+-- --no-owner --no-privileges, normalised by infra/tooling/schema.ts. Not edited by hand: written by
+-- `npm run schema:write`, and `npm run schema:check` (CI) fails when the migrations make anything else.
+
+--
+-- PostgreSQL database dump
+--
+
+--
+-- Name: apply_actor_steps_v2(jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.apply_actor_steps_v2(p_steps jsonb) RETURNS TABLE(kind text, deposit_request_id uuid, event_id text)
+    LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+#variable_conflict use_column
+declare
+  v_at timestamptz := (p_steps->>'at')::timestamptz;
+  v_ids uuid[] := array(select r.id from jsonb_to_recordset(p_steps->'requests') as r(id uuid));
+begin
+  -- Lock the rows in id order (one writer per request; two calls cannot deadlock), compare versions, and find
+  -- the events applied already (the caller steps again without them).
+  return query
+    with locked as materialized (
+      select d.id, d.version from deposit_requests d where d.id = any(v_ids) order by d.id for update
+    )
+    select case when l.id is null then 'missing' else 'stale' end, r.id, null::text
+    from jsonb_to_recordset(p_steps->'requests') as r(id uuid, expected_version bigint)
+    left join locked l on l.id = r.id
+    where l.id is null or l.version <> r.expected_version
+    union all
+    select 'seen', e.deposit_request_id, e.event_id
+    from jsonb_to_recordset(p_steps->'events') as e(deposit_request_id uuid, event_id text)
+    cross join lateral (
+      select 1 from applied_events a
+      where a.deposit_request_id = e.deposit_request_id and a.event_id = e.event_id
+      limit 1
+    ) a;
+  if found then
+    return;
+  end if;
+  -- What foreign keys would check row by row, once for the call: every event and lifecycle event belongs to a
+  -- request of this call (locked above, so it exists; a lifecycle event takes that request's account).
+  if exists (
+    select 1 from jsonb_to_recordset(p_steps->'events') as e(deposit_request_id uuid)
+    where e.deposit_request_id <> all(v_ids)
+  ) or exists (
+    select 1 from jsonb_to_recordset(p_steps->'lifecycle') as x(deposit_request_id uuid)
+    where x.deposit_request_id <> all(v_ids)
+  ) then
+    raise exception 'apply_actor_steps_v2: an event names a request outside the call'
+      using errcode = 'foreign_key_violation';
+  end if;
+  -- Data-modifying CTEs all run to completion: the snapshots, the dedupe records (a conflict here is a broken
+  -- invariant, so it fails the call), the lifecycle events, and the outbox rows: the commands, and an
+  -- announcement of each lifecycle event written.
+  with stepped as (
+    update deposit_requests d set
+      status = u.status, version = u.version, snapshot = u.snapshot,
+      received_base_units = u.received_base_units, deposit_address = u.deposit_address,
+      updated_at = v_at
+    from jsonb_to_recordset(p_steps->'requests') as u(
+      id uuid, version bigint, status text, snapshot jsonb, received_base_units numeric,
+      deposit_address text)
+    where d.id = any(v_ids) and d.id = u.id
+    returning d.id, d.account_id
+  ), applied as (
+    insert into applied_events (deposit_request_id, event_id, applied_at)
+    select e.deposit_request_id, e.event_id, v_at
+    from jsonb_to_recordset(p_steps->'events') as e(deposit_request_id uuid, event_id text)
+  ), lifecycle as materialized (
+    select * from jsonb_to_recordset(p_steps->'lifecycle') as x(
+      n integer, id uuid, deposit_request_id uuid, type text, dedupe text, body text, trace_parent text)
+  ), written as (
+    insert into lifecycle_events as l (id, account_id, deposit_request_id, type, dedupe, body, occurred_at)
+    select x.id, s.account_id, x.deposit_request_id, x.type, coalesce(x.dedupe, x.type), x.body, v_at
+    from lifecycle x join stepped s on s.id = x.deposit_request_id
+    on conflict (deposit_request_id, dedupe) do nothing
+    returning l.id
+  )
+  insert into outbox (topic, deposit_request_id, payload, created_at, trace_parent)
+  select o.topic, o.deposit_request_id, o.payload, v_at, o.trace_parent
+  from (
+    select x.n, 'lifecycle' as topic, x.deposit_request_id, jsonb_build_object('event_id', x.id) as payload,
+      x.trace_parent
+    from lifecycle x where x.id in (select w.id from written w)
+    union all
+    select c.n, c.topic, c.deposit_request_id, c.payload, c.trace_parent
+    from jsonb_to_recordset(p_steps->'commands') as c(
+      n integer, topic text, deposit_request_id uuid, payload jsonb, trace_parent text)
+  ) o
+  order by o.n;
+end $$;
+
+--
+-- Name: create_deposit_requests(jsonb, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.create_deposit_requests(p_rows jsonb, p_window_ms bigint) RETURNS TABLE(id uuid)
+    LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
+    AS $$
+#variable_conflict use_column
+begin
+  return query
+  with input as (
+    select * from jsonb_to_recordset(p_rows) as x(
+      id uuid, account_id uuid, key text, fingerprint text, status text,
+      machine_version integer, snapshot jsonb, amount_base_units numeric, received_base_units numeric,
+      heading text, reference text, metadata jsonb, customer_id uuid, issuer_id uuid, payout_address_id uuid,
+      payer_policy_mode text, expected_email text, payer_reference text, expires_at timestamptz,
+      created_at timestamptz, secret_digest text)
+  ),
+  claimed as (
+    insert into idempotency_keys as k (account_id, key, fingerprint, resource_id, created_at)
+    select i.account_id, i.key, decode(i.fingerprint, 'hex'), i.id, i.created_at from input i
+    cross join lateral (select 1 from issuers s
+        where s.id = i.issuer_id and s.account_id = i.account_id and s.deleted_at is null limit 1) s
+    cross join lateral (select 1 from payout_addresses p
+        where p.id = i.payout_address_id and p.account_id = i.account_id and p.disabled_at is null limit 1) p
+    left join lateral (select true as live from customers c
+        where c.id = i.customer_id and c.account_id = i.account_id and c.deleted_at is null limit 1) c on true
+    where i.customer_id is null or c.live
+    on conflict (account_id, key) do update
+      set fingerprint = excluded.fingerprint, resource_id = excluded.resource_id,
+        created_at = excluded.created_at
+      where k.created_at < excluded.created_at - p_window_ms * interval '1 millisecond'
+    returning k.resource_id
+  )
+  insert into deposit_requests as d (
+    id, account_id, status, version, machine_version, snapshot, amount_base_units, received_base_units,
+    heading, reference, metadata, customer_id, issuer_id, payout_address_id, payer_policy_mode,
+    expected_email, payer_reference, deposit_index, deposit_address, expires_at, created_at, updated_at,
+    merchant_session_secret_digest)
+  select i.id, i.account_id, i.status, 1, i.machine_version, i.snapshot, i.amount_base_units,
+    i.received_base_units, i.heading, i.reference, i.metadata, i.customer_id, i.issuer_id,
+    i.payout_address_id, i.payer_policy_mode, i.expected_email, i.payer_reference, null, null, i.expires_at,
+    i.created_at, i.created_at, decode(i.secret_digest, 'hex')
+  from input i join claimed c on c.resource_id = i.id
+  returning d.id;
+end $$;
+
+--
+-- Name: take_rate_token(uuid, bigint, bigint, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.take_rate_token(p_account uuid, p_now_ms bigint, p_capacity bigint, p_refill_per_ms bigint) RETURNS TABLE(milli_tokens bigint, allowed boolean)
+    LANGUAGE plpgsql
+    AS $$
+declare refilled bigint;
+begin
+  insert into rate_limit_buckets as b (account_id, milli_tokens, refilled_at_ms)
+  values (p_account, p_capacity, p_now_ms) on conflict (account_id) do nothing;
+  select least(p_capacity, b.milli_tokens + greatest(0, p_now_ms - b.refilled_at_ms) * p_refill_per_ms)
+    into refilled from rate_limit_buckets b where b.account_id = p_account for update;
+  allowed := refilled >= 1000;
+  milli_tokens := case when allowed then refilled - 1000 else refilled end;
+  update rate_limit_buckets b
+    set milli_tokens = take_rate_token.milli_tokens, refilled_at_ms = greatest(b.refilled_at_ms, p_now_ms)
+    where b.account_id = p_account;
+  return next;
+end $$;
+
+--
+-- Name: take_rate_tokens(uuid, bigint, bigint, bigint, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.take_rate_tokens(p_account uuid, p_now_ms bigint, p_capacity bigint, p_refill_per_ms bigint, p_count integer) RETURNS TABLE(refilled_milli bigint, granted integer)
+    LANGUAGE plpgsql
+    AS $$
+begin
+  insert into rate_limit_buckets as b (account_id, milli_tokens, refilled_at_ms)
+  values (p_account, p_capacity, p_now_ms) on conflict (account_id) do nothing;
+  select least(p_capacity, b.milli_tokens + greatest(0, p_now_ms - b.refilled_at_ms) * p_refill_per_ms)
+    into refilled_milli from rate_limit_buckets b where b.account_id = p_account for update;
+  granted := least(p_count::bigint, refilled_milli / 1000)::integer;
+  update rate_limit_buckets b
+    set milli_tokens = refilled_milli - granted * 1000, refilled_at_ms = greatest(b.refilled_at_ms, p_now_ms)
+    where b.account_id = p_account;
+  return next;
+end $$;
+
+--
+-- Name: accounts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.accounts (
+    id uuid NOT NULL,
+    name text NOT NULL,
+    environment text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT accounts_environment_check CHECK ((environment = ANY (ARRAY['sandbox'::text, 'production'::text])))
+);
+
+--
+-- Name: api_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.api_keys (
+    digest bytea NOT NULL,
+    account_id uuid NOT NULL,
+    environment text NOT NULL,
+    last4 text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    grace_until timestamp with time zone,
+    revoked_at timestamp with time zone,
+    CONSTRAINT api_keys_environment_check CHECK ((environment = ANY (ARRAY['sandbox'::text, 'production'::text])))
+);
+
+--
+-- Name: applied_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.applied_events (
+    deposit_request_id uuid NOT NULL,
+    event_id text NOT NULL,
+    applied_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: attachments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.attachments (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    file_name text NOT NULL,
+    size_bytes bigint NOT NULL,
+    declared_sha256 text,
+    sha256 text,
+    status text NOT NULL,
+    rejection_reason text,
+    upload_expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    deleted_at timestamp with time zone,
+    CONSTRAINT attachments_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'uploaded'::text, 'rejected'::text, 'expired'::text])))
+);
+
+--
+-- Name: chain_credits; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.chain_credits (
+    chain_id integer NOT NULL,
+    tx_hash text NOT NULL,
+    log_index integer NOT NULL,
+    block_number bigint NOT NULL,
+    block_hash text NOT NULL,
+    deposit_request_id uuid NOT NULL,
+    from_address text NOT NULL,
+    amount_base_units numeric(78,0) NOT NULL,
+    seen_at timestamp with time zone NOT NULL,
+    applied_at timestamp with time zone,
+    reorged_at timestamp with time zone,
+    published_at timestamp with time zone,
+    reorg_published_at timestamp with time zone,
+    reorg_applied_at timestamp with time zone
+);
+
+--
+-- Name: chain_cursors; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.chain_cursors (
+    chain_id integer NOT NULL,
+    last_block bigint NOT NULL
+);
+
+--
+-- Name: customers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.customers (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    name text NOT NULL,
+    email text,
+    description text,
+    metadata jsonb NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    deleted_at timestamp with time zone
+);
+
+--
+-- Name: dashboard_sessions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.dashboard_sessions (
+    digest bytea NOT NULL,
+    account_id uuid NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    revoked_at timestamp with time zone
+);
+
+--
+-- Name: deployment; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.deployment (
+    only_row boolean DEFAULT true NOT NULL,
+    stream_namespace text NOT NULL,
+    CONSTRAINT deployment_only_row_check CHECK (only_row)
+);
+
+--
+-- Name: deposit_index_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.deposit_index_seq
+    START WITH 0
+    INCREMENT BY 1
+    MINVALUE 0
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: deposit_request_attachments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.deposit_request_attachments (
+    deposit_request_id uuid NOT NULL,
+    attachment_id uuid NOT NULL,
+    "position" integer NOT NULL
+);
+
+--
+-- Name: deposit_requests; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.deposit_requests (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    status text NOT NULL,
+    version bigint NOT NULL,
+    machine_version integer NOT NULL,
+    snapshot jsonb NOT NULL,
+    amount_base_units numeric(78,0) NOT NULL,
+    received_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    heading text NOT NULL,
+    reference text NOT NULL,
+    metadata jsonb NOT NULL,
+    customer_id uuid,
+    issuer_id uuid NOT NULL,
+    payout_address_id uuid NOT NULL,
+    payer_policy_mode text NOT NULL,
+    expected_email text,
+    payer_reference text,
+    merchant_session_secret_digest bytea,
+    deposit_index integer,
+    deposit_address text,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT deposit_requests_amount_base_units_check CHECK ((amount_base_units > (0)::numeric))
+)
+WITH (fillfactor='70');
+
+--
+-- Name: effect_sql_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.effect_sql_migrations (
+    migration_id integer NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    name text NOT NULL
+);
+
+--
+-- Name: idempotency_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.idempotency_keys (
+    account_id uuid NOT NULL,
+    key text NOT NULL,
+    fingerprint bytea NOT NULL,
+    resource_id uuid NOT NULL,
+    created_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: issuers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.issuers (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    display_name text NOT NULL,
+    legal_name text,
+    support_email text,
+    support_url text,
+    metadata jsonb NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    deleted_at timestamp with time zone
+);
+
+--
+-- Name: leases; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.leases (
+    name text NOT NULL,
+    holder text NOT NULL,
+    expires_at_ms bigint NOT NULL
+);
+
+--
+-- Name: lifecycle_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.lifecycle_events (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    deposit_request_id uuid,
+    type text NOT NULL,
+    dedupe text NOT NULL,
+    body text NOT NULL,
+    occurred_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: mailbox_codes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mailbox_codes (
+    id uuid NOT NULL,
+    deposit_request_id uuid NOT NULL,
+    code_digest bytea NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone
+);
+
+--
+-- Name: outbox; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.outbox (
+    id bigint NOT NULL,
+    topic text NOT NULL,
+    deposit_request_id uuid,
+    payload jsonb NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    published_at timestamp with time zone,
+    trace_parent text
+);
+
+--
+-- Name: outbox_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: outbox_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.outbox_id_seq OWNED BY public.outbox.id;
+
+--
+-- Name: payout_addresses; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.payout_addresses (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    address text NOT NULL,
+    label text,
+    metadata jsonb NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    disabled_at timestamp with time zone
+);
+
+--
+-- Name: rate_limit_buckets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.rate_limit_buckets (
+    account_id uuid NOT NULL,
+    milli_tokens bigint NOT NULL,
+    refilled_at_ms bigint NOT NULL
+);
+
+--
+-- Name: service_secrets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.service_secrets (
+    name text NOT NULL,
+    value text NOT NULL
+);
+
+--
+-- Name: stored_objects; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.stored_objects (
+    key text NOT NULL,
+    bytes bytea NOT NULL,
+    content_type text NOT NULL,
+    created_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: transfers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.transfers (
+    command_id text NOT NULL,
+    deposit_request_id uuid NOT NULL,
+    kind text NOT NULL,
+    to_address text NOT NULL,
+    amount_base_units numeric(78,0) NOT NULL,
+    tx_nonce integer NOT NULL,
+    tx_hash text NOT NULL,
+    raw_tx text NOT NULL,
+    state text NOT NULL,
+    block_number bigint,
+    created_at timestamp with time zone NOT NULL,
+    confirmed_at timestamp with time zone,
+    replaced_tx_hashes text[] DEFAULT '{}'::text[] NOT NULL,
+    signed_at timestamp with time zone DEFAULT now() NOT NULL,
+    trace_parent text,
+    CONSTRAINT transfers_kind_check CHECK ((kind = ANY (ARRAY['settle'::text, 'return'::text]))),
+    CONSTRAINT transfers_state_check CHECK ((state = ANY (ARRAY['signed'::text, 'confirmed'::text, 'reverted'::text])))
+);
+
+--
+-- Name: verification_attempts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.verification_attempts (
+    id uuid NOT NULL,
+    deposit_request_id uuid NOT NULL,
+    kind text NOT NULL,
+    outcome text NOT NULL,
+    reason text,
+    proof_digest bytea,
+    attempted_at timestamp with time zone NOT NULL,
+    wallet text,
+    CONSTRAINT verification_attempts_kind_check CHECK ((kind = ANY (ARRAY['merchant_session'::text, 'wallet'::text, 'mailbox_send'::text, 'mailbox_code'::text]))),
+    CONSTRAINT verification_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['accepted'::text, 'refused'::text])))
+);
+
+--
+-- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_deliveries (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    endpoint_id uuid NOT NULL,
+    job_id uuid NOT NULL,
+    event_id uuid NOT NULL,
+    event_type text NOT NULL,
+    attempt integer NOT NULL,
+    redelivery boolean NOT NULL,
+    outcome text NOT NULL,
+    response_status integer,
+    error_kind text,
+    error_message text,
+    attempted_at timestamp with time zone NOT NULL,
+    duration_ms integer NOT NULL,
+    next_attempt_at timestamp with time zone,
+    CONSTRAINT webhook_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'retrying'::text, 'failed'::text, 'cancelled'::text])))
+);
+
+--
+-- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_endpoints (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    url text NOT NULL,
+    secret text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    disabled_at timestamp with time zone
+);
+
+--
+-- Name: webhook_jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_jobs (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    endpoint_id uuid NOT NULL,
+    event_id uuid NOT NULL,
+    redelivery boolean NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    state text NOT NULL,
+    next_attempt_at timestamp with time zone NOT NULL,
+    locked_until timestamp with time zone,
+    created_at timestamp with time zone NOT NULL,
+    trace_parent text,
+    published_at timestamp with time zone,
+    published_seq bigint,
+    publications integer DEFAULT 0 NOT NULL,
+    CONSTRAINT webhook_jobs_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])))
+);
+
+--
+-- Name: outbox id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outbox ALTER COLUMN id SET DEFAULT nextval('public.outbox_id_seq'::regclass);
+
+--
+-- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.accounts
+    ADD CONSTRAINT accounts_pkey PRIMARY KEY (id);
+
+--
+-- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_pkey PRIMARY KEY (digest);
+
+--
+-- Name: applied_events applied_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.applied_events
+    ADD CONSTRAINT applied_events_pkey PRIMARY KEY (deposit_request_id, event_id);
+
+--
+-- Name: attachments attachments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attachments
+    ADD CONSTRAINT attachments_pkey PRIMARY KEY (id);
+
+--
+-- Name: chain_credits chain_credits_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.chain_credits
+    ADD CONSTRAINT chain_credits_pkey PRIMARY KEY (chain_id, tx_hash, log_index);
+
+--
+-- Name: chain_cursors chain_cursors_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.chain_cursors
+    ADD CONSTRAINT chain_cursors_pkey PRIMARY KEY (chain_id);
+
+--
+-- Name: customers customers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.customers
+    ADD CONSTRAINT customers_pkey PRIMARY KEY (id);
+
+--
+-- Name: dashboard_sessions dashboard_sessions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.dashboard_sessions
+    ADD CONSTRAINT dashboard_sessions_pkey PRIMARY KEY (digest);
+
+--
+-- Name: deployment deployment_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deployment
+    ADD CONSTRAINT deployment_pkey PRIMARY KEY (only_row);
+
+--
+-- Name: deposit_request_attachments deposit_request_attachments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deposit_request_attachments
+    ADD CONSTRAINT deposit_request_attachments_pkey PRIMARY KEY (deposit_request_id, attachment_id);
+
+--
+-- Name: deposit_requests deposit_requests_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deposit_requests
+    ADD CONSTRAINT deposit_requests_pkey PRIMARY KEY (id);
+
+--
+-- Name: effect_sql_migrations effect_sql_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.effect_sql_migrations
+    ADD CONSTRAINT effect_sql_migrations_pkey PRIMARY KEY (migration_id);
+
+--
+-- Name: idempotency_keys idempotency_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (account_id, key);
+
+--
+-- Name: issuers issuers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.issuers
+    ADD CONSTRAINT issuers_pkey PRIMARY KEY (id);
+
+--
+-- Name: leases leases_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.leases
+    ADD CONSTRAINT leases_pkey PRIMARY KEY (name);
+
+--
+-- Name: lifecycle_events lifecycle_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.lifecycle_events
+    ADD CONSTRAINT lifecycle_events_pkey PRIMARY KEY (id);
+
+--
+-- Name: mailbox_codes mailbox_codes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_codes
+    ADD CONSTRAINT mailbox_codes_pkey PRIMARY KEY (id);
+
+--
+-- Name: outbox outbox_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outbox
+    ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
+
+--
+-- Name: payout_addresses payout_addresses_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.payout_addresses
+    ADD CONSTRAINT payout_addresses_pkey PRIMARY KEY (id);
+
+--
+-- Name: rate_limit_buckets rate_limit_buckets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rate_limit_buckets
+    ADD CONSTRAINT rate_limit_buckets_pkey PRIMARY KEY (account_id);
+
+--
+-- Name: service_secrets service_secrets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.service_secrets
+    ADD CONSTRAINT service_secrets_pkey PRIMARY KEY (name);
+
+--
+-- Name: stored_objects stored_objects_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.stored_objects
+    ADD CONSTRAINT stored_objects_pkey PRIMARY KEY (key);
+
+--
+-- Name: transfers transfers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.transfers
+    ADD CONSTRAINT transfers_pkey PRIMARY KEY (command_id);
+
+--
+-- Name: transfers transfers_tx_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.transfers
+    ADD CONSTRAINT transfers_tx_hash_key UNIQUE (tx_hash);
+
+--
+-- Name: verification_attempts verification_attempts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.verification_attempts
+    ADD CONSTRAINT verification_attempts_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_endpoints webhook_endpoints_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_jobs webhook_jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_jobs
+    ADD CONSTRAINT webhook_jobs_pkey PRIMARY KEY (id);
+
+--
+-- Name: api_keys_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX api_keys_account ON public.api_keys USING btree (account_id);
+
+--
+-- Name: api_keys_one_active; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX api_keys_one_active ON public.api_keys USING btree (account_id) WHERE ((grace_until IS NULL) AND (revoked_at IS NULL));
+
+--
+-- Name: attachments_by_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attachments_by_account ON public.attachments USING btree (account_id, id DESC) WHERE (deleted_at IS NULL);
+
+--
+-- Name: attachments_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attachments_pending ON public.attachments USING btree (upload_expires_at) WHERE (status = 'pending'::text);
+
+--
+-- Name: chain_credits_recent; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX chain_credits_recent ON public.chain_credits USING btree (chain_id, seen_at) WHERE (reorged_at IS NULL);
+
+--
+-- Name: chain_credits_unapplied; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX chain_credits_unapplied ON public.chain_credits USING btree (seen_at) WHERE (applied_at IS NULL);
+
+--
+-- Name: chain_credits_unpublished; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX chain_credits_unpublished ON public.chain_credits USING btree (block_number, log_index) WHERE ((published_at IS NULL) OR ((reorged_at IS NOT NULL) AND (reorg_published_at IS NULL)));
+
+--
+-- Name: customers_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX customers_account ON public.customers USING btree (account_id, id DESC) WHERE (deleted_at IS NULL);
+
+--
+-- Name: dashboard_sessions_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX dashboard_sessions_account ON public.dashboard_sessions USING btree (account_id);
+
+--
+-- Name: deposit_requests_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_account ON public.deposit_requests USING btree (account_id, id DESC);
+
+--
+-- Name: deposit_requests_account_status; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_account_status ON public.deposit_requests USING btree (account_id, status, id DESC);
+
+--
+-- Name: deposit_requests_deposit_address; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX deposit_requests_deposit_address ON public.deposit_requests USING btree (deposit_address) WHERE (deposit_address IS NOT NULL);
+
+--
+-- Name: deposit_requests_deposit_index; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX deposit_requests_deposit_index ON public.deposit_requests USING btree (deposit_index) WHERE (deposit_index IS NOT NULL);
+
+--
+-- Name: deposit_requests_open_deadline; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_open_deadline ON public.deposit_requests USING btree (expires_at) WHERE (status = ANY (ARRAY['awaiting_payer'::text, 'ready'::text, 'partially_deposited'::text]));
+
+--
+-- Name: idempotency_keys_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX idempotency_keys_created ON public.idempotency_keys USING btree (created_at);
+
+--
+-- Name: issuers_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX issuers_account ON public.issuers USING btree (account_id, id DESC) WHERE (deleted_at IS NULL);
+
+--
+-- Name: lifecycle_events_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX lifecycle_events_account ON public.lifecycle_events USING btree (account_id, id DESC);
+
+--
+-- Name: lifecycle_events_once; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX lifecycle_events_once ON public.lifecycle_events USING btree (deposit_request_id, dedupe);
+
+--
+-- Name: mailbox_codes_request; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX mailbox_codes_request ON public.mailbox_codes USING btree (deposit_request_id, expires_at DESC);
+
+--
+-- Name: outbox_unpublished; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX outbox_unpublished ON public.outbox USING btree (id) WHERE (published_at IS NULL);
+
+--
+-- Name: payout_addresses_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX payout_addresses_account ON public.payout_addresses USING btree (account_id, id DESC);
+
+--
+-- Name: transfers_nonce; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX transfers_nonce ON public.transfers USING btree (tx_nonce);
+
+--
+-- Name: transfers_open; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX transfers_open ON public.transfers USING btree (created_at) WHERE (state = 'signed'::text);
+
+--
+-- Name: verification_attempts_proof_once; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX verification_attempts_proof_once ON public.verification_attempts USING btree (proof_digest) WHERE ((proof_digest IS NOT NULL) AND (outcome = 'accepted'::text));
+
+--
+-- Name: verification_attempts_request; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX verification_attempts_request ON public.verification_attempts USING btree (deposit_request_id, attempted_at);
+
+--
+-- Name: webhook_deliveries_endpoint; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_endpoint ON public.webhook_deliveries USING btree (endpoint_id, id DESC);
+
+--
+-- Name: webhook_endpoints_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_endpoints_account ON public.webhook_endpoints USING btree (account_id, id DESC);
+
+--
+-- Name: webhook_jobs_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_jobs_due ON public.webhook_jobs USING btree (next_attempt_at) WHERE (state = 'pending'::text);
+
+--
+-- Name: webhook_jobs_once; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_jobs_once ON public.webhook_jobs USING btree (endpoint_id, event_id) WHERE (NOT redelivery);
+
+--
+-- Name: webhook_jobs_unpublished; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_jobs_unpublished ON public.webhook_jobs USING btree (created_at) WHERE (published_at IS NULL);
+
+--
+-- Name: api_keys api_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: attachments attachments_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attachments
+    ADD CONSTRAINT attachments_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: customers customers_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.customers
+    ADD CONSTRAINT customers_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: dashboard_sessions dashboard_sessions_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.dashboard_sessions
+    ADD CONSTRAINT dashboard_sessions_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: deposit_request_attachments deposit_request_attachments_attachment_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deposit_request_attachments
+    ADD CONSTRAINT deposit_request_attachments_attachment_id_fkey FOREIGN KEY (attachment_id) REFERENCES public.attachments(id);
+
+--
+-- Name: deposit_request_attachments deposit_request_attachments_deposit_request_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deposit_request_attachments
+    ADD CONSTRAINT deposit_request_attachments_deposit_request_id_fkey FOREIGN KEY (deposit_request_id) REFERENCES public.deposit_requests(id);
+
+--
+-- Name: deposit_requests deposit_requests_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deposit_requests
+    ADD CONSTRAINT deposit_requests_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: idempotency_keys idempotency_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: issuers issuers_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.issuers
+    ADD CONSTRAINT issuers_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: mailbox_codes mailbox_codes_deposit_request_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mailbox_codes
+    ADD CONSTRAINT mailbox_codes_deposit_request_id_fkey FOREIGN KEY (deposit_request_id) REFERENCES public.deposit_requests(id);
+
+--
+-- Name: payout_addresses payout_addresses_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.payout_addresses
+    ADD CONSTRAINT payout_addresses_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: rate_limit_buckets rate_limit_buckets_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rate_limit_buckets
+    ADD CONSTRAINT rate_limit_buckets_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: transfers transfers_deposit_request_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.transfers
+    ADD CONSTRAINT transfers_deposit_request_id_fkey FOREIGN KEY (deposit_request_id) REFERENCES public.deposit_requests(id);
+
+--
+-- Name: verification_attempts verification_attempts_deposit_request_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.verification_attempts
+    ADD CONSTRAINT verification_attempts_deposit_request_id_fkey FOREIGN KEY (deposit_request_id) REFERENCES public.deposit_requests(id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES public.webhook_endpoints(id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.webhook_jobs(id);
+
+--
+-- Name: webhook_endpoints webhook_endpoints_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: webhook_jobs webhook_jobs_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_jobs
+    ADD CONSTRAINT webhook_jobs_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: webhook_jobs webhook_jobs_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_jobs
+    ADD CONSTRAINT webhook_jobs_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES public.webhook_endpoints(id);
+
+--
+-- Name: webhook_jobs webhook_jobs_event_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_jobs
+    ADD CONSTRAINT webhook_jobs_event_id_fkey FOREIGN KEY (event_id) REFERENCES public.lifecycle_events(id);
+
+--
+-- PostgreSQL database dump complete
+--
