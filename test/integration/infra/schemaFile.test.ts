@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import pg from "pg"
-import { compareSchema, dumpSchema, migratedScratchDatabase, schemaPath } from "../../infra/tooling/schema"
+import { compareSchema, dumpSchema, migratedScratchDatabase, schemaPath } from "../../../infra/tooling/schema"
 
 /**
  * infra/sql/schema.sql is what the migrations make of an empty database (`npm run schema:check` in CI runs the same
@@ -69,7 +69,7 @@ describe("infra/sql/schema.sql", () => {
           "select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace " +
             "where n.nspname = 'public' order by 1"
         )
-        const files = readdirSync(new URL("../../infra/sql/functions/", import.meta.url))
+        const files = readdirSync(new URL("../../../infra/sql/functions/", import.meta.url))
           .filter((f) => f.endsWith(".sql"))
           .map((f) => f.slice(0, -".sql".length))
           .sort()
