@@ -4,7 +4,7 @@ import { Effect } from "effect"
 /**
  * The group commit of creates as a function. Sent as a statement, its CTE (claim the keys where every reference is
  * still the account's own and live, insert the requests whose key was claimed) was parsed and planned for every
- * batch: about 0.5 ms of the server's CPU a batch, as much as a third of the statement's cost. PL/pgSQL keeps the
+ * batch, a large share of the statement's cost. PL/pgSQL keeps the
  * plan of the statement inside it for the session, so each call now plans only `select … from f($1, $2)`.
  *
  * `p_rows` is a JSON array of the columns below; a key past `p_window_ms` is taken over, as if forgotten. Answers

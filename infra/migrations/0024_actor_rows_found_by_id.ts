@@ -5,8 +5,8 @@ import { Effect } from "effect"
  * `apply_actor_steps` joined its input to `deposit_requests` and let the planner choose how. PL/pgSQL keeps a
  * session's plans until the table's statistics change, so plans made while the table was small (a new database, or
  * a burst of creates before autovacuum's next analyze) went on scanning the whole primary key to lock 8 rows, and
- * hashing an account's every request to check a lifecycle event's account: 6–8 ms a call of 8 credits against
- * 0.9 ms once analyzed (README: Decisions). Every lookup of the table now names its keys (`= any(array(…))`) and
+ * hashing an account's every request to check a lifecycle event's account, several times slower than once
+ * analyzed (infra/decisions). Every lookup of the table now names its keys (`= any(array(…))`) and
  * sequential scans are off inside the function, so no plan, however stale its statistics, reads more rows than the
  * call names. The rest of the body is 0023's.
  */

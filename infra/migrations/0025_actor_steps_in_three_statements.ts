@@ -7,8 +7,8 @@ import { Effect } from "effect"
  * deleting them again on a conflict; and the snapshots, the dedupe records, the lifecycle events and the outbox
  * rows are written by one statement. Only a holder of a request's row lock writes its applied events, always with
  * a new version of the row, so once the locked version is the one stepped from, the statement's snapshot already
- * shows every event applied to that request. Replayed on one connection: 125 funding credits 11.3–12.4 ms against
- * 12.4–13.6 ms, 8 credits a few hundredths of a millisecond less (README: Decisions). The lookups stay keyed and
+ * shows every event applied to that request; a replay on one connection ran a block's lane faster (infra/decisions).
+ * The lookups stay keyed and
  * sequential scans off, as in 0024.
  */
 export default Effect.gen(function* () {

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 /**
  * `apply_actor_steps_v2`: what 0025's `apply_actor_steps` does, from a slimmer input. Every byte of the input is
  * written by node, sent over the socket and parsed as `jsonb` by PostgreSQL: a block's lane of 125 funding credits
- * sent 408 KB, a third of it fields the database can derive.
+ * was mostly fields the database can derive.
  * - One `at` for the call: every step of a commit is stamped with the same instant (the rows' `updated_at`, the
  *   dedupe records' `applied_at`, the lifecycle events' `occurred_at`, the outbox rows' `created_at`).
  * - A lifecycle event's outbox row (`lifecycle`, `{"event_id": …}`) is made here from the event, and only for one

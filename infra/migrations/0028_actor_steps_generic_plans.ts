@@ -7,11 +7,7 @@ import { Effect } from "effect"
  * rows only through primary keys (`enable_seqscan` is off): a custom plan is no better at any size. Yet PostgreSQL
  * keeps custom plans, made again on every call, wherever their estimated cost is below the generic plan's, as for a
  * call of one event (an attestation, a lone credit: the common commit at low load), and planning the function's
- * four statements cost more than running them. `npm run bench -- actorSteps` (one connection, each call its own
- * transaction, alternated rounds, three runs): a call of 1 event 0.48–0.56 ms against 0.75–0.95 ms, PostgreSQL's
- * CPU 310–340 µs against 600–740 µs; calls of 8 and of a block lane's 125 unchanged (already generic, or within the
- * noise).
- * README: Decisions.
+ * four statements cost more than running them (`npm run bench -- actorSteps`; infra/decisions).
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient

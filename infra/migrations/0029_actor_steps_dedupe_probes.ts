@@ -5,8 +5,8 @@ import { Effect } from "effect"
  * `apply_actor_steps_v2` looks up each event of a call in `applied_events` by its key, one probe per event, where
  * 0027 joined the call's events to the table and let the planner choose how. A session keeps its plans (0028 makes
  * them generic), so a plan made while `applied_events` was analyzed as empty (a new deployment; autovacuum analyzes
- * small tables early) hashed the whole table on every call from then on: 18.5 ms a call of 8 events at 13,500
- * applied events against 3.5 ms on a fresh plan, growing with every event ever applied (README: Decisions). A
+ * small tables early) hashed the whole table on every call from then on, a cost that grows with every event ever
+ * applied (infra/decisions). A
  * `lateral` subquery with `limit 1` cannot be flattened into a join, so it runs once per event through the primary
  * key whatever the statistics say. 0024 did the same for `deposit_requests`; the other statements reach tables only
  * through keys the call names (`= any(v_ids)`) or an `on conflict` arbiter.

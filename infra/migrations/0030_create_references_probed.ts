@@ -5,7 +5,7 @@ import { Effect } from "effect"
  * `create_deposit_requests` checks each create's issuer, payout address and customer with one probe by key, where
  * 0013 let the planner turn its `exists` checks into joins. PL/pgSQL keeps a session's plans, so a plan made while
  * `issuers` was small (a new deployment; autovacuum analyzes small tables early) read every issuer of every
- * account on each batch from then on: 20,001 rows for a batch of 8 at 20,000 issuers. A `lateral` subquery with
+ * account on each batch from then on. A `lateral` subquery with
  * `limit 1` cannot be flattened into a join, and with sequential scans off it reads through the primary key,
  * whatever the statistics say (as 0029 does for `applied_events`). The rest of the body is 0013's; same name and
  * input, so a build still calling it is unaffected.

@@ -30,7 +30,8 @@ module.exports = {
     {
       name: "services-live-in-rooms",
       severity: "error",
-      comment: "Every service belongs to a room: a folder under services/ named in ROOMS, or the domain room.",
+      comment:
+        "Every service belongs to a room: a folder under services/ named in ROOMS, or the domain room.",
       from: { path: "^services/[^/]+$" },
       to: {}
     },

@@ -1,4 +1,4 @@
--- apply_actor_steps_v2: the actor host's write (services/ActorHost.ts), one call per commit of stepped actors.
+-- apply_actor_steps_v2: the actor host's write (services/actors/), one call per commit of stepped actors.
 --
 -- p_steps is { at, requests, events, lifecycle, commands }: each request's new row with the version it was
 -- stepped from, the events' ids, the lifecycle events and the outbox commands, all stamped with the one `at`.
@@ -14,8 +14,7 @@
 --   and sequential scans are off: a session keeps its plans, and plans made while a table was small went on
 --   scanning or hashing the whole table on every call (migrations 0024, 0029).
 -- - `plan_cache_mode = force_generic_plan` (migration 0028): every row is reached through a key, so a custom plan
---   is no better at any size, yet PostgreSQL re-planned small calls each time: a call of 1 event took 0.48-0.56 ms
---   with generic plans against 0.75-0.95 ms.
+--   is no better at any size, yet PostgreSQL re-planned small calls each time, which cost more than running them.
 -- - `_v2`: its input differs from the first `apply_actor_steps` (dropped by migration 0031), and during a rolling
 --   deploy the previous build still called that one.
 create or replace function apply_actor_steps_v2(p_steps jsonb)

@@ -1,4 +1,4 @@
--- create_deposit_requests: the create's group commit (services/CreateGroupCommit.ts), one call per batch.
+-- create_deposit_requests: the create's group commit (services/depositRequests/CreateGroupCommit.ts), one call per batch.
 --
 -- p_rows is a JSON array of the rows below. Claims each row's idempotency key, only where the row's issuer,
 -- payout address and customer (if any) are still the account's own and live, and inserts the requests whose key
@@ -9,8 +9,8 @@
 -- PL/pgSQL keeps the plan of the statement inside it for the session, so a call plans only `select … from f(…)`.
 --
 -- Why `lateral (… limit 1)` with `enable_seqscan = off` (migration 0030): PL/pgSQL keeps a session's plans, and a
--- plan made while `issuers` was small (a new deployment) went on joining every account's issuers on each batch:
--- 20,001 rows read for a batch of 8 at 20,000 issuers. A lateral subquery with `limit 1` cannot be flattened into
+-- plan made while `issuers` was small (a new deployment) went on joining every account's issuers on each batch.
+-- A lateral subquery with `limit 1` cannot be flattened into
 -- a join, so each reference is one probe by primary key, whatever the statistics say.
 --
 -- `#variable_conflict use_column`: the output column `id` would otherwise clash with the tables' `id` columns.

@@ -1,6 +1,6 @@
 -- take_rate_tokens: up to p_count tokens from an account's rate-limit bucket, in one round trip (migration 0010).
 --
--- The rate limiter (services/RateLimiter.ts) sends, per account, one call for all the requests that arrived while
+-- The rate limiter (services/platform/RateLimiter.ts) sends, per account, one call for all the requests that arrived while
 -- the previous call was under way, so they share a round trip instead of queueing on the bucket's row one by one;
 -- every token is still taken here, so the limit holds across instances. Answers the refilled balance and how many
 -- tokens were granted; the caller grants them in arrival order.
