@@ -4,7 +4,7 @@ import { getAddress } from "viem"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { seedReadyRequests } from "../support/seedReadyRequests"
-import { benchSettings } from "./harness"
+import { benchSettings, recordFigure } from "./harness"
 import { postgresCpuMs, postgresCpuSince } from "./postgresCpu"
 
 /**
@@ -222,6 +222,25 @@ export async function run() {
         ""
       ].join("\n")
     )
+    for (const [s, shape] of SHAPES.entries()) {
+      recordFigure({
+        figure: `apply_actor_steps_v2, ${shape.name} a call, planned once a session (one connection)`,
+        value: median(results.migrated[s]!.map((x) => x.ms)),
+        unit: "ms",
+        target: "—",
+        baseline: {
+          name: "PostgreSQL's choice of plans",
+          value: median(results.choice[s]!.map((x) => x.ms)),
+          unit: "ms"
+        }
+      })
+    }
+    recordFigure({
+      figure: "single-row INSERT commit (the cost of any commit here)",
+      value: median(inserts.map((x) => x.ms)),
+      unit: "ms",
+      target: "—"
+    })
   } finally {
     await db.drop()
   }

@@ -2,7 +2,7 @@ import pg from "pg"
 import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
-import { measureAll, printRatio, printTable, serviceNodeFlags, withServers } from "./harness"
+import { measureAll, printRatio, printTable, recordFigure, serviceNodeFlags, withServers } from "./harness"
 
 /**
  * Authenticated API routes against the bare Effect endpoint, in one run, at 32 connections:
@@ -115,6 +115,36 @@ export async function run(): Promise<void> {
     const p99 = rows.find((r) => r.name === "GET /v1/account")?.p99 ?? Number.NaN
     const raw = await rawInsertRate(db.url, 5)
     const creates = rows.find((r) => r.name === "POST /v1/deposit-requests")?.reqPerSec ?? 0
+    const bare = {
+      name: "bare Effect HttpApi no-op",
+      value: rows.find((r) => r.name === "bareEffect")?.reqPerSec ?? Number.NaN,
+      unit: "req/s"
+    }
+    recordFigure({
+      figure: `GET /v1/account with an API key, ${CONNECTIONS} connections`,
+      value: rows.find((r) => r.name === "GET /v1/account")?.reqPerSec ?? Number.NaN,
+      unit: "req/s",
+      target: "≥ 0.5× baseline",
+      met: account >= 0.5,
+      baseline: bare,
+      ratio: account
+    })
+    recordFigure({
+      figure: "GET /v1/account p99",
+      value: p99,
+      unit: "ms",
+      target: "< 50 ms",
+      met: p99 < 50
+    })
+    recordFigure({
+      figure: `POST /v1/deposit-requests (a fresh Idempotency-Key each), ${CONNECTIONS} connections`,
+      value: creates,
+      unit: "req/s",
+      target: "≥ 0.35× baseline",
+      met: create >= 0.35,
+      baseline: bare,
+      ratio: create
+    })
     process.stdout.write(
       [
         `raw single-row INSERT commits (pg, 8 connections): ${raw.toFixed(0)}/s; creates / raw inserts = ${(creates / raw).toFixed(3)}`,

@@ -379,3 +379,35 @@ export const withServers = async <A>(
     await stopAll()
   }
 }
+
+/** One figure of a run, beside its target and the same run's baseline: a row of `test/bench/RESULTS.md`. */
+export interface Figure {
+  readonly suite: string
+  /** What was measured, in words (`/v1/health through the whole edge`). */
+  readonly figure: string
+  readonly value: number
+  readonly unit: string
+  /** The target as written (`≥ 0.85× baseline`, `p99 < 100 ms`), or "—" when the figure has none. */
+  readonly target: string
+  /** Whether the target was met, when there is one. */
+  readonly met?: boolean
+  /** What the figure is compared with, measured in the same run. */
+  readonly baseline?: { readonly name: string; readonly value: number; readonly unit: string }
+  /** value ÷ baseline, unless the suite states another ratio. */
+  readonly ratio?: number
+}
+
+const figures: Array<Figure> = []
+
+/**
+ * Records a figure for `RESULTS.md` (the console output stays what the suite prints). The suite is stamped by
+ * `run.ts`, which takes the figures after each suite; the ratio defaults to value ÷ baseline.
+ */
+export const recordFigure = (figure: Omit<Figure, "suite">): void => {
+  const ratio =
+    figure.ratio ?? (figure.baseline === undefined ? undefined : figure.value / figure.baseline.value)
+  figures.push({ ...figure, suite: "", ...(ratio === undefined ? {} : { ratio }) })
+}
+
+/** The figures recorded since the last call, stamped with the suite that recorded them. */
+export const takeFigures = (suite: string): Array<Figure> => figures.splice(0).map((f) => ({ ...f, suite }))

@@ -11,6 +11,7 @@ import {
   type MeasureOptions,
   printRatio,
   printTable,
+  recordFigure,
   serviceNodeFlags,
   withServers
 } from "./harness"
@@ -73,7 +74,25 @@ export async function run(): Promise<void> {
   )
   printTable(rows, "bareEffect")
   const ratio = printRatio(rows, "service", "bareEffect")
-  printRatio(rows, "bareEffect", "bareNode")
+  const effectOverNode = printRatio(rows, "bareEffect", "bareNode")
+  const rate = (name: string) => rows.find((r) => r.name === name)?.reqPerSec ?? Number.NaN
+  recordFigure({
+    figure: `GET /v1/health through the whole edge, ${CONNECTIONS} connections`,
+    value: rate("service"),
+    unit: "req/s",
+    target: `≥ ${TARGET}× baseline`,
+    met: ratio >= TARGET,
+    baseline: { name: "bare Effect HttpApi no-op", value: rate("bareEffect"), unit: "req/s" },
+    ratio
+  })
+  recordFigure({
+    figure: "bare Effect HttpApi no-op",
+    value: rate("bareEffect"),
+    unit: "req/s",
+    target: "—",
+    baseline: { name: "bare node:http", value: rate("bareNode"), unit: "req/s" },
+    ratio: effectOverNode
+  })
   if (withVariants) {
     printRatio(rows, "service-nodb", "bareEffect")
     printRatio(rows, "service-nodb-notrace", "bareEffect")

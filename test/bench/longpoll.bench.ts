@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { Agent, request } from "node:http"
 import { fileURLToPath } from "node:url"
-import { serviceNodeFlags } from "./harness"
+import { recordFigure, serviceNodeFlags } from "./harness"
 
 /**
  * Issue 5: 10,000 concurrent long polls (`wait_for=change`) held on one service instance, beside a bare node:http
@@ -187,4 +187,21 @@ export async function run() {
       ""
     ].join("\n")
   )
+  for (const kind of ["heap", "rss"] as const) {
+    recordFigure({
+      figure: `${kind === "heap" ? "heap" : "RSS"} per held long poll (${opened} opened)`,
+      value: perSvc[kind] / 1024,
+      unit: "KiB",
+      target: "≤ 3× baseline",
+      met: perSvc[kind] / perBare[kind] <= 3,
+      baseline: { name: "bare node:http holder", value: perBare[kind] / 1024, unit: "KiB" }
+    })
+  }
+  recordFigure({
+    figure: "commit → long poll answered, p99",
+    value: pct(latencies, 0.99),
+    unit: "ms",
+    target: "< 100 ms",
+    met: pct(latencies, 0.99) < 100
+  })
 }

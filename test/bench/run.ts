@@ -1,9 +1,12 @@
 /**
  * `npm run bench` runs every suite; `npm run bench -- http` runs the ones named. A suite is `<name>.bench.ts` in
  * this folder exporting `async function run()`. See harness.ts for the knobs (BENCH_SECONDS, BENCH_ROUNDS, …).
+ * After each suite, the figures it recorded (`recordFigure`) replace its section of RESULTS.md.
  */
 import { readdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { takeFigures } from "./harness"
+import { writeResults } from "./results"
 
 const here = fileURLToPath(new URL(".", import.meta.url))
 const available = readdirSync(here)
@@ -24,5 +27,6 @@ for (const name of suites) {
   if (typeof suite.run !== "function") throw new Error(`${name}.bench.ts does not export run()`)
   const started = Date.now()
   await suite.run()
+  writeResults(name, takeFigures(name))
   process.stdout.write(`(${name}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`)
 }

@@ -7,6 +7,7 @@ import { WebhookSender } from "../../services/webhooks/WebhookSender"
 import { WebhookSenderLive } from "../../services/webhooks/HttpsWebhookSender"
 import { WebhookUrlCheck } from "../../services/webhooks/WebhookUrlRules"
 import { merchantClient } from "../support/Api"
+import { recordFigure } from "./harness"
 import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { createMerchant } from "../support/Merchant"
 import { seedDepositRequest } from "../support/seedDepositRequest"
@@ -189,6 +190,25 @@ export async function run(): Promise<void> {
         ""
       ].join("\n")
     )
+    recordFigure({
+      figure: `webhook deliveries, a burst of ${BURST} to one endpoint`,
+      value: servicePerSecond,
+      unit: "/s",
+      target: "≥ 0.7× baseline",
+      met: servicePerSecond / barePerSecond >= 0.7,
+      baseline: {
+        name: `bare https.request loop, a new TLS connection a POST, ${BARE_IN_FLIGHT} in flight`,
+        value: barePerSecond,
+        unit: "/s"
+      }
+    })
+    recordFigure({
+      figure: "commit → first delivery attempt, p99",
+      value: pct(latencies, 0.99),
+      unit: "ms",
+      target: "< 200 ms",
+      met: pct(latencies, 0.99) < 200
+    })
   } finally {
     await service.stop()
     await receiver.close()
