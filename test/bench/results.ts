@@ -71,7 +71,10 @@ export const renderResults = (
   const sections = parseSections(previous)
   const stamp = `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`
   sections.set(suite, section(suite, [header, ...rows.map((f) => row(stamp, machine, f))].join("\n")))
-  const ordered = [...sections.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, text]) => text)
+  // Code-point order, as run.ts orders the suites it finds.
+  const ordered = [...sections.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, text]) => text)
   return `${preamble}\n${ordered.join("\n\n")}\n`
 }
 
