@@ -17,8 +17,7 @@ and noisy: compare a figure with its baseline, measured in the same run, not wit
 suite measures: the README's Benchmarks section and the comment at the top of each \`*.bench.ts\`.
 `
 
-const header =
-  "| date | machine | figure | value | target | baseline (same run) | ratio |\n|---|---|---|---|---|---|---|"
+const columns = ["date", "machine", "figure", "value", "target", "baseline (same run)", "ratio"]
 
 /** Cores, CPU model and Node version of this machine, as a row names it. */
 export const machineDescription = (): string => {
@@ -36,8 +35,8 @@ const number = (x: number): string => {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ")
 
-const row = (at: string, machine: string, f: Figure): string =>
-  `| ${[
+const cells = (at: string, machine: string, f: Figure): Array<string> =>
+  [
     at,
     machine,
     f.figure,
@@ -45,9 +44,16 @@ const row = (at: string, machine: string, f: Figure): string =>
     f.met === undefined ? f.target : `${f.target} (${f.met ? "met" : "not met"})`,
     f.baseline === undefined ? "—" : `${f.baseline.name}: ${number(f.baseline.value)} ${f.baseline.unit}`,
     f.ratio === undefined ? "—" : `${f.ratio.toFixed(2)}×`
-  ]
-    .map(cell)
-    .join(" | ")} |`
+  ].map(cell)
+
+/** A table with each column padded to its widest cell, as Biome formats Markdown (so `npm run lint` passes). */
+const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const length = (text: string) => [...text].length
+  const widths = columns.map((_, i) => Math.max(...[columns, ...rows].map((r) => length(r[i] ?? ""))))
+  const line = (r: ReadonlyArray<string>) =>
+    `| ${widths.map((w, i) => (r[i] ?? "") + " ".repeat(w - length(r[i] ?? ""))).join(" | ")} |`
+  return [line(columns), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n")
+}
 
 const section = (suite: string, body: string) =>
   `<!-- suite:${suite}:start -->\n## ${suite}\n\n${body}\n<!-- suite:${suite}:end -->`
@@ -60,7 +66,7 @@ export const parseSections = (text: string): Map<string, string> => {
   return sections
 }
 
-/** The file with `suite`'s section replaced by these figures (sections sorted by suite name). */
+/** The file with `suite`'s section replaced by these figures (sections in code-point order, as run.ts runs them). */
 export const renderResults = (
   previous: string,
   suite: string,
@@ -70,8 +76,7 @@ export const renderResults = (
 ): string => {
   const sections = parseSections(previous)
   const stamp = `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`
-  sections.set(suite, section(suite, [header, ...rows.map((f) => row(stamp, machine, f))].join("\n")))
-  // Code-point order, as run.ts orders the suites it finds.
+  sections.set(suite, section(suite, table(rows.map((f) => cells(stamp, machine, f)))))
   const ordered = [...sections.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([, text]) => text)
