@@ -1,46 +1,53 @@
-import { Context, Layer } from "effect"
-import { makeRecordStore, type RecordStore } from "./ResourceStore"
+import { Effect, Layer } from "effect"
+import { makeResourceStore } from "./ResourceStore"
 
 /** Customers (`cus_`): deleted ones disappear from reads. */
-export class Customers extends Context.Tag("deposits/Customers")<Customers, RecordStore>() {
-  static readonly layer = Layer.effect(
-    Customers,
-    makeRecordStore({
-      table: "customers",
-      prefix: "cus",
-      resource: "customer",
-      endColumn: "deleted_at",
-      hideEnded: true
-    })
-  )
+export class Customers extends Effect.Service<Customers>()("deposits/Customers", {
+  effect: makeResourceStore({
+    service: "Customers",
+    table: "customers",
+    prefix: "cus",
+    resource: "customer",
+    endColumn: "deleted_at",
+    hideEnded: true
+  })
+}) {
+  static readonly layer = Customers.Default
 }
 
 /** Issuer identities (`iss_`): the name a payer sees. Deleted ones disappear from reads. */
-export class Issuers extends Context.Tag("deposits/Issuers")<Issuers, RecordStore>() {
-  static readonly layer = Layer.effect(
-    Issuers,
-    makeRecordStore({
-      table: "issuers",
-      prefix: "iss",
-      resource: "issuer",
-      endColumn: "deleted_at",
-      hideEnded: true
-    })
-  )
+export class Issuers extends Effect.Service<Issuers>()("deposits/Issuers", {
+  effect: makeResourceStore({
+    service: "Issuers",
+    table: "issuers",
+    prefix: "iss",
+    resource: "issuer",
+    endColumn: "deleted_at",
+    hideEnded: true
+  })
+}) {
+  static readonly layer = Issuers.Default
 }
 
 /** Payout addresses (`pa_`): disabled ones stay readable but take no new deposit request. */
-export class PayoutAddresses extends Context.Tag("deposits/PayoutAddresses")<PayoutAddresses, RecordStore>() {
-  static readonly layer = Layer.effect(
-    PayoutAddresses,
-    makeRecordStore({
-      table: "payout_addresses",
-      prefix: "pa",
-      resource: "payout_address",
-      endColumn: "disabled_at",
-      hideEnded: false
-    })
-  )
+export class PayoutAddresses extends Effect.Service<PayoutAddresses>()("deposits/PayoutAddresses", {
+  effect: makeResourceStore({
+    service: "PayoutAddresses",
+    table: "payout_addresses",
+    prefix: "pa",
+    resource: "payout_address",
+    endColumn: "disabled_at",
+    hideEnded: false
+  })
+}) {
+  static readonly layer = PayoutAddresses.Default
 }
 
-export const MerchantRecordsLive = Layer.mergeAll(Customers.layer, Issuers.layer, PayoutAddresses.layer)
+/** The three merchant resource stores. */
+export const MerchantResourcesLive = Layer.mergeAll(
+  Customers.Default,
+  Issuers.Default,
+  PayoutAddresses.Default
+)
+/** The name `src/Server.ts` and the test support wire (from before "records" were called resources). */
+export const MerchantRecordsLive = MerchantResourcesLive

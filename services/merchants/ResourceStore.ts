@@ -5,8 +5,8 @@ import type { IdPrefix, ResourceName } from "../domain/PrefixedId"
 import { Ids } from "../platform/Ids"
 import { orDieOnSql } from "../platform/SqlFailure"
 
-/** A stored merchant record: its own columns plus the bookkeeping every record has. */
-export type StoredRecord = Record<string, unknown> & {
+/** A stored merchant resource (customer, issuer, payout address): its own columns plus the bookkeeping all have. */
+export type StoredResource = Record<string, unknown> & {
   readonly id: string
   readonly account_id: string
   readonly created_at: Date
@@ -14,11 +14,13 @@ export type StoredRecord = Record<string, unknown> & {
 }
 
 /**
- * The plain merchant records (customers, issuers, payout addresses) share one store: every query takes the account
- * first, so another account's id is simply not found. `endColumn` is the soft end (`deleted_at`, `disabled_at`);
- * `hideEnded` removes ended records from reads (deleted) or keeps them readable (disabled).
+ * The plain merchant resources (customers, issuers, payout addresses) share one store: every query takes the
+ * account first, so another account's id is simply not found. `endColumn` is the soft end (`deleted_at`,
+ * `disabled_at`); `hideEnded` removes ended resources from reads (deleted) or keeps them readable (disabled).
+ * `service` names the spans of its methods.
  */
-export const makeRecordStore = (options: {
+export const makeResourceStore = (options: {
+  readonly service: string
   readonly table: string
   readonly prefix: IdPrefix
   readonly resource: ResourceName
@@ -32,78 +34,81 @@ export const makeRecordStore = (options: {
     const end = sql(options.endColumn)
     const visible = options.hideEnded ? sql`and ${end} is null` : sql``
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const span = (method: string) => `${options.service}.${method}`
 
-    const find = (accountId: string, uuid: string) =>
-      sql<StoredRecord>`select * from ${table} where id = ${uuid} and account_id = ${accountId} ${visible}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]))
-      )
+    const find = Effect.fn(span("find"))(function* (accountId: string, uuid: string) {
+      const rows = yield* sql<StoredResource>`
+        select * from ${table} where id = ${uuid} and account_id = ${accountId} ${visible}`
+      return Option.fromNullable(rows[0])
+    }, orDieOnSql)
 
-    const require = (accountId: string, uuid: string) =>
-      Effect.flatMap(
-        find(accountId, uuid),
-        Option.match({ onNone: () => Effect.fail(NotFound.of(options.resource)), onSome: Effect.succeed })
-      )
+    const require = Effect.fn(span("require"))(function* (accountId: string, uuid: string) {
+      const found = yield* find(accountId, uuid)
+      if (Option.isNone(found)) return yield* NotFound.of(options.resource)
+      return found.value
+    })
 
-    const create = (accountId: string, values: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        // Metadata is always an object (`{}` when none was given).
-        const row = {
-          metadata: {},
-          ...values,
-          id: ids.next(),
-          account_id: accountId,
-          created_at: at,
-          updated_at: at
-        }
-        const rows = yield* sql<StoredRecord>`insert into ${table} ${sql.insert(row)} returning *`
-        return rows[0]!
-      })
+    const create = Effect.fn(span("create"))(function* (accountId: string, values: Record<string, unknown>) {
+      const at = yield* now
+      // Metadata is always an object (`{}` when none was given).
+      const row = {
+        metadata: {},
+        ...values,
+        id: ids.next(),
+        account_id: accountId,
+        created_at: at,
+        updated_at: at
+      }
+      const rows = yield* sql<StoredResource>`insert into ${table} ${sql.insert(row)} returning *`
+      return rows[0]!
+    }, orDieOnSql)
 
-    const list = (accountId: string, limit: number, startingAfter: string | undefined) =>
-      Effect.gen(function* () {
-        const rows = yield* sql<StoredRecord>`
-          select * from ${table} where account_id = ${accountId} ${visible}
-          ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
-          order by id desc limit ${limit + 1}`
-        return { rows: rows.slice(0, limit), more: rows.length > limit }
-      })
+    const list = Effect.fn(span("list"))(function* (
+      accountId: string,
+      limit: number,
+      startingAfter: string | undefined
+    ) {
+      const rows = yield* sql<StoredResource>`
+        select * from ${table} where account_id = ${accountId} ${visible}
+        ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
+        order by id desc limit ${limit + 1}`
+      return { rows: rows.slice(0, limit), more: rows.length > limit }
+    }, orDieOnSql)
 
-    /** Applies a merged change to a record the caller has already checked as a whole. */
-    const update = (accountId: string, uuid: string, values: Record<string, unknown>) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        const rows = yield* sql<StoredRecord>`
-          update ${table} set ${sql.update({ ...values, updated_at: at })}
-          where id = ${uuid} and account_id = ${accountId} ${visible}
-          returning *`
-        if (rows[0] === undefined) return yield* NotFound.of(options.resource)
-        return rows[0]
-      })
+    /** Applies a merged change to a resource the caller has already checked as a whole. */
+    const update = Effect.fn(span("update"))(function* (
+      accountId: string,
+      uuid: string,
+      values: Record<string, unknown>
+    ) {
+      const at = yield* now
+      const rows = yield* sql<StoredResource>`
+        update ${table} set ${sql.update({ ...values, updated_at: at })}
+        where id = ${uuid} and account_id = ${accountId} ${visible}
+        returning *`
+      if (rows[0] === undefined) return yield* NotFound.of(options.resource)
+      return rows[0]
+    }, orDieOnSql)
 
     /** Soft end: delete (hidden afterwards) or disable (still readable). Ending twice keeps the first time. */
-    const endRecord = (accountId: string, uuid: string) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        const rows = yield* sql<StoredRecord>`
-          update ${table} set ${end} = coalesce(${end}, ${at}), updated_at = ${at}
-          where id = ${uuid} and account_id = ${accountId} ${visible}
-          returning *`
-        if (rows[0] === undefined) return yield* NotFound.of(options.resource)
-        return rows[0]
-      })
+    const endResource = Effect.fn(span("end"))(function* (accountId: string, uuid: string) {
+      const at = yield* now
+      const rows = yield* sql<StoredResource>`
+        update ${table} set ${end} = coalesce(${end}, ${at}), updated_at = ${at}
+        where id = ${uuid} and account_id = ${accountId} ${visible}
+        returning *`
+      if (rows[0] === undefined) return yield* NotFound.of(options.resource)
+      return rows[0]
+    }, orDieOnSql)
 
-    return {
-      find: (a: string, u: string) => orDieOnSql(find(a, u)),
-      require: (a: string, u: string) => orDieOnSql(require(a, u)),
-      create: (a: string, v: Record<string, unknown>) => orDieOnSql(create(a, v)),
-      list: (a: string, l: number, s: string | undefined) => orDieOnSql(list(a, l, s)),
-      update: (a: string, u: string, v: Record<string, unknown>) => orDieOnSql(update(a, u, v)),
-      end: (a: string, u: string) => orDieOnSql(endRecord(a, u))
-    } as const
+    return { find, require, create, list, update, end: endResource } as const
   })
 
-export type RecordStore = Effect.Effect.Success<ReturnType<typeof makeRecordStore>>
+export type ResourceStore = Effect.Effect.Success<ReturnType<typeof makeResourceStore>>
+
+/** The names `src/api/Records` imports (from before "records" were called resources). */
+export type RecordStore = ResourceStore
+export type StoredRecord = StoredResource
 
 /** PATCH semantics: omitted keys keep the stored value, `null` clears it. */
 export const mergePatch = <T extends Record<string, unknown>>(stored: T, patch: Record<string, unknown>) => {
