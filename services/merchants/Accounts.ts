@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { ServiceEnv } from "../domain/Environment"
 import { serviceEnv } from "../platform/Settings"
 import { apiKeyPrefixOf } from "../domain/Environment"
@@ -49,37 +49,39 @@ const toAccount = (row: AccountRow): Account => ({
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-const make = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const ids = yield* Ids
-  const config = { serviceEnv: yield* serviceEnv }
-  const cache = yield* CredentialCache
-  const keyPrefix = apiKeyPrefixOf(config.serviceEnv)
-  // Accounts never change once created (no route renames them), so reads of one are remembered.
-  const accounts = new Map<string, Account>()
+export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+    const config = { serviceEnv: yield* serviceEnv }
+    const cache = yield* CredentialCache
+    const keyPrefix = apiKeyPrefixOf(config.serviceEnv)
+    // Accounts never change once created (no route renames them), so reads of one are remembered.
+    const accounts = new Map<string, Account>()
 
-  const create = (name: string) =>
-    Effect.gen(function* () {
+    const create = Effect.fn("Accounts.create")(function* (name: string) {
       const at = yield* now
       const rows = yield* sql<AccountRow>`
         insert into accounts (id, name, environment, created_at)
         values (${ids.next()}, ${name}, ${config.serviceEnv}, ${at})
         returning id, name, environment, created_at`
       return toAccount(rows[0]!)
-    }).pipe(Effect.orDie)
+    }, Effect.orDie)
 
-  const get = (accountId: string) => {
-    const known = accounts.get(accountId)
-    if (known !== undefined) return Effect.succeed(Option.some(known))
-    return sql<AccountRow>`select id, name, environment, created_at from accounts where id = ${accountId}`.pipe(
-      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAccount)),
-      Effect.tap(Option.match({ onNone: () => undefined, onSome: (a) => void accounts.set(accountId, a) })),
-      Effect.orDie
-    )
-  }
+    const get = Effect.fn("Accounts.get")(function* (accountId: string) {
+      const known = accounts.get(accountId)
+      if (known !== undefined) return Option.some(known)
+      const rows =
+        yield* sql<AccountRow>`select id, name, environment, created_at from accounts where id = ${accountId}`
+      const found = Option.map(Option.fromNullable(rows[0]), toAccount)
+      if (Option.isSome(found)) accounts.set(accountId, found.value)
+      return found
+    }, Effect.orDie)
 
-  const createSession = (accountId: string, ttlMs = SESSION_TTL_MS) =>
-    Effect.gen(function* () {
+    const createSession = Effect.fn("Accounts.createSession")(function* (
+      accountId: string,
+      ttlMs = SESSION_TTL_MS
+    ) {
       const at = yield* now
       const token = newSecret(SESSION_PREFIX)
       const expiresAt = new Date(at.getTime() + ttlMs)
@@ -87,23 +89,21 @@ const make = Effect.gen(function* () {
         insert into dashboard_sessions (digest, account_id, created_at, expires_at)
         values (${digestOf(token)}, ${accountId}, ${at}, ${expiresAt})`
       return { token, expiresAt }
-    }).pipe(Effect.orDie)
+    }, Effect.orDie)
 
-  const endSession = (token: string) =>
-    Effect.gen(function* () {
+    const endSession = Effect.fn("Accounts.endSession")(function* (token: string) {
       const at = yield* now
       const ended = yield* sql<{ account_id: string }>`
         update dashboard_sessions set revoked_at = ${at}
         where digest = ${digestOf(token)} and revoked_at is null
         returning account_id`
       for (const row of ended) yield* cache.changed(row.account_id)
-    }).pipe(Effect.orDie)
+    }, Effect.orDie)
 
-  // Issuing replaces the active key; the replaced one keeps working for the grace period, and any older
-  // grace key ends now, so at most two keys work at any time.
-  const issueApiKey = (accountId: string) =>
-    sql
-      .withTransaction(
+    // Issuing replaces the active key; the replaced one keeps working for the grace period, and any older
+    // grace key ends now, so at most two keys work at any time.
+    const issueApiKey = Effect.fn("Accounts.issueApiKey")(function* (accountId: string) {
+      const issued = yield* sql.withTransaction(
         Effect.gen(function* () {
           const at = yield* now
           yield* sql`select id from accounts where id = ${accountId} for update`
@@ -128,14 +128,12 @@ const make = Effect.gen(function* () {
           } satisfies IssuedKey
         })
       )
-      .pipe(
-        Effect.tap(() => cache.changed(accountId)),
-        Effect.orDie
-      )
+      yield* cache.changed(accountId)
+      return issued
+    }, Effect.orDie)
 
-  /** Revocation is immediate and ends the grace key too. */
-  const revokeApiKeys = (accountId: string) =>
-    Effect.gen(function* () {
+    /** Revocation is immediate and ends the grace key too. */
+    const revokeApiKeys = Effect.fn("Accounts.revokeApiKeys")(function* (accountId: string) {
       const at = yield* now
       const rows = yield* sql`
         update api_keys set revoked_at = ${at}
@@ -143,10 +141,9 @@ const make = Effect.gen(function* () {
         returning last4`
       yield* cache.changed(accountId)
       return rows.length
-    }).pipe(Effect.orDie)
+    }, Effect.orDie)
 
-  const keyInfo = (accountId: string) =>
-    Effect.gen(function* () {
+    const keyInfo = Effect.fn("Accounts.keyInfo")(function* (accountId: string) {
       const at = yield* now
       const rows = yield* sql<{ last4: string; created_at: Date; grace_until: Date | null }>`
         select last4, created_at, grace_until from api_keys
@@ -157,37 +154,38 @@ const make = Effect.gen(function* () {
         active: active ? { last4: active.last4, createdAt: active.created_at } : null,
         previous: previous?.grace_until ? { last4: previous.last4, validUntil: previous.grace_until } : null
       } satisfies KeyInfo
-    }).pipe(Effect.orDie)
+    }, Effect.orDie)
 
-  /**
-   * Resolves a bearer credential. Every failure is the same `None`: the caller must not learn whether a key was
-   * unknown, revoked, expired or of the other environment.
-   */
-  const authenticate = (credential: string): Effect.Effect<Option.Option<Identity>> =>
-    Effect.gen(function* () {
+    /**
+     * Resolves a bearer credential. Every failure is the same `None`: the caller must not learn whether a key was
+     * unknown, revoked, expired or of the other environment. Untraced: every authenticated request runs it, and a
+     * span per call costs more than the cache hit that usually answers it.
+     */
+    const authenticate = Effect.fnUntraced(function* (credential: string) {
       const key = digestHexOf(credential)
       const at = yield* now
       const nowMs = at.getTime()
-      const cached = cache.lookup(key, nowMs)
-      if (cached !== undefined) return Option.some(cached)
+      const cached = yield* cache.lookup(key, nowMs)
+      if (cached !== undefined) return Option.some<Identity>(cached)
       const digest = Buffer.from(key, "hex")
-      const remember = (accountId: string, via: Identity["via"], until: Date | null) => {
-        cache.remember(key, {
-          accountId,
-          via,
-          validUntilMs: until?.getTime() ?? Number.POSITIVE_INFINITY,
-          cachedAtMs: nowMs
-        })
-        return Option.some({ accountId, via })
-      }
+      const remember = (accountId: string, via: Identity["via"], until: Date | null) =>
+        Effect.as(
+          cache.remember(key, {
+            accountId,
+            via,
+            validUntilMs: until?.getTime() ?? Number.POSITIVE_INFINITY,
+            cachedAtMs: nowMs
+          }),
+          Option.some<Identity>({ accountId, via })
+        )
       if (credential.startsWith(keyPrefix)) {
         const rows = yield* sql<{ account_id: string; digest: Uint8Array; grace_until: Date | null }>`
           select account_id, digest, grace_until from api_keys
           where digest = ${digest} and revoked_at is null and (grace_until is null or grace_until > ${at})`
         const row = rows[0]
         return row && sameDigest(row.digest, digest)
-          ? remember(row.account_id, "api_key", row.grace_until)
-          : Option.none()
+          ? yield* remember(row.account_id, "api_key", row.grace_until)
+          : Option.none<Identity>()
       }
       if (credential.startsWith(SESSION_PREFIX)) {
         const rows = yield* sql<{ account_id: string; digest: Uint8Array; expires_at: Date }>`
@@ -195,27 +193,24 @@ const make = Effect.gen(function* () {
           where digest = ${digest} and revoked_at is null and expires_at > ${at}`
         const row = rows[0]
         return row && sameDigest(row.digest, digest)
-          ? remember(row.account_id, "session", row.expires_at)
-          : Option.none()
+          ? yield* remember(row.account_id, "session", row.expires_at)
+          : Option.none<Identity>()
       }
-      return Option.none()
-    }).pipe(Effect.orDie)
+      return Option.none<Identity>()
+    }, Effect.orDie)
 
-  return {
-    create,
-    get,
-    createSession,
-    endSession,
-    issueApiKey,
-    revokeApiKeys,
-    keyInfo,
-    authenticate
-  } as const
-})
-
-export class Accounts extends Context.Tag("deposits/Accounts")<
-  Accounts,
-  Effect.Effect.Success<typeof make>
->() {
-  static readonly layer = Layer.effect(Accounts, make).pipe(Layer.provide(CredentialCache.layer))
+    return {
+      create,
+      get,
+      createSession,
+      endSession,
+      issueApiKey,
+      revokeApiKeys,
+      keyInfo,
+      authenticate
+    } as const
+  }),
+  dependencies: [CredentialCache.Default]
+}) {
+  static readonly layer = Accounts.Default
 }

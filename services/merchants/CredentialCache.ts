@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { Bus } from "../platform/Bus"
 
 const SUBJECT = "deposits.credentials.changed"
@@ -19,43 +19,45 @@ interface Entry {
  * once and on every other instance through a bus notice; a lost notice is bounded by the TTL. Unknown
  * credentials are never cached, so guessing cannot fill memory.
  */
-const make = Effect.gen(function* () {
-  const bus = yield* Bus
-  const entries = new Map<string, Entry>()
-  const dropAccount = (accountId: string) => {
-    for (const [key, entry] of entries) if (entry.accountId === accountId) entries.delete(key)
-  }
-  yield* bus.listen(SUBJECT, (_subject, accountId) => dropAccount(accountId))
+export class CredentialCache extends Effect.Service<CredentialCache>()("deposits/CredentialCache", {
+  scoped: Effect.gen(function* () {
+    const bus = yield* Bus
+    const entries = new Map<string, Entry>()
+    const dropAccount = (accountId: string) => {
+      for (const [key, entry] of entries) if (entry.accountId === accountId) entries.delete(key)
+    }
+    yield* bus.listen(SUBJECT, (_subject, accountId) => dropAccount(accountId))
 
-  return {
-    lookup: (digestHex: string, nowMs: number) => {
-      const entry = entries.get(digestHex)
-      if (entry === undefined) return undefined
-      if (
-        nowMs >= entry.validUntilMs ||
-        nowMs - entry.cachedAtMs > CREDENTIAL_TTL_MS ||
-        nowMs < entry.cachedAtMs
-      ) {
-        entries.delete(digestHex)
-        return undefined
-      }
-      return { accountId: entry.accountId, via: entry.via }
-    },
-    remember: (digestHex: string, entry: Entry) => {
-      entries.set(digestHex, entry)
-    },
+    // Every authenticated request looks its credential up: untraced, since a span would cost more than the map read.
+    const lookup = (digestHex: string, nowMs: number) =>
+      Effect.sync(() => {
+        const entry = entries.get(digestHex)
+        if (entry === undefined) return undefined
+        if (
+          nowMs >= entry.validUntilMs ||
+          nowMs - entry.cachedAtMs > CREDENTIAL_TTL_MS ||
+          nowMs < entry.cachedAtMs
+        ) {
+          entries.delete(digestHex)
+          return undefined
+        }
+        return { accountId: entry.accountId, via: entry.via }
+      })
+
+    const remember = Effect.fn("CredentialCache.remember")((digestHex: string, entry: Entry) =>
+      Effect.sync(() => {
+        entries.set(digestHex, entry)
+      })
+    )
+
     /** After a committed change to an account's credentials. */
-    changed: (accountId: string) =>
-      Effect.zipRight(
-        Effect.sync(() => dropAccount(accountId)),
-        bus.notify(SUBJECT, accountId)
-      )
-  } as const
-})
+    const changed = Effect.fn("CredentialCache.changed")(function* (accountId: string) {
+      dropAccount(accountId)
+      yield* bus.notify(SUBJECT, accountId)
+    })
 
-export class CredentialCache extends Context.Tag("deposits/CredentialCache")<
-  CredentialCache,
-  Effect.Effect.Success<typeof make>
->() {
-  static readonly layer = Layer.scoped(CredentialCache, make)
+    return { lookup, remember, changed } as const
+  })
+}) {
+  static readonly layer = CredentialCache.Default
 }
