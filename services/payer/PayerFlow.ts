@@ -4,6 +4,7 @@ import { makeMailboxProof } from "./MailboxProof"
 import { makeMerchantSessionProof } from "./MerchantSessionProof"
 import { PayerView } from "./PayerView"
 import { VerificationAttempts } from "./VerificationAttempts"
+import { WalletAttestation } from "./WalletAttestation"
 import { makeWalletProof, type WalletStatementBody } from "./WalletProof"
 
 export { MAILBOX_CODE_TTL_MS, maskEmail } from "./MailboxProof"
@@ -37,7 +38,7 @@ export class PayerFlow extends Effect.Service<PayerFlow>()("deposits/PayerFlow",
       )
     } as const
   }),
-  dependencies: [PayerView.Default, VerificationAttempts.Default]
+  dependencies: [PayerView.Default, VerificationAttempts.Default, WalletAttestation.Default]
 }) {
   /** The layer `src/Server.ts` wires by hand: the payer's phases included, the rest of the graph from outside. */
   static readonly layer = PayerFlow.Default

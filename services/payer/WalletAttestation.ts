@@ -1,6 +1,9 @@
-import { Option } from "effect"
+import { Effect, Option } from "effect"
 import { type Address, createPublicClient, type Hex, type PublicClient, verifyTypedData } from "viem"
-import type { ChainAccess } from "../chain/ChainEndpoints"
+import { type ChainAccess, ChainEndpoints } from "../chain/ChainEndpoints"
+import { chainSettings } from "../chain/ChainSettings"
+import { chainIdOf } from "../domain/Environment"
+import { ServiceUnavailable } from "../domain/Errors"
 
 /** The EIP-712 statement a payer signs to bind a wallet to one deposit request, on one chain, until a deadline. */
 export const attestationDomain = (chainId: number) =>
@@ -94,3 +97,31 @@ export const refusalOf = async (
     ? undefined
     : { param: "signature", message: "The signature is not the wallet's signature of this statement." }
 }
+
+/**
+ * The service's statement check: this deployment's chain, and the signature check its chain access allows (on
+ * chain when a node is configured). A node that does not answer is a 503, never the payer's refusal.
+ */
+export class WalletAttestation extends Effect.Service<WalletAttestation>()("deposits/WalletAttestation", {
+  effect: Effect.gen(function* () {
+    const chainId = chainIdOf((yield* chainSettings).serviceEnv)
+    const check = signatureCheckFor(yield* ChainEndpoints)
+
+    /** The refusal of a statement for this request at this time, or undefined when it holds. */
+    const refusal = Effect.fn("WalletAttestation.refusal")(function* (
+      s: Statement,
+      signature: Hex,
+      expected: { readonly depositRequest: string; readonly nowSeconds: number }
+    ) {
+      return yield* Effect.tryPromise({
+        try: () => refusalOf(s, signature, { ...expected, chainId }, check),
+        catch: () =>
+          new ServiceUnavailable({
+            message: "The wallet's signature could not be checked on chain; try again."
+          })
+      })
+    })
+
+    return { refusal } as const
+  })
+}) {}

@@ -2,17 +2,14 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect } from "effect"
 import { getAddress, type Hex, keccak256 } from "viem"
 import { ActorHost } from "../actors/ActorHost"
-import { ChainEndpoints } from "../chain/ChainEndpoints"
-import { chainSettings } from "../chain/ChainSettings"
 import { KeyVault } from "../chain/KeyVault"
 import { lifecycleFactsOf } from "../depositRequests/DepositRequestWire"
-import { chainIdOf } from "../domain/Environment"
-import { InvalidRequest, InvalidState, ServiceUnavailable } from "../domain/Errors"
+import { InvalidRequest, InvalidState } from "../domain/Errors"
 import { toId } from "../domain/PrefixedId"
 import { payerStep } from "./PayerStep"
 import { PayerView, proofOwed } from "./PayerView"
 import { dropOnFailure, settleAround, VerificationAttempts } from "./VerificationAttempts"
-import { refusalOf, type Statement, signatureCheckFor } from "./WalletAttestation"
+import { type Statement, WalletAttestation } from "./WalletAttestation"
 
 /** What the payer sends: the wallet's signed statement (EIP-712) and the fields it signed. */
 export interface WalletStatementBody {
@@ -30,12 +27,10 @@ export interface WalletStatementBody {
 export const makeWalletProof = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
   const vault = yield* KeyVault
-  const config = yield* chainSettings
   const payers = yield* PayerView
   const attempts = yield* VerificationAttempts
   const apply = payerStep(yield* ActorHost)
-  const chainId = chainIdOf(config.serviceEnv)
-  const signatureCheck = signatureCheckFor(yield* ChainEndpoints)
+  const attestation = yield* WalletAttestation
 
   const replayed = () =>
     new InvalidRequest({ message: "This signed statement was already used.", param: "signature" })
@@ -59,20 +54,13 @@ export const makeWalletProof = Effect.gen(function* () {
         chainId: body.chain_id,
         expiresAt: body.expires_at
       }
-      const refusal = yield* Effect.tryPromise({
-        try: () =>
-          refusalOf(
-            statement,
-            body.signature as Hex,
-            { depositRequest: toId("dr", uuid), chainId, nowSeconds: Math.floor(at.getTime() / 1000) },
-            signatureCheck
-          ),
+      const refusal = yield* attestation
+        .refusal(statement, body.signature as Hex, {
+          depositRequest: toId("dr", uuid),
+          nowSeconds: Math.floor(at.getTime() / 1000)
+        })
         // The node did not answer: not the payer's fault, so no refused attempt is recorded.
-        catch: () =>
-          new ServiceUnavailable({
-            message: "The wallet's signature could not be checked on chain; try again."
-          })
-      }).pipe(dropOnFailure(attempts, attempt))
+        .pipe(dropOnFailure(attempts, attempt))
       const proof = Buffer.from(keccak256(body.signature as Hex).slice(2), "hex")
       if (refusal !== undefined) {
         yield* attempts.refuse(attempt, refusal.message)
