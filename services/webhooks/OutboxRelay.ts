@@ -1,10 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer, Option } from "effect"
 import { WEBHOOK_JOBS_SUBJECT, WEBHOOKS_STREAM } from "../../infra/jetstream/Streams"
 import { Bus } from "../platform/Bus"
 import { EventStream, mayBeLostBefore, REPUBLISH_EVERY } from "../platform/eventStream/EventStream"
 import { Ids } from "../platform/Ids"
 import { Lease } from "../platform/Lease"
+import { workerLoop } from "../platform/Worker"
 import { makeWorkSignal } from "../platform/WorkSignal"
 
 export const RELAY_INTERVAL = Duration.millis(100)
@@ -136,20 +137,24 @@ export const OutboxRelayLive = Layer.scopedDiscard(
     // Every committed change publishes a notice (for long polls); it may have written outbox rows too.
     const wake = makeWorkSignal()
     yield* bus.listen("deposits.changed.*", () => wake.wake())
-    const loop = Effect.zipWith(relayOnce, publishNewJobs, (relayed, published) => relayed + published).pipe(
-      Effect.catchAllCause((cause) => Effect.as(Effect.logError("outbox relay failed", cause), 0)),
+    const relay = workerLoop({
+      name: "OutboxRelay.relay",
+      failure: "outbox relay failed",
+      step: Effect.zipWith(relayOnce, publishNewJobs, (relayed, published) => relayed + published),
       // Drain without pausing while there is work; otherwise idle until a notice or the interval.
-      Effect.flatMap((moved) => (moved > 0 ? Effect.void : wake.idle(Duration.toMillis(RELAY_INTERVAL)))),
-      Effect.forever
-    )
-    const republish = republishLostJobs.pipe(
-      Effect.catchAllCause((cause) => Effect.as(Effect.logError("publishing jobs again failed", cause), 0)),
-      Effect.repeat(Schedule.spaced(REPUBLISH_EVERY))
-    )
+      every: (moved: Option.Option<number>) =>
+        Option.getOrElse(moved, () => 0) > 0 ? Effect.void : wake.idle(Duration.toMillis(RELAY_INTERVAL))
+    })
+    const republish = workerLoop({
+      name: "OutboxRelay.republish",
+      failure: "publishing jobs again failed",
+      step: republishLostJobs,
+      every: REPUBLISH_EVERY
+    })
     yield* Effect.forkScoped(
       lease.whileHolding(
         "outbox-relay",
-        Effect.all([loop, republish], { concurrency: "unbounded", discard: true })
+        Effect.all([relay, republish], { concurrency: "unbounded", discard: true })
       )
     )
   })

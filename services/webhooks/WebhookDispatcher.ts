@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Duration, Effect, Layer, Option, Queue, Random, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Queue, Random } from "effect"
 import { WEBHOOK_CONSUMER } from "../../infra/jetstream/Streams"
 import { consumeIntoQueue, EventStream, type StreamMessage } from "../platform/eventStream/EventStream"
 import { Ids } from "../platform/Ids"
@@ -10,6 +10,7 @@ import { WebhookSender } from "./WebhookSender"
 import { signPayload } from "./WebhookSignature"
 import { spanCausedBy } from "../platform/TraceContext"
 import { Metrics } from "../platform/Metrics"
+import { workerLoop } from "../platform/Worker"
 import { databaseUrl, positiveInteger } from "../platform/Settings"
 
 /**
@@ -254,9 +255,11 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       })
     )
     yield* Effect.forkScoped(
-      Effect.sync(() => lines.forEachWaiting(({ message }) => message.working())).pipe(
-        Effect.repeat(Schedule.spaced(Duration.millis(LINE_KEEPALIVE_MS)))
-      )
+      workerLoop({
+        name: "WebhookDispatcher.keepalive",
+        step: Effect.sync(() => lines.forEachWaiting(({ message }) => message.working())),
+        every: Duration.millis(LINE_KEEPALIVE_MS)
+      })
     )
     const worker = Effect.forever(Effect.flatMap(Queue.take(inbox), handle))
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
