@@ -4,11 +4,9 @@ import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Accounts } from "../services/merchants/Accounts"
 import { ActorHost } from "../services/actors/ActorHost"
-import { Bus } from "../services/platform/Bus"
 import { ChainEndpoints } from "../services/chain/ChainEndpoints"
 import { ChainWatcherLive } from "../services/chain/ChainWatcher"
 import { CreditConsumerLive } from "../services/chain/CreditConsumer"
-import { EventStream } from "../services/platform/eventStream/EventStream"
 import { ChangeFeed } from "../services/platform/ChangeFeed"
 import { DepositRequests } from "../services/depositRequests/DepositRequests"
 import { Inspector } from "../services/actors/StepInspector"
@@ -16,7 +14,6 @@ import { DatabaseLive } from "../services/platform/Database"
 import { Ids } from "../services/platform/Ids"
 import { KeyVault } from "../services/chain/KeyVault"
 import { Lease } from "../services/platform/Lease"
-import { Mailer } from "../services/platform/Mailer"
 import { PayerFlow } from "../services/payer/PayerFlow"
 import { MerchantRecordsLive } from "../services/merchants/MerchantResources"
 import { DepositRequestLedger } from "../services/depositRequests/DepositRequestLedger"
@@ -49,7 +46,7 @@ import { SandboxRoutesLive } from "./checkout/SandboxRoutes"
 import { PublicUrl } from "./PublicUrl"
 import { Attachments } from "../services/merchants/Attachments"
 import { AttachmentSweeperLive } from "../services/merchants/AttachmentSweeper"
-import { ObjectStore } from "../services/platform/objectStore/ObjectStore"
+import { MailerLive, MessagingLive, ObjectStoreLive } from "./Ports"
 import { SignedLinks } from "../services/platform/objectStore/SignedLinks"
 import { spanProcessorOf, tracedBy, tracingSettings } from "./Tracing"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
@@ -133,15 +130,14 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     PayerFlow.layer
   ).pipe(
     Layer.provideMerge(Attachments.layer),
-    Layer.provideMerge(ObjectStore.layer),
+    Layer.provideMerge(ObjectStoreLive),
     Layer.provideMerge(SignedLinks.layer),
-    Layer.provideMerge(Layer.mergeAll(KeyVault.layer, Mailer.layer)),
+    Layer.provideMerge(Layer.mergeAll(KeyVault.layer, MailerLive)),
     Layer.provideMerge(WebhookUrlCheck.layer),
     Layer.provideMerge(network),
     Layer.provideMerge(ActorHost.layer),
-    Layer.provideMerge(EventStream.layer),
     Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer, Metrics.layer, ChainEndpoints.layer)),
+    Layer.provideMerge(Layer.mergeAll(Ids.layer, MessagingLive, Metrics.layer, ChainEndpoints.layer)),
     Layer.provideMerge(DatabaseLive)
   )
 

@@ -77,22 +77,25 @@ const overNats = (nc: NatsConnection): BusShape => ({
     ).pipe(Effect.asVoid)
 })
 
+/** Connects to NATS for the scope's life, draining the connection when it closes. */
+const connectNats = (servers: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => connect({ servers, name: "deposits", maxReconnectAttempts: -1 }),
+      catch: (cause) => new BusError({ message: `cannot connect to NATS at ${servers}`, cause })
+    }),
+    (c) => Effect.promise(() => c.drain().catch(() => c.close()))
+  )
+
+/**
+ * The bus port: one layer per implementation (`inProcess`, `nats(url)`); the composition root chooses
+ * (`src/Ports.ts`, from `NATS_URL`).
+ */
 export class Bus extends Context.Tag("deposits/Bus")<Bus, BusShape>() {
   static readonly inProcess = Layer.sync(Bus, inProcess)
-  static readonly layer = Layer.scoped(
-    Bus,
-    Effect.gen(function* () {
-      const natsUrl = yield* natsUrlSetting
-      if (Option.isNone(natsUrl)) return inProcess()
-      const servers = natsUrl.value
-      const nc = yield* Effect.acquireRelease(
-        Effect.tryPromise({
-          try: () => connect({ servers, name: "deposits", maxReconnectAttempts: -1 }),
-          catch: (cause) => new BusError({ message: `cannot connect to NATS at ${servers}`, cause })
-        }),
-        (c) => Effect.promise(() => c.drain().catch(() => c.close()))
-      )
-      return overNats(nc)
-    })
+  static readonly nats = (servers: string) => Layer.scoped(Bus, Effect.map(connectNats(servers), overNats))
+  /** The choice from `NATS_URL`, for tests that build services without the composition root. */
+  static readonly layer = Layer.unwrapEffect(
+    Effect.map(natsUrlSetting, Option.match({ onNone: () => Bus.inProcess, onSome: Bus.nats }))
   )
 }

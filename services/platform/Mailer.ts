@@ -1,4 +1,4 @@
-import { Config, Context, Data, Effect, Layer, Option } from "effect"
+import { Config, Context, Data, Effect, Layer } from "effect"
 import nodemailer from "nodemailer"
 import { optionalSetting } from "./Settings"
 
@@ -19,47 +19,53 @@ export const mailerSettings = Config.all({
   mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("Deposits <no-reply@deposits.localhost>"))
 })
 
-/**
- * Outgoing mail. With `SMTP_URL` it goes through that relay (nodemailer); without it the sandbox keeps the last
- * messages in memory and logs each one, so a developer reads the code in the service's output.
- */
-export class Mailer extends Context.Tag("deposits/Mailer")<
-  Mailer,
-  {
-    readonly send: (mail: Mail) => Effect.Effect<void, MailError>
-    readonly recent: () => ReadonlyArray<Mail>
+export interface MailerShape {
+  readonly send: (mail: Mail) => Effect.Effect<void, MailError>
+  readonly recent: () => ReadonlyArray<Mail>
+}
+
+/** The sandbox's mail: the last messages kept in memory and each one logged, so a developer reads the code there. */
+const logged = (): MailerShape => {
+  const kept: Array<Mail> = []
+  return {
+    send: (mail) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          kept.push(mail)
+          if (kept.length > 100) kept.shift()
+        }),
+        Effect.logInfo(`mail to ${mail.to} (not sent: no SMTP_URL): ${mail.subject}\n${mail.text}`)
+      ),
+    recent: () => kept
   }
->() {
-  static readonly layer = Layer.scoped(
-    Mailer,
-    Effect.gen(function* () {
-      const config = yield* mailerSettings
+}
+
+/** Mail through an SMTP relay (nodemailer), the transport closed with the scope. */
+const overSmtp = (smtpUrl: string, mailFrom: string) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => nodemailer.createTransport(smtpUrl)),
+      (t) => Effect.sync(() => t.close())
+    ),
+    (transport): MailerShape => {
       const kept: Array<Mail> = []
-      if (Option.isNone(config.smtpUrl)) {
-        return {
-          send: (mail) =>
-            Effect.zipRight(
-              Effect.sync(() => {
-                kept.push(mail)
-                if (kept.length > 100) kept.shift()
-              }),
-              Effect.logInfo(`mail to ${mail.to} (not sent: no SMTP_URL): ${mail.subject}\n${mail.text}`)
-            ),
-          recent: () => kept
-        }
-      }
-      const transport = yield* Effect.acquireRelease(
-        Effect.sync(() => nodemailer.createTransport(config.smtpUrl.pipe(Option.getOrThrow))),
-        (t) => Effect.sync(() => t.close())
-      )
       return {
         send: (mail) =>
           Effect.tryPromise({
-            try: () => transport.sendMail({ from: config.mailFrom, ...mail }),
+            try: () => transport.sendMail({ from: mailFrom, ...mail }),
             catch: (cause) => new MailError({ message: "the mail relay refused the message", cause })
           }).pipe(Effect.asVoid),
         recent: () => kept
       }
-    })
+    }
   )
+
+/**
+ * Outgoing mail, a port with one layer per implementation: `smtp(url, from)` through a relay, `log` kept in memory
+ * and logged (the sandbox). The composition root chooses (`src/Ports.ts`, from `SMTP_URL`).
+ */
+export class Mailer extends Context.Tag("deposits/Mailer")<Mailer, MailerShape>() {
+  static readonly log = Layer.sync(Mailer, logged)
+  static readonly smtp = (smtpUrl: string, mailFrom: string) =>
+    Layer.scoped(Mailer, overSmtp(smtpUrl, mailFrom))
 }

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import type { ConsumerDefinition } from "../../../infra/jetstream/Streams"
+import type { NatsConnection } from "@nats-io/transport-node"
 import { Bus } from "../Bus"
 import type { EventStreamShape, StreamMessage } from "./Contract"
 import { makeInProcessStream } from "./InProcessStream"
@@ -13,20 +14,37 @@ export {
   type StreamMessage
 } from "./Contract"
 
+/**
+ * The event stream port: one layer per implementation (`inProcess`, `jetStream` over the bus's NATS connection, in
+ * the deployment's own streams); the composition root chooses (`src/Ports.ts`, with the bus, from `NATS_URL`).
+ */
 export class EventStream extends Context.Tag("deposits/EventStream")<EventStream, EventStreamShape>() {
   static readonly inProcess = Layer.sync(EventStream, makeInProcessStream)
-  /** JetStream over the bus's NATS connection (the deployment's own streams), or in process when the bus is. */
+  static readonly jetStream = Layer.scoped(
+    EventStream,
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      if (Option.isNone(bus.nats)) return yield* Effect.dieMessage("JetStream needs a bus over NATS")
+      return yield* overJetStream(bus.nats.value)
+    })
+  )
+  /** JetStream when the bus is over NATS, else in process: for tests that build services without the root. */
   static readonly layer = Layer.scoped(
     EventStream,
     Effect.gen(function* () {
       const bus = yield* Bus
       if (Option.isNone(bus.nats)) return makeInProcessStream()
-      const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<{ stream_namespace: string }>`select stream_namespace from deployment`
-      return yield* makeJetStream(bus.nats.value, rows[0]?.stream_namespace ?? "default")
+      return yield* overJetStream(bus.nats.value)
     })
   )
 }
+
+const overJetStream = (nc: NatsConnection) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ stream_namespace: string }>`select stream_namespace from deployment`
+    return yield* makeJetStream(nc, rows[0]?.stream_namespace ?? "default")
+  })
 
 /** A message still unconsumed this long after its publication is published again (it may be lost in a crash). */
 export const REPUBLISH_AFTER_MS = 30_000

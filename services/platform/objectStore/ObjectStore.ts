@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Layer, Option, Redacted } from "effect"
 import type { ObjectStoreShape } from "./Contract"
 import { makeEmbeddedObjectStore } from "./EmbeddedObjectStore"
 import { makeS3ObjectStore } from "./S3ObjectStore"
@@ -27,30 +27,28 @@ export const objectStoreSettings = Config.all({
 })
 export type ObjectStoreSettings = Config.Config.Success<typeof objectStoreSettings>
 
+/**
+ * The object store port: one layer per implementation (`embedded` in the data folder, `s3(settings)`); the
+ * composition root chooses (`src/Ports.ts`, from `S3_BUCKET`).
+ */
 export class ObjectStore extends Context.Tag("deposits/ObjectStore")<ObjectStore, ObjectStoreShape>() {
-  static readonly layer = Layer.unwrapEffect(
-    Effect.map(objectStoreSettings, (settings) =>
-      Option.match(settings.s3Bucket, {
-        onNone: () => Layer.effect(ObjectStore, makeEmbeddedObjectStore),
-        onSome: (bucket) =>
-          Layer.succeed(
-            ObjectStore,
-            makeS3ObjectStore({
-              bucket,
-              endpoint: Option.getOrUndefined(settings.s3Endpoint),
-              region: settings.s3Region,
-              forcePathStyle: settings.s3ForcePathStyle,
-              credentials: Option.getOrUndefined(
-                Option.all({ accessKeyId: settings.s3AccessKeyId, secret: settings.s3SecretAccessKey }).pipe(
-                  Option.map(({ accessKeyId, secret }) => ({
-                    accessKeyId,
-                    secretAccessKey: Redacted.value(secret)
-                  }))
-                )
-              )
-            })
+  static readonly embedded = Layer.effect(ObjectStore, makeEmbeddedObjectStore)
+  static readonly s3 = (bucket: string, settings: ObjectStoreSettings) =>
+    Layer.succeed(
+      ObjectStore,
+      makeS3ObjectStore({
+        bucket,
+        endpoint: Option.getOrUndefined(settings.s3Endpoint),
+        region: settings.s3Region,
+        forcePathStyle: settings.s3ForcePathStyle,
+        credentials: Option.getOrUndefined(
+          Option.all({ accessKeyId: settings.s3AccessKeyId, secret: settings.s3SecretAccessKey }).pipe(
+            Option.map(({ accessKeyId, secret }) => ({
+              accessKeyId,
+              secretAccessKey: Redacted.value(secret)
+            }))
           )
+        )
       })
     )
-  )
 }
