@@ -1,34 +1,16 @@
-import {
-  Config,
-  type ConfigError,
-  ConfigProvider,
-  Context,
-  Effect,
-  Either,
-  Layer,
-  Option,
-  Redacted
-} from "effect"
-import { toHex } from "viem"
-import { anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
+import { Config, type ConfigError, ConfigProvider, Effect, Either, Layer, Option, Redacted } from "effect"
 import { natsUrlSetting } from "../services/platform/Bus"
 import { inspectUrlSetting } from "../services/actors/StepInspector"
 import { depositKeyMnemonic } from "../services/chain/KeyVault"
 import { mailerSettings } from "../services/platform/Mailer"
 import { rateLimitSettings } from "../services/platform/RateLimiter"
-import {
-  publicBaseUrl,
-  publicBaseUrlSetting,
-  dataDir,
-  databaseUrl,
-  positiveInteger,
-  serviceEnv
-} from "../services/platform/Settings"
+import { publicBaseUrlSetting, dataDir, databaseUrl } from "../services/platform/Settings"
 import { treasurySettings } from "../services/treasury/Treasury"
 import { dispatchSettings } from "../services/webhooks/WebhookDispatcher"
 import { webhooksAllowPrivateSetting } from "../services/webhooks/WebhookUrlRules"
 import { chainEndpointSettings } from "../services/chain/ChainSettings"
 import { describeFinality } from "../services/chain/Finality"
+import { apiSettings } from "./middleware/ApiSettings"
 import { metricsServerSettings } from "./MetricsServer"
 import { tracingSettings } from "./Tracing"
 import { attachmentSettings } from "../services/merchants/Attachments"
@@ -40,58 +22,7 @@ import { objectStoreSettings } from "../services/platform/objectStore/ObjectStor
  * start-up complete them (the embedded chain), and to hand them to the layers as one `ConfigProvider`.
  */
 
-const isOrigin = (value: string) => {
-  try {
-    return new URL(value).origin === value
-  } catch {
-    return false
-  }
-}
-const originMessage = (name: string) =>
-  `${name}: must be an origin such as https://dashboard.example.com (scheme, host and optional port only)`
-
-const origin = (name: string, fallback: string) =>
-  Config.string(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: originMessage(name), validation: isOrigin })
-  )
-
-/** The HTTP edge's own settings. */
-export const apiSettings = Config.all({
-  /** 0 picks a free port (tests). */
-  port: Config.integer("PORT").pipe(
-    Config.withDefault(8080),
-    Config.validate({
-      message: "PORT: must be a port number from 0 to 65535",
-      validation: (n) => n >= 0 && n <= 65535
-    })
-  ),
-  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  serviceEnv,
-  dashboardOrigin: origin("DASHBOARD_ORIGIN", "http://localhost:3000"),
-  // Unset: the origin the hosted checkout is served from (resolved by the ApiSettings layer).
-  checkoutOrigin: Config.option(Config.string("CHECKOUT_ORIGIN")).pipe(
-    Config.validate({
-      message: originMessage("CHECKOUT_ORIGIN"),
-      validation: (value) => Option.match(value, { onNone: () => true, onSome: isOrigin })
-    })
-  ),
-  /** Concurrent long polls one client address may hold; past it a poll answers at once. */
-  longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200)
-})
-export type ApiSettingsShape = Omit<Config.Config.Success<typeof apiSettings>, "checkoutOrigin"> & {
-  readonly checkoutOrigin: string
-}
-
-export class ApiSettings extends Context.Tag("deposits/ApiSettings")<ApiSettings, ApiSettingsShape>() {
-  static readonly layer = Layer.effect(
-    ApiSettings,
-    Effect.map(Config.all([apiSettings, publicBaseUrl]), ([settings, base]) => ({
-      ...settings,
-      checkoutOrigin: Option.getOrElse(settings.checkoutOrigin, () => new URL(base).origin)
-    }))
-  )
-}
+export { ApiSettings, type ApiSettingsShape, apiSettings } from "./middleware/ApiSettings"
 
 /** Every setting of every service, flat, under the camel-case form of its environment name. */
 export const appConfig = Config.all([
@@ -159,20 +90,6 @@ export const settingsMap = (settings: Partial<AppConfigShape>): Map<string, stri
 /** The provider every layer reads its settings from: exactly these settings, the defaults for the rest. */
 export const settingsLayer = (settings: Partial<AppConfigShape>) =>
   Layer.setConfigProvider(ConfigProvider.fromMap(settingsMap(settings)))
-
-/**
- * The sandbox pays gas from the local chain's dev account 1 when no treasury key is set: a development
- * convenience chosen here, at start-up, so the treasury itself knows no development account.
- */
-export const withSandboxTreasury = (config: AppConfigShape): AppConfigShape =>
-  config.serviceEnv === "sandbox" && Option.isNone(config.treasuryPrivateKey)
-    ? {
-        ...config,
-        treasuryPrivateKey: Option.some(
-          Redacted.make(toHex(anvilDevAccount(DEV_ACCOUNT.treasury).getHdKey().privateKey!))
-        )
-      }
-    : config
 
 /** One line naming the setting, for a start-up that must stop on bad configuration. */
 export const describeConfigError = (error: ConfigError.ConfigError): string => {

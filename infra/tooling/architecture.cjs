@@ -73,6 +73,25 @@ module.exports = {
       to: { path: "^infra/(chain|contracts)/" }
     },
     {
+      name: "handlers-use-services-not-the-root",
+      severity: "error",
+      comment:
+        "Handlers take what they need as services (PublicUrl, ApiSettings, …) provided at the composition root; " +
+        "they never import the root's own modules (settings, server, start-up).",
+      from: { path: "^src/api/" },
+      to: {
+        path: "^src/(Config|Server|main|cli|devnet|docs|inspect|Ports|SandboxStart|StartupChecks|MetricsServer|ObjectRoutes|Tracing|PublicUrl)\\.ts$"
+      }
+    },
+    {
+      name: "production-settings-use-no-devnet",
+      severity: "error",
+      comment:
+        "Production settings know no development chain: the sandbox's start-up supplies the local chain's defaults.",
+      from: { path: "^src/Config\\.ts$" },
+      to: { path: "^infra/(chain|contracts)/" }
+    },
+    {
       name: "infra-knows-no-service",
       severity: "error",
       comment:

@@ -1,12 +1,7 @@
 import { HttpServer } from "@effect/platform"
 import { type Clock, FiberRef, Layer, ManagedRuntime, Option, Redacted } from "effect"
-import {
-  ApiSettings,
-  type AppConfigShape,
-  defaultSettings,
-  settingsLayer,
-  withSandboxTreasury
-} from "../../src/Config"
+import { ApiSettings, type AppConfigShape, defaultSettings, settingsLayer } from "../../src/Config"
+import { withSandboxTreasury } from "../../src/SandboxStart"
 import type { WebhookTrust } from "../../services/webhooks/HttpsWebhookSender"
 import type { WebhookResolver } from "../../services/webhooks/WebhookUrlRules"
 import { type AppLive, makeApp } from "../../src/Server"

@@ -6,7 +6,7 @@ import { formatTimestamp } from "../../../services/domain/Timestamp"
 import type { UploadTarget } from "../../../services/platform/objectStore/ObjectStore"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
-import { PublicUrl } from "../../PublicUrl"
+import { PublicUrl } from "../../../services/platform/PublicUrl"
 import { NotFound } from "../Errors"
 
 export const attachmentWire = (

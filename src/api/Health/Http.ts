@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { Api } from "../../Api"
-import { ApiSettings } from "../../Config"
+import { ApiSettings } from "../../middleware/ApiSettings"
 import { chainIdOf } from "../../../services/domain/Environment"
 import { ServiceUnavailable } from "../Errors"
 

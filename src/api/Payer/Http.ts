@@ -5,7 +5,7 @@ import { Api } from "../../Api"
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
 import { PayerDepositRequest } from "./Api"
-import { PublicUrl } from "../../PublicUrl"
+import { PublicUrl } from "../../../services/platform/PublicUrl"
 import { uuidFromId } from "../../../services/domain/PrefixedId"
 
 const requireId = (id: string) => {

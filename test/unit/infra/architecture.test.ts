@@ -120,4 +120,43 @@ describe("the architecture rules", () => {
     ])
       expect(found).toContain(`room-webhooks services/webhooks/Leak.ts → ${target}`)
   })
+
+  it("refuse a handler importing the composition root's modules, and allow the services it is given", async () => {
+    plant({
+      "src/Config.ts": "export const config = 1\n",
+      "src/Server.ts": "export const server = 1\n",
+      "src/PublicUrl.ts": "export const publicUrl = 1\n",
+      "src/Api.ts": "export const api = 1\n",
+      "services/platform/PublicUrl.ts": "export const url = 1\n",
+      "src/api/Payer/Http.ts":
+        'import { config } from "../../Config"\nimport { server } from "../../Server"\nimport { publicUrl } from "../../PublicUrl"\nimport { api } from "../../Api"\nimport { url } from "../../../services/platform/PublicUrl"\nexport const handlers = [config, server, publicUrl, api, url]\n'
+    })
+    const found = (await violations(["src"])).filter((v) =>
+      v.startsWith("handlers-use-services-not-the-root ")
+    )
+    expect(found.sort()).toEqual(
+      [
+        "handlers-use-services-not-the-root src/api/Payer/Http.ts → src/Config.ts",
+        "handlers-use-services-not-the-root src/api/Payer/Http.ts → src/PublicUrl.ts",
+        "handlers-use-services-not-the-root src/api/Payer/Http.ts → src/Server.ts"
+      ].sort()
+    )
+  })
+
+  it("refuse the production settings importing the local chain or the test token", async () => {
+    plant({
+      "infra/chain/Anvil.ts": "export const anvil = 1\n",
+      "infra/contracts/Token.ts": "export const token = 1\n",
+      "src/Config.ts":
+        'import { anvil } from "../infra/chain/Anvil"\nimport { token } from "../infra/contracts/Token"\nexport const config = [anvil, token]\n',
+      "src/SandboxStart.ts": 'import { anvil } from "../infra/chain/Anvil"\nexport const sandbox = anvil\n'
+    })
+    const found = (await violations(["src"])).filter((v) =>
+      v.startsWith("production-settings-use-no-devnet ")
+    )
+    expect(found.sort()).toEqual([
+      "production-settings-use-no-devnet src/Config.ts → infra/chain/Anvil.ts",
+      "production-settings-use-no-devnet src/Config.ts → infra/contracts/Token.ts"
+    ])
+  })
 })

@@ -1,7 +1,10 @@
 import { Context, Effect, Layer } from "effect"
-import { publicBaseUrl } from "../services/platform/Settings"
+import { publicBaseUrl } from "./Settings"
 
-/** Makes this service's own paths absolute under `PUBLIC_BASE_URL` (see `services/platform/Settings.ts`). */
+/**
+ * Makes this service's own paths absolute under `PUBLIC_BASE_URL` (see `Settings.ts`). Handlers take it as a
+ * service (the composition root provides it) rather than importing the root.
+ */
 export class PublicUrl extends Context.Tag("deposits/PublicUrl")<
   PublicUrl,
   { readonly absolute: (pathOrUrl: string) => string }
