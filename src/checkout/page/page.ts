@@ -1,0 +1,33 @@
+import { describeRefusal } from "./refusals"
+import type { PayerRead } from "./read"
+import type { Eip1193 } from "./wallet"
+
+/** The page's shared state and helpers: the request it shows, the live region, calls to the payer routes. */
+export const id = location.pathname.split("/").pop() ?? ""
+export const api = `/v1/payer/deposit-requests/${encodeURIComponent(id)}`
+export const $ = <E extends HTMLElement>(selector: string) => document.querySelector(selector) as E
+export const status = $<HTMLElement>("#status")
+export const sandbox = document.body.dataset.sandbox === "true"
+
+/** The last read rendered, and the wallet the payer connected (none until then). */
+export const state: {
+  current: PayerRead | undefined
+  wallet: { provider: Eip1193; account: string } | undefined
+} = { current: undefined, wallet: undefined }
+
+/** One line in the live region, read by screen readers as it changes. */
+export const say = (text: string, tone: "info" | "error" = "info") => {
+  status.textContent = text
+  status.dataset.tone = tone
+}
+
+export const call = async <A = PayerRead>(path: string, body?: unknown): Promise<A> => {
+  const res = await fetch(`${api}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? null : JSON.stringify(body)
+  })
+  const json = (await res.json()) as { error?: { code?: string; message?: string } }
+  if (!res.ok) throw new Error(describeRefusal(json.error?.code, json.error?.message))
+  return json as A
+}
