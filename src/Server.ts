@@ -23,7 +23,7 @@ import { OutboxRelayLive } from "../services/webhooks/OutboxRelay"
 import { SchedulerLive } from "../services/depositRequests/Deadlines"
 import { TreasuryLive } from "../services/treasury/Treasury"
 import { WebhookDispatcherLive } from "../services/webhooks/WebhookDispatcher"
-import { Webhooks } from "../services/webhooks/WebhookEndpoints"
+import { WebhookEndpoints } from "../services/webhooks/WebhookEndpoints"
 import { WebhookSenderLive, WebhookTrust } from "../services/webhooks/HttpsWebhookSender"
 import { WebhookResolver, WebhookUrlCheck } from "../services/webhooks/WebhookUrlRules"
 import { Api } from "./Api"
@@ -125,7 +125,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Reconciliation.layer,
     Lease.layer,
     MerchantRecordsLive,
-    Webhooks.layer,
+    WebhookEndpoints.layer,
     WebhookSenderLive,
     PayerFlow.layer
   ).pipe(

@@ -224,9 +224,11 @@ const post = (
     return Effect.sync(() => current?.destroy())
   })
 
+type SendRequest = Parameters<Context.Tag.Service<WebhookSender>["send"]>[0]
+
 /**
- * The live sender: the URL rules again, right before each attempt, then the pinned POST over a kept connection to
- * that checked address when there is one.
+ * The `WebhookSender` port's live implementation (this file is its HTTPS transport): the URL rules again, right
+ * before each attempt, then the pinned POST over a kept connection to that checked address when there is one.
  */
 export const WebhookSenderLive = Layer.scoped(
   WebhookSender,
@@ -238,7 +240,7 @@ export const WebhookSenderLive = Layer.scoped(
       (pool) => Effect.sync(pool.close)
     )
     return {
-      send: ({ url, headers, body }) =>
+      send: Effect.fn("WebhookSender.send")(({ url, headers, body }: SendRequest) =>
         urls.resolve(url).pipe(
           Effect.matchEffect({
             onFailure: (reason) =>
@@ -261,6 +263,7 @@ export const WebhookSenderLive = Layer.scoped(
             }
           })
         )
+      )
     }
   })
 )

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { InvalidRequest, InvalidState, NotFound } from "../domain/Errors"
 import { formatTimestamp } from "../domain/Timestamp"
 import { toId } from "../domain/PrefixedId"
@@ -229,20 +229,26 @@ const make = Effect.gen(function* () {
     })
 
   return {
-    create: dieOnSqlErrors(create),
-    get: dieOnSqlErrors((a: string, u: string) => Effect.map(require(a, u), endpointWire)),
-    list: dieOnSqlErrors(list),
-    disable: dieOnSqlErrors(disable),
-    sendTest: dieOnSqlErrors(sendTest),
-    redeliver: dieOnSqlErrors(redeliver),
-    deliveries: dieOnSqlErrors(deliveries),
-    events: dieOnSqlErrors(events)
+    create: Effect.fn("WebhookEndpoints.create")(dieOnSqlErrors(create)),
+    get: Effect.fn("WebhookEndpoints.get")(
+      dieOnSqlErrors((a: string, u: string) => Effect.map(require(a, u), endpointWire))
+    ),
+    list: Effect.fn("WebhookEndpoints.list")(dieOnSqlErrors(list)),
+    disable: Effect.fn("WebhookEndpoints.disable")(dieOnSqlErrors(disable)),
+    sendTest: Effect.fn("WebhookEndpoints.sendTest")(dieOnSqlErrors(sendTest)),
+    redeliver: Effect.fn("WebhookEndpoints.redeliver")(dieOnSqlErrors(redeliver)),
+    deliveries: Effect.fn("WebhookEndpoints.deliveries")(dieOnSqlErrors(deliveries)),
+    events: Effect.fn("WebhookEndpoints.events")(dieOnSqlErrors(events))
   } as const
 })
 
-export class Webhooks extends Context.Tag("deposits/Webhooks")<
-  Webhooks,
-  Effect.Effect.Success<typeof make>
->() {
-  static readonly layer = Layer.effect(Webhooks, make)
+/**
+ * A merchant's webhook endpoints (the service behind `/v1/webhooks` and `/v1/events`). Its dependencies (the
+ * database, ids, the URL rules) come from the composition root.
+ */
+export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("deposits/WebhookEndpoints", {
+  effect: make
+}) {
+  /** The layer `src/Server.ts` wires by hand. */
+  static readonly layer = WebhookEndpoints.Default
 }

@@ -18,8 +18,9 @@ export interface DeliveryOutcome {
 }
 
 /**
- * Sends one signed POST to a merchant's endpoint. The live sender re-checks the URL rules (HTTPS, public
- * addresses only, the connection pinned to the checked address, no redirects, timeouts, capped response).
+ * Sends one signed POST to a merchant's endpoint: the port the dispatcher uses. Its one implementation is
+ * `HttpsWebhookSender.ts` (`WebhookSenderLive`), which re-checks the URL rules (HTTPS, public addresses only, the
+ * connection pinned to the checked address, no redirects, timeouts, capped response); tests supply fakes.
  */
 export class WebhookSender extends Context.Tag("deposits/WebhookSender")<
   WebhookSender,

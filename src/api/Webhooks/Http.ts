@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Webhooks } from "../../../services/webhooks/WebhookEndpoints"
+import { WebhookEndpoints } from "../../../services/webhooks/WebhookEndpoints"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"
@@ -14,7 +14,7 @@ const after = (id: string | undefined) => (id === undefined ? undefined : id.sli
 
 export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
   Effect.gen(function* () {
-    const webhooks = yield* Webhooks
+    const webhooks = yield* WebhookEndpoints
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) => webhooks.create(accountId, payload.url))
@@ -51,7 +51,7 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
 
 export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
   Effect.gen(function* () {
-    const webhooks = yield* Webhooks
+    const webhooks = yield* WebhookEndpoints
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
