@@ -27,7 +27,7 @@ export const MailerLive = Layer.unwrapEffect(
   )
 )
 
-/** `S3_BUCKET`: objects in that bucket, else in the data folder. */
+/** `S3_BUCKET`: objects in that bucket, else in the database (the embedded store). */
 export const ObjectStoreLive = Layer.unwrapEffect(
   Effect.map(objectStoreSettings, (settings) =>
     Option.match(settings.s3Bucket, {

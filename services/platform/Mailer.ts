@@ -1,6 +1,7 @@
 import { Config, Context, Data, Effect, Layer } from "effect"
 import nodemailer from "nodemailer"
 import { optionalSetting } from "./Settings"
+import { withMethodSpans } from "./Spans"
 
 export class MailError extends Data.TaggedError("MailError")<{
   readonly message: string
@@ -60,12 +61,14 @@ const overSmtp = (smtpUrl: string, mailFrom: string) =>
     }
   )
 
+const traced = (mailer: MailerShape) => withMethodSpans("Mailer", mailer, ["send"])
+
 /**
  * Outgoing mail, a port with one layer per implementation: `smtp(url, from)` through a relay, `log` kept in memory
  * and logged (the sandbox). The composition root chooses (`src/Ports.ts`, from `SMTP_URL`).
  */
 export class Mailer extends Context.Tag("deposits/Mailer")<Mailer, MailerShape>() {
-  static readonly log = Layer.sync(Mailer, logged)
+  static readonly log = Layer.sync(Mailer, () => traced(logged()))
   static readonly smtp = (smtpUrl: string, mailFrom: string) =>
-    Layer.scoped(Mailer, overSmtp(smtpUrl, mailFrom))
+    Layer.scoped(Mailer, Effect.map(overSmtp(smtpUrl, mailFrom), traced))
 }

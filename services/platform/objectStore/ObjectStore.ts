@@ -1,8 +1,9 @@
-import { Config, Context, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import type { ObjectStoreShape } from "./Contract"
 import { makeEmbeddedObjectStore } from "./EmbeddedObjectStore"
 import { makeS3ObjectStore } from "./S3ObjectStore"
 import { optionalSetting } from "../Settings"
+import { withMethodSpans } from "../Spans"
 
 export {
   ObjectStoreError,
@@ -27,28 +28,32 @@ export const objectStoreSettings = Config.all({
 })
 export type ObjectStoreSettings = Config.Config.Success<typeof objectStoreSettings>
 
+const traced = (store: ObjectStoreShape) =>
+  withMethodSpans("ObjectStore", store, ["uploadTarget", "read", "put", "remove"])
+
 /**
- * The object store port: one layer per implementation (`embedded` in the data folder, `s3(settings)`); the
+ * The object store port: one layer per implementation (`embedded`, bytes in the database; `s3(bucket, settings)`); the
  * composition root chooses (`src/Ports.ts`, from `S3_BUCKET`).
  */
 export class ObjectStore extends Context.Tag("deposits/ObjectStore")<ObjectStore, ObjectStoreShape>() {
-  static readonly embedded = Layer.effect(ObjectStore, makeEmbeddedObjectStore)
+  static readonly embedded = Layer.effect(ObjectStore, Effect.map(makeEmbeddedObjectStore, traced))
   static readonly s3 = (bucket: string, settings: ObjectStoreSettings) =>
-    Layer.succeed(
-      ObjectStore,
-      makeS3ObjectStore({
-        bucket,
-        endpoint: Option.getOrUndefined(settings.s3Endpoint),
-        region: settings.s3Region,
-        forcePathStyle: settings.s3ForcePathStyle,
-        credentials: Option.getOrUndefined(
-          Option.all({ accessKeyId: settings.s3AccessKeyId, secret: settings.s3SecretAccessKey }).pipe(
-            Option.map(({ accessKeyId, secret }) => ({
-              accessKeyId,
-              secretAccessKey: Redacted.value(secret)
-            }))
+    Layer.sync(ObjectStore, () =>
+      traced(
+        makeS3ObjectStore({
+          bucket,
+          endpoint: Option.getOrUndefined(settings.s3Endpoint),
+          region: settings.s3Region,
+          forcePathStyle: settings.s3ForcePathStyle,
+          credentials: Option.getOrUndefined(
+            Option.all({ accessKeyId: settings.s3AccessKeyId, secret: settings.s3SecretAccessKey }).pipe(
+              Option.map(({ accessKeyId, secret }) => ({
+                accessKeyId,
+                secretAccessKey: Redacted.value(secret)
+              }))
+            )
           )
-        )
-      })
+        })
+      )
     )
 }
