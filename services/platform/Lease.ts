@@ -40,8 +40,8 @@ const make = Effect.gen(function* () {
       return Effect.sync(() => waiting.delete(wake))
     })
 
-  const tryAcquire = (name: string) =>
-    Effect.gen(function* () {
+  const tryAcquire = Effect.fn("Lease.tryAcquire")(
+    function* (name: string) {
       const now = yield* Clock.currentTimeMillis
       const until = now + Duration.toMillis(LEASE_TTL)
       const rows = yield* sql`
@@ -50,7 +50,9 @@ const make = Effect.gen(function* () {
           where leases.holder = ${holder} or leases.expires_at_ms < ${now}
         returning holder`
       return rows.length > 0
-    }).pipe(Effect.orElseSucceed(() => false))
+    },
+    Effect.orElseSucceed(() => false)
+  )
 
   const release = (name: string) =>
     sql`delete from leases where name = ${name} and holder = ${holder}`.pipe(
@@ -58,7 +60,10 @@ const make = Effect.gen(function* () {
       Effect.ignore
     )
 
-  /** Runs `work` whenever this instance holds the lease `name`, forever (until the scope closes). */
+  /**
+   * Runs `work` whenever this instance holds the lease `name`, forever (until the scope closes). Not a span of its
+   * own: it never ends, and the work under it has its own.
+   */
   const whileHolding = <E, R>(name: string, work: Effect.Effect<void, E, R>) =>
     Effect.gen(function* () {
       while (true) {

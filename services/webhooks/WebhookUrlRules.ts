@@ -90,26 +90,26 @@ export class WebhookUrlCheck extends Context.Tag("deposits/WebhookUrlCheck")<
     Effect.gen(function* () {
       const resolver = yield* WebhookResolver
       const webhooksAllowPrivate = yield* webhooksAllowPrivateSetting
-      const resolve = (raw: string) =>
-        Effect.gen(function* () {
-          const refusal = staticRefusal(raw, webhooksAllowPrivate)
-          if (refusal !== undefined) return yield* Effect.fail(refusal)
-          const url = new URL(raw)
-          const host = url.hostname.replace(/^\[|\]$/g, "")
-          const addresses = ipaddr.isValid(host)
-            ? [{ address: host, family: host.includes(":") ? 6 : 4 } as const]
-            : yield* resolver.resolve(host)
-          if (addresses.length === 0) return yield* Effect.fail(`the name ${host} has no address`)
-          if (!webhooksAllowPrivate) {
-            // Every address must pass: one private answer among public ones refuses the name.
-            for (const a of addresses) {
-              const reason = addressRefusal(a.address)
-              if (reason !== undefined) return yield* Effect.fail(`${host} resolves to ${reason}`)
-            }
+      const resolve = Effect.fn("WebhookUrlCheck.resolve")(function* (raw: string) {
+        const refusal = staticRefusal(raw, webhooksAllowPrivate)
+        if (refusal !== undefined) return yield* Effect.fail(refusal)
+        const url = new URL(raw)
+        const host = url.hostname.replace(/^\[|\]$/g, "")
+        const addresses = ipaddr.isValid(host)
+          ? [{ address: host, family: host.includes(":") ? 6 : 4 } as const]
+          : yield* resolver.resolve(host)
+        if (addresses.length === 0) return yield* Effect.fail(`the name ${host} has no address`)
+        if (!webhooksAllowPrivate) {
+          // Every address must pass: one private answer among public ones refuses the name.
+          for (const a of addresses) {
+            const reason = addressRefusal(a.address)
+            if (reason !== undefined) return yield* Effect.fail(`${host} resolves to ${reason}`)
           }
-          return { url, addresses }
-        })
-      return { resolve, check: (raw) => Effect.asVoid(resolve(raw)) }
+        }
+        return { url, addresses }
+      })
+      const check = Effect.fn("WebhookUrlCheck.check")((raw: string) => Effect.asVoid(resolve(raw)))
+      return { resolve, check }
     })
   )
 }
