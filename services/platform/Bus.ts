@@ -46,8 +46,11 @@ const inProcess = (): BusShape => {
   return {
     kind: "in-process",
     nats: Option.none(),
-    notify: (subject, data) => Effect.sync(() => emitter.emit("message", subject, data)),
-    listen: (pattern, onMessage) =>
+    // Every commit notifies: untraced, since a span per call costs far more than the call here.
+    notify: Effect.fnUntraced(function* (subject: string, data: string) {
+      yield* Effect.sync(() => emitter.emit("message", subject, data))
+    }),
+    listen: Effect.fn("Bus.listen")((pattern: string, onMessage: (subject: string, data: string) => void) =>
       Effect.acquireRelease(
         Effect.sync(() => {
           const listener = (subject: string, data: string) => {
@@ -58,23 +61,28 @@ const inProcess = (): BusShape => {
         }),
         (listener) => Effect.sync(() => emitter.off("message", listener))
       ).pipe(Effect.asVoid)
+    )
   }
 }
 
 const overNats = (nc: NatsConnection): BusShape => ({
   kind: "nats",
   nats: Option.some(nc),
-  notify: (subject, data) =>
-    Effect.sync(() => nc.publish(subject, data)).pipe(
-      Effect.catchAllDefect((cause) => Effect.logWarning("notice not published", cause))
-    ),
-  listen: (subject, onMessage) =>
+  // Every commit notifies: untraced, since a span per call costs far more than the call here.
+  notify: Effect.fnUntraced(
+    function* (subject: string, data: string) {
+      yield* Effect.sync(() => nc.publish(subject, data))
+    },
+    Effect.catchAllDefect((cause) => Effect.logWarning("notice not published", cause))
+  ),
+  listen: Effect.fn("Bus.listen")((subject: string, onMessage: (subject: string, data: string) => void) =>
     Effect.acquireRelease(
       Effect.sync(() =>
         nc.subscribe(subject, { callback: (_err, msg) => onMessage(msg.subject, msg.string()) })
       ),
       (sub) => Effect.sync(() => sub.unsubscribe())
     ).pipe(Effect.asVoid)
+  )
 })
 
 /** Connects to NATS for the scope's life, draining the connection when it closes. */

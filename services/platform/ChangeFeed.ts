@@ -19,8 +19,10 @@ const make = Effect.gen(function* () {
     for (const wake of set) wake()
   })
 
-  /** After a commit: tell every instance that this request changed. */
-  const changed = (uuid: string, version: string) => bus.notify(`${SUBJECT}.${uuid}`, version)
+  /** After a commit: tell every instance that this request changed. Untraced: it runs on every commit. */
+  const changed = Effect.fnUntraced(function* (uuid: string, version: string) {
+    return yield* bus.notify(`${SUBJECT}.${uuid}`, version)
+  })
 
   /**
    * Calls `wake` once on the next notice for this request; the returned cancel drops it. A plain callback, no

@@ -90,7 +90,8 @@ export class WebhookUrlCheck extends Context.Tag("deposits/WebhookUrlCheck")<
     Effect.gen(function* () {
       const resolver = yield* WebhookResolver
       const webhooksAllowPrivate = yield* webhooksAllowPrivateSetting
-      const resolve = Effect.fn("WebhookUrlCheck.resolve")(function* (raw: string) {
+      // Untraced: it runs before every delivery attempt, already inside that attempt's WebhookSender.send span.
+      const resolve = Effect.fnUntraced(function* (raw: string) {
         const refusal = staticRefusal(raw, webhooksAllowPrivate)
         if (refusal !== undefined) return yield* Effect.fail(refusal)
         const url = new URL(raw)

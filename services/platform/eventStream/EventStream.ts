@@ -3,6 +3,7 @@ import { Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import type { ConsumerDefinition } from "../../../infra/jetstream/Streams"
 import type { NatsConnection } from "@nats-io/transport-node"
 import { Bus } from "../Bus"
+import { withMethodSpans } from "../Spans"
 import type { EventStreamShape, StreamMessage } from "./Contract"
 import { makeInProcessStream } from "./InProcessStream"
 import { makeJetStream } from "./JetStreamTransport"
@@ -19,7 +20,7 @@ export {
  * the deployment's own streams); the composition root chooses (`src/Ports.ts`, with the bus, from `NATS_URL`).
  */
 export class EventStream extends Context.Tag("deposits/EventStream")<EventStream, EventStreamShape>() {
-  static readonly inProcess = Layer.sync(EventStream, makeInProcessStream)
+  static readonly inProcess = Layer.sync(EventStream, () => traced(makeInProcessStream()))
   static readonly jetStream = Layer.scoped(
     EventStream,
     Effect.gen(function* () {
@@ -33,7 +34,7 @@ export class EventStream extends Context.Tag("deposits/EventStream")<EventStream
     EventStream,
     Effect.gen(function* () {
       const bus = yield* Bus
-      if (Option.isNone(bus.nats)) return makeInProcessStream()
+      if (Option.isNone(bus.nats)) return traced(makeInProcessStream())
       return yield* overJetStream(bus.nats.value)
     })
   )
@@ -43,8 +44,12 @@ const overJetStream = (nc: NatsConnection) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ stream_namespace: string }>`select stream_namespace from deployment`
-    return yield* makeJetStream(nc, rows[0]?.stream_namespace ?? "default")
+    return traced(yield* makeJetStream(nc, rows[0]?.stream_namespace ?? "default"))
   })
+
+/** Publications and consumers are per batch and per worker, not per message: each call is a span. */
+const traced = (stream: EventStreamShape) =>
+  withMethodSpans("EventStream", stream, ["publish", "consume", "epoch"])
 
 /** A message still unconsumed this long after its publication is published again (it may be lost in a crash). */
 export const REPUBLISH_AFTER_MS = 30_000
