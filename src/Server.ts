@@ -7,6 +7,7 @@ import { ActorHost } from "../services/actors/ActorHost"
 import { ChainEndpoints } from "../services/chain/ChainEndpoints"
 import { ChainWatcherLive } from "../services/chain/ChainWatcher"
 import { CreditConsumerLive } from "../services/chain/CreditConsumer"
+import { CreditRelayLive } from "../services/chain/CreditRelay"
 import { ChangeFeed } from "../services/platform/ChangeFeed"
 import { DepositRequests } from "../services/depositRequests/DepositRequests"
 import { Inspector } from "../services/actors/StepInspector"
@@ -149,6 +150,7 @@ export const WorkersLive = Layer.mergeAll(
   OutboxRelayLive,
   WebhookDispatcherLive,
   ChainWatcherLive,
+  CreditRelayLive,
   CreditConsumerLive,
   TreasuryLive,
   AttachmentSweeperLive

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Layer, Option, Queue } from "effect"
 import { CREDIT_PARTITIONS, creditConsumer } from "../../infra/jetstream/Streams"
 import { type ActorEvent, ActorHost } from "../actors/ActorHost"
-import { type CreditMessage, stampCredits } from "./CreditRelay"
+import { type CreditMessage, stampCredits } from "./ChainCredits"
 import { consumeIntoQueue, EventStream, type StreamMessage } from "../platform/eventStream/EventStream"
 import { Lease } from "../platform/Lease"
 import { chainSettings } from "./ChainSettings"
@@ -68,54 +68,55 @@ export const makeCreditConsumer = Effect.gen(function* () {
   const stream = yield* EventStream
 
   /** Applies one batch of messages in one commit, then acks them (or offers them again if the commit failed). */
-  const applyBatch = (messages: ReadonlyArray<StreamMessage>) =>
-    Effect.gen(function* () {
-      const parsed: Array<CreditMessage> = []
-      for (const message of messages) {
-        const m = parse(message)
-        if (m === undefined) {
-          yield* Effect.logError(`credits stream: dropped a malformed message ${message.seq}`)
-          message.term()
-        } else parsed.push(m)
-      }
-      if (parsed.length === 0) return
-      const at = new Date(yield* Clock.currentTimeMillis)
-      const credits = parsed.filter((m) => m.kind === "credit")
-      const reorgs = parsed.filter((m) => m.kind === "reorg")
-      yield* host
-        .applyMany(
-          parsed.map(eventOf),
-          Effect.zipRight(
-            stampCredits(sql, credits, "applied_at", at),
-            stampCredits(sql, reorgs, "reorg_applied_at", at)
-          )
+  const applyBatch = Effect.fn("CreditConsumer.applyBatch")(function* (
+    messages: ReadonlyArray<StreamMessage>
+  ) {
+    const parsed: Array<CreditMessage> = []
+    for (const message of messages) {
+      const m = parse(message)
+      if (m === undefined) {
+        yield* Effect.logError(`credits stream: dropped a malformed message ${message.seq}`)
+        message.term()
+      } else parsed.push(m)
+    }
+    if (parsed.length === 0) return
+    const at = new Date(yield* Clock.currentTimeMillis)
+    const credits = parsed.filter((m) => m.kind === "credit")
+    const reorgs = parsed.filter((m) => m.kind === "reorg")
+    yield* host
+      .applyMany(
+        parsed.map(eventOf),
+        Effect.zipRight(
+          stampCredits(sql, credits, "applied_at", at),
+          stampCredits(sql, reorgs, "reorg_applied_at", at)
         )
-        .pipe(
-          Effect.matchCauseEffect({
-            onSuccess: () => Effect.sync(() => settleAll(messages, (m) => m.ack())),
-            onFailure: (cause) =>
-              Effect.zipRight(
-                Effect.logWarning("applying credits failed; offered again", cause),
-                Effect.sync(() => settleAll(messages, (m) => m.nak(RETRY_DELAY_MS)))
-              )
-          }),
-          Effect.withSpan("CreditConsumer.apply", { attributes: { "credits.count": parsed.length } })
-        )
-    })
+      )
+      .pipe(
+        Effect.matchCauseEffect({
+          onSuccess: () => Effect.sync(() => settleAll(messages, (m) => m.ack())),
+          onFailure: (cause) =>
+            Effect.zipRight(
+              Effect.logWarning("applying credits failed; offered again", cause),
+              Effect.sync(() => settleAll(messages, (m) => m.nak(RETRY_DELAY_MS)))
+            )
+        }),
+        Effect.withSpan("CreditConsumer.apply", { attributes: { "credits.count": parsed.length } })
+      )
+  })
 
-  /** Consumes one partition until interrupted (the lease is lost, or the service stops). */
-  const consumePartition = (partition: number) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const inbox = yield* consumeIntoQueue(stream, creditConsumer(partition), APPLY_BATCH * 2)
-        while (true) {
-          const first = yield* Queue.take(inbox)
-          const rest = yield* Queue.takeUpTo(inbox, APPLY_BATCH - 1)
-          // A batch under way finishes (and is acked) before a shutdown or a lost lease stops the partition.
-          yield* Effect.uninterruptible(applyBatch([first, ...rest]))
-        }
-      })
-    )
+  /**
+   * Consumes one partition until interrupted (the lease is lost, or the service stops). Untraced: it lasts the
+   * whole lease, and a span around it would put every batch of the lease in one trace.
+   */
+  const consumePartition = Effect.fnUntraced(function* (partition: number) {
+    const inbox = yield* consumeIntoQueue(stream, creditConsumer(partition), APPLY_BATCH * 2)
+    while (true) {
+      const first = yield* Queue.take(inbox)
+      const rest = yield* Queue.takeUpTo(inbox, APPLY_BATCH - 1)
+      // A batch under way finishes (and is acked) before a shutdown or a lost lease stops the partition.
+      yield* Effect.uninterruptible(applyBatch([first, ...rest]))
+    }
+  }, Effect.scoped)
 
   return { applyBatch, consumePartition } as const
 })

@@ -1,32 +1,25 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { CREDITS_STREAM, creditPartitionOf, creditSubject } from "../../infra/jetstream/Streams"
-import { EventStream, mayBeLostBefore, type Publication } from "../platform/eventStream/EventStream"
+import { chainIdOf } from "../domain/Environment"
+import {
+  EventStream,
+  mayBeLostBefore,
+  type Publication,
+  REPUBLISH_EVERY
+} from "../platform/eventStream/EventStream"
+import { Lease } from "../platform/Lease"
+import { type CreditMessage, stampCredits } from "./ChainCredits"
+import { ChainEndpoints } from "./ChainEndpoints"
+import { chainSettings } from "./ChainSettings"
+import { CreditsRecorded } from "./CreditsRecorded"
+
+export type { CreditMessage } from "./ChainCredits"
 
 /** Rows published per pass. */
 export const RELAY_BATCH = 2_000
-
-/** What travels on the credits stream: a final credit, or the notice that its block was reorganised after. */
-export type CreditMessage =
-  | {
-      readonly kind: "credit"
-      readonly chain_id: number
-      readonly tx_hash: string
-      readonly log_index: number
-      readonly deposit_request_id: string
-      readonly from_address: string
-      readonly amount_base_units: string
-      readonly seen_at: string
-    }
-  | {
-      readonly kind: "reorg"
-      readonly chain_id: number
-      readonly tx_hash: string
-      readonly log_index: number
-      readonly deposit_request_id: string
-      readonly block_number: string
-      readonly reorged_at: string
-    }
+/** The relay looks for unpublished credits this often without being woken (after a crash, say). */
+export const RELAY_NET = Duration.seconds(1)
 
 interface CreditRow {
   readonly tx_hash: string
@@ -38,23 +31,6 @@ interface CreditRow {
   readonly block_number: string
   readonly reorged_at: Date | null
 }
-
-/** Sets one time column of the named credits (one statement; none for no credits). */
-export const stampCredits = (
-  sql: PgClient.PgClient,
-  keys: ReadonlyArray<{ readonly chain_id: number; readonly tx_hash: string; readonly log_index: number }>,
-  column: "published_at" | "reorg_published_at" | "applied_at" | "reorg_applied_at",
-  at: Date
-) =>
-  keys.length === 0
-    ? Effect.void
-    : sql`
-          update chain_credits c set ${sql(column)} = ${at}
-          from unnest(${keys.map((k) => k.chain_id)}::int[], ${keys.map((k) => k.tx_hash)}::text[],
-                      ${keys.map((k) => k.log_index)}::int[]) as p(chain_id, tx_hash, log_index)
-          where c.chain_id = p.chain_id and c.tx_hash = p.tx_hash and c.log_index = p.log_index`.pipe(
-        Effect.asVoid
-      )
 
 /** The dedupe id of a message: the credit's key, so a message published again is stored once per window. */
 const msgIdOf = (m: CreditMessage) => `${m.kind}:${m.chain_id}:${m.tx_hash}:${m.log_index}`
@@ -119,20 +95,22 @@ export const makeCreditRelay = (chainId: number) =>
     const columns = sql`tx_hash, log_index, deposit_request_id, from_address, amount_base_units::text, seen_at,
       block_number::text, reorged_at`
 
-    /** Publishes what was recorded and never published. */
-    const publishNew = publish({
-      credits: sql<CreditRow>`
+    /** Publishes what was recorded and never published; how many. */
+    const publishNew = Effect.fn("CreditRelay.publishNew")(function* () {
+      return yield* publish({
+        credits: sql<CreditRow>`
         select ${columns} from chain_credits where chain_id = ${chainId} and published_at is null
         order by block_number, log_index limit ${RELAY_BATCH}`,
-      reorgs: sql<CreditRow>`
+        reorgs: sql<CreditRow>`
         select ${columns} from chain_credits
         where chain_id = ${chainId} and reorged_at is not null and reorg_published_at is null
           and published_at is not null
         order by block_number, log_index limit ${RELAY_BATCH}`
+      })
     })
 
     /** Publishes again what was published before the stream's store began, or long ago, and is still unapplied. */
-    const republishLost = Effect.gen(function* () {
+    const republishLost = Effect.fn("CreditRelay.republishLost")(function* () {
       const before = yield* mayBeLostBefore(stream, CREDITS_STREAM.name)
       return yield* publish({
         credits: sql<CreditRow>`
@@ -148,3 +126,46 @@ export const makeCreditRelay = (chainId: number) =>
 
     return { publishNew, republishLost } as const
   })
+
+/**
+ * The relay runs beside the watcher when a chain and a token are configured, one instance at a time under its own
+ * lease. Recorded credits are published at once: a full batch means more may wait; otherwise the relay waits until
+ * the watcher says it recorded some (RELAY_NET at most). What the stream may have lost is published again every
+ * REPUBLISH_EVERY.
+ */
+export const makeCreditRelayWorker = (chainId: number) =>
+  Effect.gen(function* () {
+    const relay = yield* makeCreditRelay(chainId)
+    const recorded = yield* CreditsRecorded
+    const relayLoop = relay.publishNew().pipe(
+      Effect.uninterruptible,
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("publishing credits failed", cause), 0)),
+      Effect.tap((published) =>
+        published < RELAY_BATCH ? Effect.race(recorded.next(), Effect.sleep(RELAY_NET)) : Effect.void
+      ),
+      Effect.forever
+    )
+    const republishLoop = relay.republishLost().pipe(
+      Effect.uninterruptible,
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("publishing credits again failed", cause), 0)
+      ),
+      Effect.repeat(Schedule.spaced(REPUBLISH_EVERY))
+    )
+    return {
+      ...relay,
+      run: Effect.all([relayLoop, republishLoop], { concurrency: "unbounded", discard: true })
+    } as const
+  })
+
+/** The relay's worker: on when the watcher is (a chain and a token configured). */
+export const CreditRelayLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* chainSettings
+    const chain = yield* ChainEndpoints
+    if (Option.isNone(chain) || Option.isNone(config.tokenAddress)) return
+    const worker = yield* makeCreditRelayWorker(chainIdOf(config.serviceEnv))
+    const lease = yield* Lease
+    yield* Effect.forkScoped(lease.whileHolding("credit-relay", worker.run))
+  })
+).pipe(Layer.provide(CreditsRecorded.Default))

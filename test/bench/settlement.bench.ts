@@ -7,6 +7,10 @@ import { abi } from "../../infra/contracts/TestUsdc"
 import { CREDIT_PARTITIONS } from "../../infra/jetstream/Streams"
 import { makeCreditConsumer } from "../../services/chain/CreditConsumer"
 import { makeChainWatcher } from "../../services/chain/ChainWatcher"
+import { makeCreditRelayWorker } from "../../services/chain/CreditRelay"
+import { chainSettings } from "../../services/chain/ChainSettings"
+import { CreditsRecorded } from "../../services/chain/CreditsRecorded"
+import { chainIdOf } from "../../services/domain/Environment"
 import { KeyVault, makeKeyVault, SANDBOX_DEPOSIT_MNEMONIC } from "../../services/chain/KeyVault"
 import { TRANSFER_TOPIC } from "../../services/chain/TransferLog"
 import { signTransferAuthorization } from "../../services/chain/Usdc"
@@ -18,6 +22,19 @@ import { createMerchant } from "../support/Merchant"
 import { seedReadyRequests } from "../support/seedReadyRequests"
 import { recordFigure } from "./harness"
 import { jsonRpc } from "./jsonRpc"
+
+/** The watcher and its relay, wired as their worker layers wire them: the relay hears what the watcher records. */
+const chainWorkers = (chain: Parameters<typeof makeChainWatcher>[0], token: Address) =>
+  Effect.gen(function* () {
+    const recorded = yield* CreditsRecorded
+    const watcher = yield* makeChainWatcher(
+      chain,
+      token,
+      Effect.suspend(() => recorded.notify())
+    )
+    const relay = yield* makeCreditRelayWorker(chainIdOf((yield* chainSettings).serviceEnv))
+    return { watcher, relay }
+  }).pipe(Effect.provide(CreditsRecorded.Default))
 
 /**
  * Issue 19: a burst of payments settled. N requests (default 1,000; BENCH_SETTLEMENT_REQUESTS) are paid in ONE
@@ -139,9 +156,11 @@ export async function run() {
     await check.connect()
 
     const chainAccess = chainAccessOf(node.rpcUrl)
-    const watcher = await runtime.runPromise(makeChainWatcher(chainAccess, token))
+    const { watcher, relay } = await runtime.runPromise(chainWorkers(chainAccess, token))
     const treasury = await runtime.runPromise(makeTreasury(chainAccess, token, treasuryKey))
-    const watching = runtime.runFork(watcher.run)
+    const watching = runtime.runFork(
+      Effect.all([watcher.run, relay.run], { concurrency: "unbounded", discard: true })
+    )
     // Credits reach their requests through the credits stream (the embedded one here): the partitions' consumers.
     const consumer = await runtime.runPromise(makeCreditConsumer)
     const consuming = Array.from({ length: CREDIT_PARTITIONS }, (_, p) =>

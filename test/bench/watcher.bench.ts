@@ -20,7 +20,10 @@ import { start, step } from "../../machines/step"
 import { Bus } from "../../services/platform/Bus"
 import { makeChainWatcher } from "../../services/chain/ChainWatcher"
 import { makeCreditConsumer } from "../../services/chain/CreditConsumer"
-import { RELAY_BATCH } from "../../services/chain/CreditRelay"
+import { makeCreditRelayWorker, RELAY_BATCH } from "../../services/chain/CreditRelay"
+import { chainSettings } from "../../services/chain/ChainSettings"
+import { CreditsRecorded } from "../../services/chain/CreditsRecorded"
+import { chainIdOf } from "../../services/domain/Environment"
 import type { StreamMessage } from "../../services/platform/eventStream/EventStream"
 import { CREDIT_PARTITIONS } from "../../infra/jetstream/Streams"
 import { actorHostRuntime } from "../support/ActorHostRuntime"
@@ -64,6 +67,19 @@ const PAYOUT = getAddress("0x52908400098527886E0F7030069857D2E4169EE7")
 const BLOCKS = Math.max(1, Number(process.env.BENCH_WATCHER_BLOCKS ?? 10))
 const CREDITS = Math.max(20, Number(process.env.BENCH_WATCHER_CREDITS ?? 200))
 const CREDITS_PER_BLOCK = 20
+
+/** The watcher and its relay, wired as their worker layers wire them: the relay hears what the watcher records. */
+const chainWorkers = (chain: Parameters<typeof makeChainWatcher>[0], token: Address) =>
+  Effect.gen(function* () {
+    const recorded = yield* CreditsRecorded
+    const watcher = yield* makeChainWatcher(
+      chain,
+      token,
+      Effect.suspend(() => recorded.notify())
+    )
+    const relay = yield* makeCreditRelayWorker(chainIdOf((yield* chainSettings).serviceEnv))
+    return { watcher, relay }
+  }).pipe(Effect.provide(CreditsRecorded.Default))
 
 const transferEvent = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
 const originalFetch = globalThis.fetch
@@ -234,7 +250,7 @@ export async function run() {
 
     instrumentFetch()
     const tracer = recordingTracer(await Effect.runPromise(Effect.tracer))
-    const watcher = await runtime.runPromise(makeChainWatcher(chainAccessOf(node.rpcUrl), token))
+    const { watcher, relay } = await runtime.runPromise(chainWorkers(chainAccessOf(node.rpcUrl), token))
     // The actors' side: every partition's consumer, as CreditConsumerLive runs them (without the leases).
     const consumer = await runtime.runPromise(makeCreditConsumer)
     const consumers = Array.from({ length: CREDIT_PARTITIONS }, (_, p) =>
@@ -261,7 +277,7 @@ export async function run() {
             )
           ).rows[0]?.n ?? 0
         )
-      while ((await exec(watcher.publishCredits)) >= RELAY_BATCH) {}
+      while ((await exec(relay.publishNew())) >= RELAY_BATCH) {}
       while ((await appliedCredits()) < target) await new Promise((r) => setTimeout(r, 1))
     }
     /** The previous PostgreSQL queue, as the baseline: unapplied rows read in batches, each applied in one commit. */
@@ -307,7 +323,7 @@ export async function run() {
 
     // (a) ------------------------------------------------------------------------------------------------
     await finalize(node)
-    await timed(watcher.step) // the first step places the cursor at the finalized head
+    await timed(watcher.step()) // the first step places the cursor at the finalized head
     const check = new pg.Client({ connectionString: db.url })
     await check.connect()
     const watchedSet = new Set(addresses.map((a) => a.toLowerCase()))
@@ -347,7 +363,7 @@ export async function run() {
           return covered
         }
         const t0 = now()
-        await exec(watcher.step)
+        await exec(watcher.step())
         const t1 = now()
         const stepRpc = rpcSince(t0)
         // Blocks alternate in pairs between the stream and the table baseline (each pair has a traced block).
@@ -356,7 +372,7 @@ export async function run() {
         else await applyFromTable(exec)
         const t2 = now()
         // The deep-reorg recheck runs in its own loop once a second; timed here after the block, on its own.
-        await exec(watcher.recheckFinality)
+        await exec(watcher.recheckFinality())
         const t3 = now()
         const recheckRpc = rpcSince(t2)
         const rpc = stepRpc
@@ -534,7 +550,12 @@ export async function run() {
     )
     rpcCalls.length = 0
     spanLog.length = 0
-    const loop = runtime.runFork(Effect.withTracer(watcher.run, tracer))
+    const loop = runtime.runFork(
+      Effect.withTracer(
+        Effect.all([watcher.run, relay.run], { concurrency: "unbounded", discard: true }),
+        tracer
+      )
+    )
     const scenario = async (perBlockCredits: number, total: number) => {
       const credits: Array<{ id: string; block: bigint; nodeFinal: number }> = []
       for (let done = 0; done < total; done += perBlockCredits) {

@@ -43,14 +43,14 @@ describe("finality by confirmations (CHAIN_FINALITY=3)", () => {
       const watcher = await confirmations.runPromise(
         makeChainWatcher(chainAccessOf(slow.node.rpcUrl), slow.token)
       )
-      await confirmations.runPromise(watcher.step)
+      await confirmations.runPromise(watcher.step())
       const latest = Number(await slow.chain.getBlockNumber())
       const c = new pg.Client({ connectionString: other.url })
       await c.connect()
       expect(await cursorIn(c)).toBe(latest - 2)
       expect(Number((await slow.chain.getBlock({ blockTag: "finalized" })).number)).toBeLessThan(latest - 2)
       await slow.chain.mine({ blocks: 4 })
-      expect(await confirmations.runPromise(watcher.step)).toBe(true)
+      expect(await confirmations.runPromise(watcher.step())).toBe(true)
       expect(await cursorIn(c)).toBe(latest + 4 - 2)
       await c.end()
     } finally {
@@ -67,25 +67,25 @@ describe("the watcher's cursor", () => {
     const stale = await runtime.runPromise(makeChainWatcher(chainAccessOf(local.node.rpcUrl), local.token))
     await local.chain.mine({ blocks: 3 })
     // The first step of each places or reads the cursor at the finalized block: nothing to read yet.
-    expect(await runtime.runPromise(first.step)).toBe(false)
-    expect(await runtime.runPromise(stale.step)).toBe(false)
+    expect(await runtime.runPromise(first.step())).toBe(false)
+    expect(await runtime.runPromise(stale.step())).toBe(false)
     const placed = await cursor()
     expect(placed).toBe(await finalized())
 
     await local.chain.mine({ blocks: 2 })
-    expect(await runtime.runPromise(first.step)).toBe(true)
+    expect(await runtime.runPromise(first.step())).toBe(true)
     expect(await cursor()).toBe(placed + 2)
 
     // The other instance still holds the old cursor: its compare-and-set fails and it moves nothing.
     await local.chain.mine({ blocks: 1 })
-    expect(await runtime.runPromise(stale.step)).toBe(false)
+    expect(await runtime.runPromise(stale.step())).toBe(false)
     expect(await cursor()).toBe(placed + 2)
     // Next step it reads the cursor again and carries on from there.
-    expect(await runtime.runPromise(stale.step)).toBe(true)
+    expect(await runtime.runPromise(stale.step())).toBe(true)
     expect(await cursor()).toBe(placed + 3)
     // And now the first one is the stale one.
     await local.chain.mine({ blocks: 1 })
-    expect(await runtime.runPromise(first.step)).toBe(false)
+    expect(await runtime.runPromise(first.step())).toBe(false)
     expect(await cursor()).toBe(placed + 3)
   })
 })

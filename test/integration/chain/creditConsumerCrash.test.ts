@@ -82,7 +82,7 @@ describe("a credit consumer killed mid-batch", () => {
       )
       const relay = await runtime.runPromise(makeCreditRelay(CHAIN_ID))
       let published = 0
-      while (published < rows.length) published += await runtime.runPromise(relay.publishNew)
+      while (published < rows.length) published += await runtime.runPromise(relay.publishNew())
       expect(published).toBe(rows.length)
 
       const applied = () => count("select count(*) as n from chain_credits where applied_at is not null")
