@@ -1,5 +1,5 @@
 import { createHash, pbkdf2Sync } from "node:crypto"
-import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Data, Effect, Either, Layer, Option, Redacted } from "effect"
 import { type Address, getAddress } from "viem"
 import { english, HDKey, type HDAccount, hdKeyToAccount } from "viem/accounts"
 import type { ServiceEnv } from "../domain/Environment"
@@ -26,21 +26,26 @@ export interface KeyVaultShape {
   readonly depositAddress: (index: number) => Address
 }
 
-export class KeyVault extends Context.Tag("deposits/KeyVault")<KeyVault, KeyVaultShape>() {
+/**
+ * The vault as a service: DEPOSIT_KEY_MNEMONIC, or the sandbox mnemonic when SERVICE_ENV is sandbox (the default).
+ * Its methods are plain functions, not effects: a derivation is pure and synchronous, and its callers use it inside
+ * their own steps.
+ */
+export class KeyVault extends Effect.Service<KeyVault>()("deposits/KeyVault", {
+  effect: Effect.gen(function* () {
+    const { depositKeyMnemonic } = yield* depositKeySettings
+    return yield* makeKeyVaultEffect(
+      Option.getOrElse(depositKeyMnemonic, () => Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
+    )
+  })
+}) {
   static readonly layerFromMnemonic = (
     mnemonic: Redacted.Redacted<string>
-  ): Layer.Layer<KeyVault, KeyVaultError> => Layer.effect(KeyVault, makeKeyVaultEffect(mnemonic))
+  ): Layer.Layer<KeyVault, KeyVaultError> =>
+    Layer.effect(KeyVault, Effect.map(makeKeyVaultEffect(mnemonic), KeyVault.make))
 
-  /** DEPOSIT_KEY_MNEMONIC, or the sandbox mnemonic when SERVICE_ENV is sandbox (the default). */
-  static readonly layer: Layer.Layer<KeyVault, KeyVaultError | ConfigError.ConfigError> = Layer.effect(
-    KeyVault,
-    Effect.gen(function* () {
-      const { depositKeyMnemonic } = yield* depositKeySettings
-      return yield* makeKeyVaultEffect(
-        Option.getOrElse(depositKeyMnemonic, () => Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
-      )
-    })
-  )
+  /** The old name of `KeyVault.Default`, which the composition root wires. */
+  static readonly layer: Layer.Layer<KeyVault, KeyVaultError | ConfigError.ConfigError> = KeyVault.Default
 }
 
 /**

@@ -31,8 +31,8 @@ export const makeBroadcaster = (treasury: TreasuryWallet) =>
     const host = yield* ActorHost
     const sentAt = new Map<Hex, number>()
 
-    const sendOne = (t: RecordedTransfer) =>
-      Effect.gen(function* () {
+    const sendOne = Effect.fn("Broadcaster.sendOne")(
+      function* (t: RecordedTransfer) {
         sentAt.set(t.tx_hash, yield* Clock.currentTimeMillis)
         const refused = yield* chainCall("eth_sendRawTransaction", () =>
           treasury.wallet.sendRawTransaction({ serializedTransaction: t.raw_tx })
@@ -53,39 +53,39 @@ export const makeBroadcaster = (treasury: TreasuryWallet) =>
             resolution: "Fund the treasury account with gas, then resume the request."
           })
         }
-      }).pipe(
-        // A broadcast never fails its caller: what is not mined is sent again by the follower.
-        Effect.catchAllCause((cause) =>
+      },
+      // A broadcast never fails its caller: what is not mined is sent again by the follower.
+      (effect, t) =>
+        Effect.catchAllCause(effect, (cause) =>
           Effect.logWarning(`treasury: broadcasting ${t.tx_hash} failed`, cause)
         )
-      )
+    )
 
     /**
      * Sends each, in the order given (lowest nonce first), in JSON-RPC batches. A batch with a refused member (already
      * known, a nonce already mined, no gas) is sent again one by one, so each refusal is seen and the rest still go.
      */
-    const send = (transfers: ReadonlyArray<RecordedTransfer>) =>
-      Effect.gen(function* () {
-        for (let i = 0; i < transfers.length; i += BROADCASTS_PER_BATCH) {
-          const group = transfers.slice(i, i + BROADCASTS_PER_BATCH)
-          const at = yield* Clock.currentTimeMillis
-          for (const t of group) sentAt.set(t.tx_hash, at)
-          const sent = yield* Effect.promise(() =>
-            treasury.chainAccess
-              .together(
-                group.map((t) => ({ method: "eth_sendRawTransaction", params: [t.raw_tx] })),
-                () => true,
-                "eth_sendRawTransaction"
-              )
-              .then(
-                () => true,
-                () => false
-              )
-          )
-          if (!sent)
-            yield* Effect.forEach(group, sendOne, { concurrency: BROADCAST_CONCURRENCY, discard: true })
-        }
-      })
+    const send = Effect.fn("Broadcaster.send")(function* (transfers: ReadonlyArray<RecordedTransfer>) {
+      for (let i = 0; i < transfers.length; i += BROADCASTS_PER_BATCH) {
+        const group = transfers.slice(i, i + BROADCASTS_PER_BATCH)
+        const at = yield* Clock.currentTimeMillis
+        for (const t of group) sentAt.set(t.tx_hash, at)
+        const sent = yield* Effect.promise(() =>
+          treasury.chainAccess
+            .together(
+              group.map((t) => ({ method: "eth_sendRawTransaction", params: [t.raw_tx] })),
+              () => true,
+              "eth_sendRawTransaction"
+            )
+            .then(
+              () => true,
+              () => false
+            )
+        )
+        if (!sent)
+          yield* Effect.forEach(group, sendOne, { concurrency: BROADCAST_CONCURRENCY, discard: true })
+      }
+    })
 
     /** Whether a transfer not seen mined should be sent again now. */
     const due = (hash: Hex, nowMs: number) =>

@@ -55,8 +55,8 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
         yield* consumed(done, yield* now)
         const indexes = yield* signer.depositIndexes(fresh.map((c) => c.deposit_request_id))
         if (fresh.length === 0) return 0
-        const fees = yield* signer.passFees
-        let nonce = yield* signer.nextNonce
+        const fees = yield* signer.passFees()
+        let nonce = yield* signer.nextNonce()
         let recorded = 0
         const broadcasts: Array<Fiber.RuntimeFiber<void>> = []
 
@@ -189,8 +189,8 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
         if (Either.isLeft(gas)) return yield* gas.left
         const signed = yield* signer.signTransaction(
           { ...authorization, gas: gas.right },
-          yield* signer.nextNonce,
-          yield* signer.passFees
+          yield* signer.nextNonce(),
+          yield* signer.passFees()
         )
         yield* sql.withTransaction(
           Effect.gen(function* () {
@@ -212,7 +212,7 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
       })
 
     /** One pass: every pending command, oldest first; how many were recorded or handled. */
-    const consume = Effect.gen(function* () {
+    const consume = Effect.fn("Treasury.consume")(function* () {
       const commands = yield* sql<Command>`
         select id, deposit_request_id, payload, trace_parent from outbox
         where published_at is null and topic in ('command.settle', 'command.return') order by id

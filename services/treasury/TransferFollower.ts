@@ -223,7 +223,7 @@ export const makeTransferFollower = (
     const minedIn = new Map<string, bigint>()
 
     /** One pass over the transfers not yet final. */
-    const follow = Effect.gen(function* () {
+    const follow = Effect.fn("Treasury.follow")(function* () {
       yield* checkGas
       const open = yield* sql<OpenTransfer>`
         select command_id, deposit_request_id, kind, tx_nonce, tx_hash, raw_tx, replaced_tx_hashes, signed_at,

@@ -50,40 +50,43 @@ export const makeTransferSigner = (treasury: TreasuryWallet) =>
     const { wallet, account, chain, chainId, token } = treasury
 
     /** The deposit key index of each request, in one query. */
-    const depositIndexes = (requestIds: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
-        if (requestIds.length === 0) return new Map<string, number>()
-        const rows = yield* sql<{ id: string; deposit_index: number | null }>`
+    const depositIndexes = Effect.fn("TransferSigner.depositIndexes")(function* (
+      requestIds: ReadonlyArray<string>
+    ) {
+      if (requestIds.length === 0) return new Map<string, number>()
+      const rows = yield* sql<{ id: string; deposit_index: number | null }>`
           select id, deposit_index from deposit_requests where id in ${sql.in([...new Set(requestIds)])}`
-        const indexes = new Map<string, number>()
-        for (const r of rows) if (r.deposit_index !== null) indexes.set(r.id, r.deposit_index)
-        return indexes
-      })
+      const indexes = new Map<string, number>()
+      for (const r of rows) if (r.deposit_index !== null) indexes.set(r.id, r.deposit_index)
+      return indexes
+    })
 
     /** The authorization, signed by the deposit key locally (no node involved). */
-    const authorize = (transfer: TransferOrder, depositIndex: number | undefined) =>
-      Effect.gen(function* () {
-        if (depositIndex === undefined)
-          return yield* Effect.dieMessage(`request ${transfer.deposit_request_id} has no deposit index`)
-        const deposit = vault.depositAccount(depositIndex)
-        const nonce = keccak256(toHex(transfer.command_id))
-        const message = {
-          from: deposit.address,
-          to: getAddress(transfer.to),
-          value: BigInt(transfer.amount_base_units),
-          validAfter: 0n,
-          validBefore: 2n ** 48n,
-          nonce
-        }
-        // Local signing, no node involved: a failure here is a defect.
-        const a = yield* Effect.promise(() => signTransferAuthorization(deposit, { chainId, token }, message))
-        const data = encodeFunctionData({
-          abi: usdcAbi,
-          functionName: "transferWithAuthorization",
-          args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, a.v, a.r, a.s]
-        })
-        return { to: message.to, data } satisfies Authorization
+    const authorize = Effect.fn("TransferSigner.authorize")(function* (
+      transfer: TransferOrder,
+      depositIndex: number | undefined
+    ) {
+      if (depositIndex === undefined)
+        return yield* Effect.dieMessage(`request ${transfer.deposit_request_id} has no deposit index`)
+      const deposit = vault.depositAccount(depositIndex)
+      const nonce = keccak256(toHex(transfer.command_id))
+      const message = {
+        from: deposit.address,
+        to: getAddress(transfer.to),
+        value: BigInt(transfer.amount_base_units),
+        validAfter: 0n,
+        validBefore: 2n ** 48n,
+        nonce
+      }
+      // Local signing, no node involved: a failure here is a defect.
+      const a = yield* Effect.promise(() => signTransferAuthorization(deposit, { chainId, token }, message))
+      const data = encodeFunctionData({
+        abi: usdcAbi,
+        functionName: "transferWithAuthorization",
+        args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, a.v, a.r, a.s]
       })
+      return { to: message.to, data } satisfies Authorization
+    })
 
     const estimateOne = (data: Hex) =>
       chainCall("eth_estimateGas", () =>
@@ -95,51 +98,54 @@ export const makeTransferSigner = (treasury: TreasuryWallet) =>
      * address lacks the funds). Asked in JSON-RPC batches; a batch with a refused member is asked again one by one,
      * so one refusal does not fail the others.
      */
-    const estimateGas = (authorizations: ReadonlyArray<Authorization>) =>
-      Effect.gen(function* () {
-        const batches: Array<ReadonlyArray<Authorization>> = []
-        for (let i = 0; i < authorizations.length; i += ESTIMATES_PER_BATCH)
-          batches.push(authorizations.slice(i, i + ESTIMATES_PER_BATCH))
-        const estimated = yield* Effect.forEach(
-          batches,
-          (group) =>
-            Effect.tryPromise({
-              try: () =>
-                treasury.chainAccess.together<ReadonlyArray<Hex>>(
-                  group.map((a) => ({
-                    method: "eth_estimateGas",
-                    // Capped: the node's search starts there instead of at the block gas limit.
-                    // At the latest block, not the pending one a node may build by running its whole pool first.
-                    params: [
-                      { from: account.address, to: token, data: a.data, gas: toHex(ESTIMATE_CAP) },
-                      "latest"
-                    ]
-                  })),
-                  (answers) => answers.length === group.length,
-                  "eth_estimateGas"
-                ),
-              catch: (cause) => new ChainRpcError({ method: "eth_estimateGas", cause })
-            }).pipe(
-              Effect.map((answers) => answers.map((gas) => Either.right<bigint>(BigInt(gas)))),
-              Effect.orElse(() =>
-                Effect.forEach(group, (a) => Effect.either(estimateOne(a.data)), { concurrency: 8 })
-              )
-            ),
-          { concurrency: 2 }
-        )
-        return estimated.flat()
-      })
+    const estimateGas = Effect.fn("TransferSigner.estimateGas")(function* (
+      authorizations: ReadonlyArray<Authorization>
+    ) {
+      const batches: Array<ReadonlyArray<Authorization>> = []
+      for (let i = 0; i < authorizations.length; i += ESTIMATES_PER_BATCH)
+        batches.push(authorizations.slice(i, i + ESTIMATES_PER_BATCH))
+      const estimated = yield* Effect.forEach(
+        batches,
+        (group) =>
+          Effect.tryPromise({
+            try: () =>
+              treasury.chainAccess.together<ReadonlyArray<Hex>>(
+                group.map((a) => ({
+                  method: "eth_estimateGas",
+                  // Capped: the node's search starts there instead of at the block gas limit.
+                  // At the latest block, not the pending one a node may build by running its whole pool first.
+                  params: [
+                    { from: account.address, to: token, data: a.data, gas: toHex(ESTIMATE_CAP) },
+                    "latest"
+                  ]
+                })),
+                (answers) => answers.length === group.length,
+                "eth_estimateGas"
+              ),
+            catch: (cause) => new ChainRpcError({ method: "eth_estimateGas", cause })
+          }).pipe(
+            Effect.map((answers) => answers.map((gas) => Either.right<bigint>(BigInt(gas)))),
+            Effect.orElse(() =>
+              Effect.forEach(group, (a) => Effect.either(estimateOne(a.data)), { concurrency: 8 })
+            )
+          ),
+        { concurrency: 2 }
+      )
+      return estimated.flat()
+    })
 
     /** Fees for the transactions of one pass. */
-    const passFees = chainCall("eth_estimateFeesPerGas", () =>
-      wallet.estimateFeesPerGas({ chain, type: "eip1559" })
-    )
+    const passFees = Effect.fn("TransferSigner.passFees")(function* () {
+      return yield* chainCall("eth_estimateFeesPerGas", () =>
+        wallet.estimateFeesPerGas({ chain, type: "eip1559" })
+      )
+    })
 
     /**
      * The first nonce no recorded transfer holds. Our own count, not only the node's: transfers are signed and
      * recorded before they are broadcast, so the node's pending count does not know the ones signed a moment ago.
      */
-    const nextNonce = Effect.gen(function* () {
+    const nextNonce = Effect.fn("TransferSigner.nextNonce")(function* () {
       const recorded = yield* sql<{ n: number | null }>`select max(tx_nonce) as n from transfers`
       const pending = yield* chainCall("eth_getTransactionCount", () =>
         wallet.getTransactionCount({ address: account.address, blockTag: "pending" })
@@ -148,23 +154,26 @@ export const makeTransferSigner = (treasury: TreasuryWallet) =>
     })
 
     /** The treasury's transaction carrying an authorization, at a given nonce, signed locally. */
-    const signTransaction = (authorized: AuthorizedTransfer, txNonce: number, fees: PassFees) =>
-      Effect.map(
-        Effect.promise(() =>
-          // The account's own signing: the wallet action would ask the node for the chain id each time.
-          account.signTransaction({
-            chainId: chain.id,
-            type: "eip1559",
-            to: token,
-            data: authorized.data,
-            gas: authorized.gas,
-            nonce: txNonce,
-            maxFeePerGas: fees.maxFeePerGas,
-            maxPriorityFeePerGas: fees.maxPriorityFeePerGas
-          })
-        ),
-        (raw) => ({ to: authorized.to, txNonce, raw, hash: keccak256(raw) })
+    const signTransaction = Effect.fn("TransferSigner.signTransaction")(function* (
+      authorized: AuthorizedTransfer,
+      txNonce: number,
+      fees: PassFees
+    ) {
+      const raw = yield* Effect.promise(() =>
+        // The account's own signing: the wallet action would ask the node for the chain id each time.
+        account.signTransaction({
+          chainId: chain.id,
+          type: "eip1559",
+          to: token,
+          data: authorized.data,
+          gas: authorized.gas,
+          nonce: txNonce,
+          maxFeePerGas: fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas
+        })
       )
+      return { to: authorized.to, txNonce, raw, hash: keccak256(raw) }
+    })
 
     return { depositIndexes, authorize, estimateGas, passFees, nextNonce, signTransaction } as const
   })

@@ -45,17 +45,16 @@ export const makeTreasury = (chainAccess: ChainAccess, token: Hex, treasuryKey: 
         pass.pipe(
           // A shutdown lets the pass under way finish: what it signed or saw final is recorded before the lease goes.
           Effect.uninterruptible,
-          Effect.withSpan(`Treasury.${name}`),
           Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`treasury ${name} failed`, cause), 0))
         )
     // A pass that found work is followed at once by the next (commands that arrived meanwhile); an idle one waits
     // TREASURY_INTERVAL.
-    const consumer = consume.pipe(
+    const consumer = consume().pipe(
       logged("consume"),
       Effect.flatMap((n) => (n > 0 ? Queue.offer(signed, undefined) : Effect.sleep(TREASURY_INTERVAL))),
       Effect.forever
     )
-    const follower = follow.pipe(
+    const follower = follow().pipe(
       logged("follow"),
       Effect.zipRight(Effect.race(Queue.take(signed), Effect.sleep(TREASURY_INTERVAL))),
       Effect.forever

@@ -135,7 +135,9 @@ export async function run() {
     extraArgs: ["--gas-limit", String(GAS_LIMIT)]
   })
   const vault = makeKeyVault(Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
-  const runtime = ManagedRuntime.make(Layer.merge(actorHostLayer(db.url), Layer.succeed(KeyVault, vault)))
+  const runtime = ManagedRuntime.make(
+    Layer.merge(actorHostLayer(db.url), Layer.succeed(KeyVault, KeyVault.make(vault)))
+  )
   const check = new pg.Client({ connectionString: db.url })
   try {
     const deployer = localChainClients(node, "0x0000000000000000000000000000000000000000")
