@@ -84,15 +84,19 @@ export const makeFinalityRecheck = (chain: ChainAccess, chainId: number, onReorg
     })
 
     /** Adds the blocks a step recorded credits in (number → hash), seen at `seenAt`. */
-    const remember = (blocks: ReadonlyMap<string, string>, seenAt: number) =>
+    const remember = Effect.fn("FinalityRecheck.remember")(function* (
+      blocks: ReadonlyMap<string, string>,
+      seenAt: number
+    ) {
       // Before the recheck's first read of the database (which will find these), there is nothing to add to.
-      Ref.update(recentRef, (recent) =>
+      yield* Ref.update(recentRef, (recent) =>
         recent === undefined
           ? undefined
           : [...recent, ...[...blocks].map(([number, hash]) => ({ number: BigInt(number), hash, seenAt }))]
               .sort((a, b) => (a.number > b.number ? -1 : 1))
               .slice(0, REORG_RECHECK_BLOCKS)
       )
+    })
 
     /** A new lease: what this instance knew may be stale. */
     const forget = Ref.set(recentRef, undefined)

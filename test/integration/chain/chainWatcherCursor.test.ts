@@ -1,91 +1,58 @@
-import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { makeChainWatcher } from "../../../services/chain/ChainWatcher"
-import { actorHostRuntime } from "../../support/ActorHostRuntime"
-import { createTestDatabase } from "../../support/Database"
-import { chainAccessOf, type LocalChain, startLocalChain } from "../../support/LocalChain"
+import { ChainFixture, chainFixture } from "../../support/ChainService"
+import { chainAccessOf } from "../../support/LocalChain"
 
-let local: LocalChain
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-let runtime: ReturnType<typeof actorHostRuntime>
-let db: pg.Client
-
-beforeAll(async () => {
-  local = await startLocalChain()
-  database = await createTestDatabase()
-  runtime = actorHostRuntime(database.url)
-  db = new pg.Client({ connectionString: database.url })
-  await db.connect()
-}, 60_000)
-afterAll(async () => {
-  await db?.end()
-  await runtime?.dispose()
-  await database?.drop()
-  await local?.node.stop()
-})
-
-const cursorIn = async (client: pg.Client) =>
-  Number(
-    (await client.query<{ last_block: string }>("select last_block::text from chain_cursors")).rows[0]
-      ?.last_block
+const cursor = Effect.gen(function* () {
+  const { db } = yield* ChainFixture
+  return Number(
+    (yield* Effect.promise(() =>
+      db.query<{ last_block: string }>("select last_block::text from chain_cursors")
+    )).rows[0]?.last_block
   )
-const cursor = () => cursorIn(db)
-const finalized = async () => Number((await local.chain.getBlock({ blockTag: "finalized" })).number)
-
-describe("finality by confirmations (CHAIN_FINALITY=3)", () => {
-  it("reads up to the block 3 deep, while the node's finalized tag is far behind", async () => {
-    // A chain whose `finalized` tag lags 64 blocks: with confirmations the watcher does not wait for it.
-    const slow = await startLocalChain({ slotsInAnEpoch: 32 })
-    const other = await createTestDatabase()
-    const confirmations = actorHostRuntime(other.url, { chainFinality: { _tag: "Confirmations", n: 3 } })
-    try {
-      await slow.chain.mine({ blocks: 10 })
-      const watcher = await confirmations.runPromise(
-        makeChainWatcher(chainAccessOf(slow.node.rpcUrl), slow.token)
-      )
-      await confirmations.runPromise(watcher.step())
-      const latest = Number(await slow.chain.getBlockNumber())
-      const c = new pg.Client({ connectionString: other.url })
-      await c.connect()
-      expect(await cursorIn(c)).toBe(latest - 2)
-      expect(Number((await slow.chain.getBlock({ blockTag: "finalized" })).number)).toBeLessThan(latest - 2)
-      await slow.chain.mine({ blocks: 4 })
-      expect(await confirmations.runPromise(watcher.step())).toBe(true)
-      expect(await cursorIn(c)).toBe(latest + 4 - 2)
-      await c.end()
-    } finally {
-      await confirmations.dispose()
-      await other.drop()
-      await slow.node.stop()
-    }
-  }, 60_000)
 })
+const finalized = Effect.gen(function* () {
+  const { local } = yield* ChainFixture
+  return Number((yield* Effect.promise(() => local.chain.getBlock({ blockTag: "finalized" }))).number)
+})
+const mine = (blocks: number) =>
+  Effect.flatMap(ChainFixture, ({ local }) => Effect.promise(() => local.chain.mine({ blocks })))
+const watcherOnTheChain = Effect.flatMap(ChainFixture, ({ local }) =>
+  makeChainWatcher(chainAccessOf(local.node.rpcUrl), local.token)
+)
 
 describe("the watcher's cursor", () => {
-  it("moves only from where the instance read it: a stale instance records nothing and reads it again", async () => {
-    const first = await runtime.runPromise(makeChainWatcher(chainAccessOf(local.node.rpcUrl), local.token))
-    const stale = await runtime.runPromise(makeChainWatcher(chainAccessOf(local.node.rpcUrl), local.token))
-    await local.chain.mine({ blocks: 3 })
-    // The first step of each places or reads the cursor at the finalized block: nothing to read yet.
-    expect(await runtime.runPromise(first.step())).toBe(false)
-    expect(await runtime.runPromise(stale.step())).toBe(false)
-    const placed = await cursor()
-    expect(placed).toBe(await finalized())
+  it.layer(chainFixture(), { timeout: 60_000 })((it) => {
+    it.effect(
+      "moves only from where the instance read it: a stale instance records nothing and reads it again",
+      () =>
+        Effect.gen(function* () {
+          const first = yield* watcherOnTheChain
+          const stale = yield* watcherOnTheChain
+          yield* mine(3)
+          // The first step of each places or reads the cursor at the finalized block: nothing to read yet.
+          assert.isFalse(yield* first.step())
+          assert.isFalse(yield* stale.step())
+          const placed = yield* cursor
+          assert.strictEqual(placed, yield* finalized)
 
-    await local.chain.mine({ blocks: 2 })
-    expect(await runtime.runPromise(first.step())).toBe(true)
-    expect(await cursor()).toBe(placed + 2)
+          yield* mine(2)
+          assert.isTrue(yield* first.step())
+          assert.strictEqual(yield* cursor, placed + 2)
 
-    // The other instance still holds the old cursor: its compare-and-set fails and it moves nothing.
-    await local.chain.mine({ blocks: 1 })
-    expect(await runtime.runPromise(stale.step())).toBe(false)
-    expect(await cursor()).toBe(placed + 2)
-    // Next step it reads the cursor again and carries on from there.
-    expect(await runtime.runPromise(stale.step())).toBe(true)
-    expect(await cursor()).toBe(placed + 3)
-    // And now the first one is the stale one.
-    await local.chain.mine({ blocks: 1 })
-    expect(await runtime.runPromise(first.step())).toBe(false)
-    expect(await cursor()).toBe(placed + 3)
+          // The other instance still holds the old cursor: its compare-and-set fails and it moves nothing.
+          yield* mine(1)
+          assert.isFalse(yield* stale.step())
+          assert.strictEqual(yield* cursor, placed + 2)
+          // Next step it reads the cursor again and carries on from there.
+          assert.isTrue(yield* stale.step())
+          assert.strictEqual(yield* cursor, placed + 3)
+          // And now the first one is the stale one.
+          yield* mine(1)
+          assert.isFalse(yield* first.step())
+          assert.strictEqual(yield* cursor, placed + 3)
+        })
+    )
   })
 })
