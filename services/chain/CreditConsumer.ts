@@ -121,6 +121,11 @@ export const makeCreditConsumer = Effect.gen(function* () {
   return { applyBatch, consumePartition } as const
 })
 
+/** The consumer as a service: what CreditConsumerLive runs, and what benchmarks drive partition by partition. */
+export class CreditConsumer extends Effect.Service<CreditConsumer>()("deposits/CreditConsumer", {
+  effect: makeCreditConsumer
+}) {}
+
 /** Lease name of a credits partition. */
 export const partitionLease = (partition: number) => `credits-${partition}`
 
@@ -129,7 +134,7 @@ export const CreditConsumerLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* chainSettings
     if (Option.isNone(config.tokenAddress)) return
-    const consumer = yield* makeCreditConsumer
+    const consumer = yield* CreditConsumer
     const lease = yield* Lease
     for (let p = 0; p < CREDIT_PARTITIONS; p++) {
       const run = consumer.consumePartition(p).pipe(
@@ -140,4 +145,4 @@ export const CreditConsumerLive = Layer.scopedDiscard(
       yield* Effect.forkScoped(lease.whileHolding(partitionLease(p), run))
     }
   })
-)
+).pipe(Layer.provide(CreditConsumer.Default))
