@@ -105,8 +105,8 @@ const makeKeyVaultEffect = (mnemonic: Redacted.Redacted<string>) =>
 const MAX_INDEX = 0x7fff_ffff
 
 /**
- * Builds the vault. PBKDF2 (about 20 ms with viem's mnemonicToAccount) runs once here; each address then costs
- * one path derivation from the root (about 2 ms). Accounts are cached: a request's index never changes its key.
+ * Builds the vault. PBKDF2 (the slow part, which viem's mnemonicToAccount reruns each call) runs once here; each
+ * address then costs one path derivation from the root. Accounts are cached: a request's index never changes its key.
  */
 export const makeKeyVault = (mnemonic: Redacted.Redacted<string>): KeyVaultShape => {
   const root = hdRootFromMnemonic(Redacted.value(mnemonic))

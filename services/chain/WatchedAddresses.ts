@@ -11,8 +11,8 @@ export const FULL_REFRESH_MS = 5 * 60_000
  * The watched addresses (lower-case address → request id), held in memory between full reads (a full read also
  * drops addresses past retention). A `to` the map does not know is looked up in the database in the same step,
  * after the logs were read: an address is shown to a payer only once committed, so a transfer to it cannot be
- * missed. The map is only a cache in front of that lookup, so after the first read the full reads (100,000 rows
- * and more) run beside the steps, not inside one, and replace the map when done.
+ * missed. The map is only a cache in front of that lookup, so after the first read the full reads (the whole
+ * table) run beside the steps, not inside one, and replace the map when done.
  */
 export const makeWatchedAddresses = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
