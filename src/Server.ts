@@ -10,6 +10,7 @@ import { CreditConsumerLive } from "../services/chain/CreditConsumer"
 import { CreditRelayLive } from "../services/chain/CreditRelay"
 import { ChangeFeed } from "../services/platform/ChangeFeed"
 import { DepositRequests } from "../services/depositRequests/DepositRequests"
+import { LifecycleBodiesLive } from "../services/depositRequests/LifecycleBodiesLive"
 import { Inspector } from "../services/actors/StepInspector"
 import { DatabaseLive } from "../services/platform/Database"
 import { Ids } from "../services/platform/Ids"
@@ -137,7 +138,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Layer.provideMerge(WebhookUrlCheck.layer),
     Layer.provideMerge(network),
     Layer.provideMerge(ActorHost.layer),
-    Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer)),
+    Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer, LifecycleBodiesLive)),
     Layer.provideMerge(Layer.mergeAll(Ids.layer, MessagingLive, Metrics.layer, ChainEndpoints.layer)),
     Layer.provideMerge(DatabaseLive)
   )

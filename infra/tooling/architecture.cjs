@@ -16,11 +16,7 @@ const roomRules = Object.entries(ROOMS).map(([room, allowed]) => ({
   from: { path: `^services/${room}/` },
   to: {
     path: KNOW_THE_MACHINE.includes(room) ? "^services/" : "^(services|machines)/",
-    pathNot: [
-      `^services/(${[room, "domain", ...allowed].join("|")})/`,
-      // Until the actor host takes lifecycle bodies through a port (the house issue, in progress).
-      ...(room === "actors" ? ["^services/depositRequests/DepositRequestWire\\.ts$"] : [])
-    ]
+    pathNot: `^services/(${[room, "domain", ...allowed].join("|")})/`
   }
 }))
 

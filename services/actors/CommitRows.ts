@@ -1,14 +1,6 @@
-import type { Command, Recovery } from "../../machines/DepositRequest"
-import type { Emitted, Step } from "../../machines/step"
-import { toId } from "../domain/PrefixedId"
-import { formatTimestamp } from "../domain/Timestamp"
-import {
-  type DepositRequestRow,
-  lifecycleFactsOf,
-  recoveryWire,
-  toWire,
-  webhookSubset
-} from "../depositRequests/DepositRequestWire"
+import type { Command, Step } from "../../machines/step"
+import type { DepositRequestRow } from "./ActorRow"
+import type { LifecycleBodiesShape, LifecycleBodyOf } from "./LifecycleBodies"
 
 /**
  * A lifecycle event as `apply_actor_steps_v2` takes it: its webhook body is fixed here, so every delivery sends
@@ -49,8 +41,9 @@ export const emptyRecords = (): Records => ({ lifecycle: [], commands: [] })
 const outboxRows = (records: Records) => records.lifecycle.length + records.commands.length
 
 /**
- * Adds what one step emitted to `records`: each lifecycle event with its body, and each command for the service
- * that carries it out; the outbox rows they make link back to `traceParent`. Pure but for `newId`.
+ * Adds what one step emitted to `records`: each lifecycle event with its body (rendered through the port, once
+ * per step), and each command for the service that carries it out; the outbox rows they make link back to
+ * `traceParent`. Pure but for `newId` and the port.
  */
 export const addRecords = (
   records: Records,
@@ -58,24 +51,17 @@ export const addRecords = (
   s: Step,
   at: Date,
   newId: () => string,
-  chainId: number,
-  publicBaseUrl: string,
+  bodies: LifecycleBodiesShape,
   traceParent: string | null
 ): void => {
   if (s.emitted.length === 0) return
-  const wire = toWire(row, lifecycleFactsOf(s), chainId, publicBaseUrl)
-  for (const emitted of s.emitted as ReadonlyArray<Emitted>) {
+  let bodyOf: LifecycleBodyOf | undefined
+  for (const emitted of s.emitted) {
     const n = outboxRows(records)
     if (emitted.kind === "lifecycle") {
       const eventId = newId()
-      const data: Record<string, unknown> = { deposit_request: webhookSubset(wire) }
-      if (emitted.recovery !== undefined) data.recovery = recoveryWire(emitted.recovery as Recovery)
-      const body = JSON.stringify({
-        id: toId("evt", eventId),
-        type: emitted.type,
-        occurred_at: formatTimestamp(at),
-        data
-      })
+      bodyOf ??= bodies.forStep(row, s)
+      const body = bodyOf(eventId, emitted, at)
       // The optional fields only when they say something: the statement's JSON then leaves them out.
       const record: { -readonly [K in keyof LifecycleRecord]: LifecycleRecord[K] } = {
         n,

@@ -1,40 +1,16 @@
 import { v5 as uuidv5 } from "uuid"
 import type { Recovery } from "../../machines/DepositRequest"
-import type { DepositRequestContext, Step } from "../../machines/step"
-import type { DepositRequestStatus } from "../domain/Lifecycle"
+import type { LifecycleEvent, Step } from "../../machines/step"
+import { type DepositRequestRow, type SnapshotView, snapshotOf } from "../actors/ActorRow"
 import { formatAmount } from "../domain/Amount"
 import { formatTimestamp } from "../domain/Timestamp"
 import { toId } from "../domain/PrefixedId"
 
-/** A deposit request row as stored (merchant fields and the queryable mirror of the machine's facts). */
-export interface DepositRequestRow {
-  readonly id: string
-  readonly account_id: string
-  readonly status: string
-  readonly version: string
-  readonly machine_version: number
-  readonly snapshot: unknown
-  readonly amount_base_units: string
-  readonly received_base_units: string
-  readonly heading: string
-  readonly reference: string
-  readonly metadata: Record<string, string>
-  readonly customer_id: string | null
-  readonly issuer_id: string
-  readonly payout_address_id: string
-  readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
-  readonly expected_email: string | null
-  readonly payer_reference: string | null
-  readonly deposit_index: number | null
-  readonly deposit_address: string | null
-  readonly expires_at: Date
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+export type { DepositRequestRow } from "../actors/ActorRow"
 
 /** What the lifecycle machine knows that the API shows. */
 export interface LifecycleFacts {
-  readonly status: DepositRequestStatus
+  readonly status: SnapshotView["status"]
   readonly receivedBaseUnits: string
   readonly verificationCompletedAt: string | null
   readonly likelyUnsolicitedAt: string | null
@@ -161,8 +137,8 @@ export const webhookSubset = (
 /** The machine's context as the API shows it. One adapter, so the view never reaches into machine internals. */
 const textOrNull = (v: unknown) => (typeof v === "string" ? v : null)
 
-export const lifecycleFactsOf = (s: Step): LifecycleFacts => {
-  const c = s.context as DepositRequestContext & Record<string, unknown>
+export const lifecycleFactsOf = (s: SnapshotView): LifecycleFacts => {
+  const c = s.context as SnapshotView["context"] & Record<string, unknown>
   const attention = c.attention as LifecycleFacts["attention"] | undefined
   const settlement = c.settlement as
     | { tx_hash?: string | null; block_number?: string | null; settled_at?: string | null }
@@ -203,3 +179,26 @@ export const recoveryWire = (r: Recovery) => ({
   block_number: r.block_number,
   recovered_at: formatTimestamp(new Date(r.recovered_at))
 })
+
+/** The merchant's view of a stored request (its machine read back from the row, not stepped). */
+export const viewOf = (row: DepositRequestRow, chainId: number, publicBaseUrl: string): DepositRequestWire =>
+  toWire(row, lifecycleFactsOf(snapshotOf(row)), chainId, publicBaseUrl)
+
+/**
+ * The webhook bodies of the lifecycle events one committed step emitted: the step's wire view is built once, and
+ * each body carries its `webhookFields` (and the recovery a `recovered_funds` event reports).
+ */
+export const lifecycleBodiesOf =
+  (chainId: number, publicBaseUrl: string) => (row: DepositRequestRow, s: Step) => {
+    const subset = webhookSubset(toWire(row, lifecycleFactsOf(s), chainId, publicBaseUrl))
+    return (eventId: string, event: LifecycleEvent, at: Date): string => {
+      const data: Record<string, unknown> = { deposit_request: subset }
+      if (event.recovery !== undefined) data.recovery = recoveryWire(event.recovery)
+      return JSON.stringify({
+        id: toId("evt", eventId),
+        type: event.type,
+        occurred_at: formatTimestamp(at),
+        data
+      })
+    }
+  }

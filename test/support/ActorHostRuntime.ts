@@ -4,6 +4,7 @@ import { Bus } from "../../services/platform/Bus"
 import { ChangeFeed } from "../../services/platform/ChangeFeed"
 import { DatabaseLive } from "../../services/platform/Database"
 import { DepositRequests } from "../../services/depositRequests/DepositRequests"
+import { LifecycleBodiesLive } from "../../services/depositRequests/LifecycleBodiesLive"
 import { EventStream } from "../../services/platform/eventStream/EventStream"
 import { Ids } from "../../services/platform/Ids"
 import { Inspector } from "../../services/actors/StepInspector"
@@ -18,7 +19,9 @@ import { type AppConfigShape, settingsLayer } from "../../src/Config"
 export const actorHostLayer = (databaseUrl: string, config: Partial<AppConfigShape> = {}) =>
   Layer.mergeAll(DepositRequests.layer, MerchantRecordsLive).pipe(
     Layer.provideMerge(ActorHost.layer),
-    Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.silent, EventStream.layer)),
+    Layer.provideMerge(
+      Layer.mergeAll(ChangeFeed.layer, Inspector.silent, EventStream.layer, LifecycleBodiesLive)
+    ),
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.layer, Metrics.layer)),
     Layer.provideMerge(DatabaseLive),
     Layer.provide(settingsLayer({ ...config, databaseUrl: Option.some(Redacted.make(databaseUrl)) }))

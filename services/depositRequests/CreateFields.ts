@@ -1,0 +1,106 @@
+import { InvalidRequest, NotFound } from "../domain/Errors"
+import { digestHexOf } from "../platform/Secrets"
+
+/** Default and bounds of a request's deadline. */
+export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000
+export const MIN_TTL_MS = 5 * 60 * 1000
+export const MAX_TTL_MS = 30 * 24 * 60 * 60 * 1000
+/** Largest amount one request may ask: 10^12 USDC, far above any payment and far below numeric limits. */
+export const MAX_AMOUNT_BASE_UNITS = 10n ** 18n
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
+
+export interface CreateInput {
+  readonly amount: bigint
+  readonly heading?: string | undefined
+  readonly reference?: string | undefined
+  readonly metadata?: Readonly<Record<string, string>> | undefined
+  readonly customer_id?: string | undefined
+  readonly issuer_id: string
+  readonly payout_address_id: string
+  /** Absent means `none`. */
+  readonly payer_policy_mode?: "none" | "mailbox" | "merchant_session" | undefined
+  readonly expected_email?: string | undefined
+  readonly payer_reference?: string | undefined
+  readonly expires_at?: Date | undefined
+}
+
+export const uuidOfId = (id: string) => id.slice(id.indexOf("_") + 1)
+
+export const policyOf = (input: CreateInput) => input.payer_policy_mode ?? "none"
+
+/**
+ * The immutable fields, canonically ordered: a replay with the same key must carry the same ones. Mutable fields
+ * (heading, reference, metadata, customer) are not compared, as they can change by PATCH anyway.
+ */
+export const fingerprintOf = (input: CreateInput) =>
+  digestHexOf(
+    JSON.stringify([
+      input.amount.toString(),
+      input.issuer_id,
+      input.payout_address_id,
+      policyOf(input),
+      input.expected_email ?? null,
+      input.payer_reference ?? null,
+      input.expires_at?.toISOString() ?? null
+    ])
+  )
+
+/**
+ * Validate: the rules a create's own fields must meet, before anything is read: the deadline when they hold, else
+ * the error. A plain function (no Effect): it runs on every create.
+ */
+export const checkFields = (input: CreateInput, now: Date): Date | InvalidRequest => {
+  if (input.amount <= 0n)
+    return new InvalidRequest({ message: "'amount' must be above zero.", param: "amount" })
+  if (input.amount > MAX_AMOUNT_BASE_UNITS) {
+    return new InvalidRequest({ message: "'amount' is above the largest amount allowed.", param: "amount" })
+  }
+  const policy = policyOf(input)
+  if (policy === "mailbox" && input.expected_email === undefined) {
+    return new InvalidRequest({
+      message: "'expected_email' is required when payer_policy_mode is 'mailbox'.",
+      param: "expected_email"
+    })
+  }
+  if (policy !== "mailbox" && input.expected_email !== undefined) {
+    return new InvalidRequest({
+      message: "'expected_email' is only allowed when payer_policy_mode is 'mailbox'.",
+      param: "expected_email"
+    })
+  }
+  if (policy !== "merchant_session" && input.payer_reference !== undefined) {
+    return new InvalidRequest({
+      message: "'payer_reference' is only allowed when payer_policy_mode is 'merchant_session'.",
+      param: "payer_reference"
+    })
+  }
+  const expiresAt = input.expires_at ?? new Date(now.getTime() + DEFAULT_TTL_MS)
+  const ttl = expiresAt.getTime() - now.getTime()
+  if (ttl < MIN_TTL_MS || ttl > MAX_TTL_MS) {
+    return new InvalidRequest({
+      message: "'expires_at' must be between 5 minutes and 30 days from now.",
+      param: "expires_at"
+    })
+  }
+  return expiresAt
+}
+
+/** What the create's read found about the references it names. */
+export interface References {
+  readonly issuer: boolean
+  readonly payout_address: string | null
+  readonly payout_disabled: boolean | null
+  readonly customer: boolean
+}
+
+/** Validate, after the read: which reference is missing or unusable, as the error a merchant can act on. */
+export const referenceError = (refs: References, input: CreateInput) => {
+  if (!refs.issuer) return NotFound.of("issuer")
+  if (refs.payout_address === null) return NotFound.of("payout_address")
+  if (refs.payout_disabled === true) {
+    return new InvalidRequest({ message: "The payout address is disabled.", param: "payout_address_id" })
+  }
+  if (input.customer_id !== undefined && !refs.customer) return NotFound.of("customer")
+  return undefined
+}
