@@ -1,12 +1,12 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { getAddress } from "viem"
 import type { DepositRequestContext, Recovery } from "../../machines/DepositRequest"
 import { formatAmount } from "../domain/Amount"
 import { toId } from "../domain/PrefixedId"
 import { formatTimestamp } from "../domain/Timestamp"
 import { recoveryWire } from "./DepositRequestWire"
-import { dieOnSqlErrors } from "../platform/SqlFailure"
+import { orDieOnSql } from "../platform/SqlFailure"
 
 interface CreditRow {
   readonly tx_hash: string
@@ -150,15 +150,28 @@ const make = Effect.gen(function* () {
     })
 
   return {
-    transfers: dieOnSqlErrors(transfers),
-    recoveries: dieOnSqlErrors(recoveries),
-    verificationAttempts: dieOnSqlErrors(verificationAttempts)
+    transfers: Effect.fn("DepositRequestLedger.transfers")(function* (...args: Parameters<typeof transfers>) {
+      return yield* transfers(...args)
+    }, orDieOnSql),
+    recoveries: Effect.fn("DepositRequestLedger.recoveries")(function* (
+      ...args: Parameters<typeof recoveries>
+    ) {
+      return yield* recoveries(...args)
+    }, orDieOnSql),
+    verificationAttempts: Effect.fn("DepositRequestLedger.verificationAttempts")(function* (
+      ...args: Parameters<typeof verificationAttempts>
+    ) {
+      return yield* verificationAttempts(...args)
+    }, orDieOnSql)
   } as const
 })
 
-export class DepositRequestLedger extends Context.Tag("deposits/DepositRequestLedger")<
-  DepositRequestLedger,
-  Effect.Effect.Success<typeof make>
->() {
-  static readonly layer = Layer.effect(DepositRequestLedger, make)
+export class DepositRequestLedger extends Effect.Service<DepositRequestLedger>()(
+  "deposits/DepositRequestLedger",
+  {
+    effect: make
+  }
+) {
+  /** Needs the database provided (the composition root wires it). */
+  static readonly layer = DepositRequestLedger.Default
 }

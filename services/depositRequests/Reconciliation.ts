@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { type Address, createPublicClient, erc20Abi, getAddress } from "viem"
 import { ChainEndpoints } from "../chain/ChainEndpoints"
 import type { Recovery } from "../../machines/DepositRequest"
@@ -7,7 +7,7 @@ import { chainSettings } from "../chain/ChainSettings"
 import { chainCall, finalBlock } from "../chain/ChainRpc"
 import { ServiceUnavailable } from "../domain/Errors"
 import type { JsonRpc } from "../chain/Finality"
-import { dieOnSqlErrors } from "../platform/SqlFailure"
+import { orDieOnSql } from "../platform/SqlFailure"
 
 export type ReconciliationRule = "settlement" | "recoveries" | "chain_balance"
 
@@ -182,12 +182,19 @@ const make = Effect.gen(function* () {
       )
     )
 
-  return { report: dieOnSqlErrors(reportOrUnavailable) } as const
+  return {
+    report: Effect.fn("Reconciliation.report")(function* (
+      accountId: string,
+      range?: { readonly from?: Date; readonly to?: Date }
+    ) {
+      return yield* reportOrUnavailable(accountId, range)
+    }, orDieOnSql)
+  } as const
 })
 
-export class Reconciliation extends Context.Tag("deposits/Reconciliation")<
-  Reconciliation,
-  Effect.Effect.Success<typeof make>
->() {
-  static readonly layer = Layer.effect(Reconciliation, make)
+export class Reconciliation extends Effect.Service<Reconciliation>()("deposits/Reconciliation", {
+  effect: make
+}) {
+  /** Needs the database and the chain's endpoints provided (the composition root wires them). */
+  static readonly layer = Reconciliation.Default
 }
