@@ -1,9 +1,9 @@
 import type { DepositRequestRow } from "./ActorRow"
 
 /**
- * Sized to hold every open request at the production scale the watcher is built for (100,000 watched addresses),
- * at about 1.7 KB of heap each: a request is paid minutes after its wallet is attested, so at chain pace a smaller
- * memory has forgotten it by then and every such commit reads rows first (README: Decisions).
+ * Sized to hold every open request at the production scale the watcher is built for: a request is paid minutes
+ * after its wallet is attested, so at chain pace a smaller memory has forgotten it by then and every such commit
+ * reads rows first (README: Decisions).
  */
 export const REMEMBERED_ACTORS = 100_000
 

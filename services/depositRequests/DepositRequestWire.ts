@@ -105,8 +105,8 @@ export const webhookFields = [
 
 /**
  * `webhookFields` of the wire form, in that order. Written out rather than built from the list: a literal has one
- * hidden class that JSON.stringify walks fast, where `Object.fromEntries` made 20 pairs and a dictionary for every
- * lifecycle event (a block's 500 funding credits build 500 bodies on the commit's critical path). A test holds
+ * hidden class that JSON.stringify walks fast, where `Object.fromEntries` made pairs and a dictionary for every
+ * lifecycle event (a block's funding credits each build a body on the commit's critical path). A test holds
  * the keys equal to the list.
  */
 export const webhookSubset = (

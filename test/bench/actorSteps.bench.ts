@@ -38,7 +38,7 @@ interface Row {
   readonly deposit_address: string | null
 }
 
-/** A funding step's webhook body: the event envelope around the request's webhook fields (~1 KB of JSON). */
+/** A funding step's webhook body: the event envelope around the request's webhook fields. */
 const bodyOf = (row: Row) =>
   JSON.stringify({
     id: `evt_${randomUUID()}`,

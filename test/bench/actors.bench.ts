@@ -22,8 +22,8 @@ import { spanTimesTracer } from "./spanTimes"
  * XState step alone in microseconds.
  *
  * In (a) each request gets a few credits, then its writer moves on to fresh ones, as real requests get one payment
- * or a few. Crediting the same 320 requests throughout grew every snapshot by its credit ids (~200 credits each by
- * the last round; 2.9 KB of JSON after 200 against 0.9 KB new), and the rounds of one run fell from 0.39× to 0.25×.
+ * or a few. Crediting the same requests throughout grew every snapshot by its credit ids, and each round of a run
+ * measured slower than the one before.
  *
  * The headline figures run with the tracer off, as production runs without an OTLP endpoint (src/Tracing.ts); each
  * round and block is then run again with every span made and timed, for where the time goes (commits, statements,
