@@ -200,7 +200,7 @@ const make = Effect.gen(function* () {
   }) as Apply
 
   /** Many events in one commit, alone (not shared): a block's credits already make a large one. */
-  const applyMany: ApplyMany = Effect.fn("ActorHost.commit")(function* (
+  const applyMany: ApplyMany = Effect.fn("ActorHost.commit", { captureStackTrace: false })(function* (
     items: ReadonlyArray<ActorEvent>,
     alsoInTransaction?: Effect.Effect<void, unknown, unknown>
   ) {
