@@ -56,13 +56,22 @@ describe("KeyVault", () => {
     }
   })
 
-  it("derives 100 fresh addresses, seed included, well under 2 s", () => {
+  // The seed (PBKDF2) is derived once per vault, not per address: measured against the same derivations made the
+  // naive way in the same run (each one re-running PBKDF2), so the machine's speed on the day cancels out.
+  it("derives its seed once: fresh addresses cost a fraction of deriving each from the mnemonic", () => {
+    const count = 10
     const started = performance.now()
     const v = vault(SANDBOX_DEPOSIT_MNEMONIC)
-    for (let i = 1_000; i < 1_100; i++) v.depositAddress(i)
-    const elapsed = performance.now() - started
-    console.log(`KeyVault: seed + 100 derivations in ${elapsed.toFixed(0)} ms`)
-    expect(elapsed).toBeLessThan(1_000)
+    for (let i = 1_000; i < 1_000 + count; i++) v.depositAddress(i)
+    const vaultMs = performance.now() - started
+    const naiveStarted = performance.now()
+    for (let i = 1_000; i < 1_000 + count; i++)
+      mnemonicToAccount(SANDBOX_DEPOSIT_MNEMONIC, { addressIndex: i })
+    const naiveMs = performance.now() - naiveStarted
+    console.log(
+      `KeyVault: seed + ${count} derivations ${vaultMs.toFixed(0)} ms, naive ${naiveMs.toFixed(0)} ms`
+    )
+    expect(vaultMs / naiveMs).toBeLessThan(0.6)
   })
 
   it("refuses an index outside the non-hardened BIP-32 range", () => {
