@@ -10,7 +10,8 @@ import type { DepositRequestStatus, PayerPolicyMode, RecoveryReason } from "../s
  * unsolicited, verification, wallet binding, recoveries, the attention object, settlement details) is a fact in
  * context beside the status. Amounts are base-unit strings with BigInt arithmetic only, so the snapshot stays JSON.
  *
- * Bump MACHINE_VERSION when a change alters the shape of persisted snapshots, and add a snapshot migration.
+ * Bump MACHINE_VERSION when a change alters the shape of persisted snapshots, and add the SQL migration that rewrites
+ * the stored ones (infra/decisions/0021).
  */
 export const MACHINE_VERSION = 1
 

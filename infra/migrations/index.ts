@@ -67,7 +67,7 @@ export const migrations = {
 }
 
 /**
- * Runs the migrations not yet recorded, in order, in one transaction. The same migrator as the service's
- * (`services/Database.ts` builds it the same way), for tooling that may not import services.
+ * Runs the migrations not yet recorded, in order, in one transaction: the service's (`services/platform/Database.ts`)
+ * and the tooling's, which may not import services.
  */
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations) })

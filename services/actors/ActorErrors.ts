@@ -7,7 +7,7 @@ export class SnapshotVersionError extends Data.TaggedError("SnapshotVersionError
   readonly expected: number
 }> {
   override get message() {
-    return `deposit request ${this.depositRequestId} has a snapshot of machine version ${this.found}, this build runs ${this.expected}; deploy a snapshot migration for ${this.found} → ${this.expected} (machines/snapshotMigrations.ts) before this build, see the README`
+    return `deposit request ${this.depositRequestId} has a snapshot of machine version ${this.found}, this build runs ${this.expected}; deploy the SQL migration that rewrites version ${this.found} snapshots to ${this.expected} (infra/migrations) before this build, see infra/decisions/0021`
   }
 }
 

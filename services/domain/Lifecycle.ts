@@ -1,8 +1,8 @@
 import { Schema } from "effect"
 
 /**
- * The deposit request statuses: the top-level states of the lifecycle machine, which declares its states
- * against this list (`satisfies Record<DepositRequestStatus, …>`), so the two cannot drift apart.
+ * The deposit request statuses: the top-level states of the lifecycle machine. `machines/step.ts` holds the two
+ * to the same set at compile time (`sameStatuses`), so they cannot drift apart.
  */
 export const depositRequestStatuses = [
   "awaiting_payer",

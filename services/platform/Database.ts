@@ -1,14 +1,13 @@
-import { Migrator } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
-import { migrations } from "../../infra/migrations"
+import { migrate } from "../../infra/migrations"
 import { embeddedPaths, serveEmbeddedPostgres, socketAnswers } from "./EmbeddedPostgres"
 import { dataDir, databaseUrl } from "./Settings"
 
 // pg hands int8 and numeric back as strings, so amounts never pass through a float on the way in.
 
 /** Runs the migrations in order; each is recorded in `effect_sql_migrations`. */
-export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations) })
+export { migrate }
 
 /**
  * The SQL client: real PostgreSQL when `DATABASE_URL` is set, else the embedded PGlite under `DATA_DIR`,
