@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { ActorHost } from "../actors/ActorHost"
-import { Lease } from "../platform/Lease"
+import { runWorker } from "../platform/Worker"
 
 /** How often the scheduler looks for deadlines that passed. */
 export const SCHEDULER_INTERVAL = Duration.seconds(1)
@@ -27,13 +27,11 @@ export const sweepDeadlines = Effect.gen(function* () {
   return due.length
 })
 
-export const SchedulerLive = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const lease = yield* Lease
-    const sweep = sweepDeadlines.pipe(
-      Effect.catchAllCause((cause) => Effect.logError("deadline sweep failed", cause)),
-      Effect.repeat(Schedule.spaced(SCHEDULER_INTERVAL))
-    )
-    yield* Effect.forkScoped(lease.whileHolding("scheduler", Effect.asVoid(sweep)))
-  })
-)
+/** The deadline sweep, one instance at a time under the `scheduler` lease. */
+export const SchedulerLive = runWorker({
+  name: "Deadlines.sweep",
+  lease: "scheduler",
+  step: sweepDeadlines,
+  every: SCHEDULER_INTERVAL,
+  failure: "deadline sweep failed"
+})
