@@ -49,5 +49,3 @@ export const MerchantResourcesLive = Layer.mergeAll(
   Issuers.Default,
   PayoutAddresses.Default
 )
-/** The name `src/Server.ts` and the test support wire (from before "records" were called resources). */
-export const MerchantRecordsLive = MerchantResourcesLive
