@@ -17,7 +17,7 @@ import { Ids } from "../services/platform/Ids"
 import { KeyVault } from "../services/chain/KeyVault"
 import { Lease } from "../services/platform/Lease"
 import { PayerFlow } from "../services/payer/PayerFlow"
-import { MerchantResourcesLive } from "../services/merchants/MerchantResources"
+import { MerchantRecordsLive } from "../services/merchants/MerchantResources"
 import { DepositRequestLedger } from "../services/depositRequests/DepositRequestLedger"
 import { RateLimiter } from "../services/platform/RateLimiter"
 import { Reconciliation } from "../services/depositRequests/Reconciliation"
@@ -126,7 +126,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     DepositRequestLedger.layer,
     Reconciliation.layer,
     Lease.layer,
-    MerchantResourcesLive,
+    MerchantRecordsLive,
     WebhookEndpoints.layer,
     WebhookSenderLive,
     PayerFlow.layer

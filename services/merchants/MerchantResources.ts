@@ -49,3 +49,5 @@ export const MerchantResourcesLive = Layer.mergeAll(
   Issuers.Default,
   PayoutAddresses.Default
 )
+/** The name `src/Server.ts` and the test support wire (from before "records" were called resources). */
+export const MerchantRecordsLive = MerchantResourcesLive

@@ -6,7 +6,7 @@ import { DepositRequests } from "../../services/depositRequests/DepositRequests"
 import { LifecycleBodiesLive } from "../../services/depositRequests/LifecycleBodiesLive"
 import { Ids } from "../../services/platform/Ids"
 import { Inspector } from "../../services/actors/StepInspector"
-import { MerchantResourcesLive } from "../../services/merchants/MerchantResources"
+import { MerchantRecordsLive } from "../../services/merchants/MerchantResources"
 import { Metrics } from "../../services/platform/Metrics"
 import { type AppConfigShape, settingsLayer } from "../../src/Config"
 import { MessagingLive } from "../../src/Ports"
@@ -16,7 +16,7 @@ import { MessagingLive } from "../../src/Ports"
  * benchmarks that step actors without HTTP.
  */
 export const actorHostLayer = (databaseUrl: string, config: Partial<AppConfigShape> = {}) =>
-  Layer.mergeAll(DepositRequests.layer, MerchantResourcesLive).pipe(
+  Layer.mergeAll(DepositRequests.layer, MerchantRecordsLive).pipe(
     Layer.provideMerge(ActorHost.layer),
     Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.silent, LifecycleBodiesLive)),
     // The bus and the event stream as the composition root chooses them (`NATS_URL`).

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Customers, Issuers, PayoutAddresses } from "../../../services/merchants/MerchantResources"
-import type { ResourceStore, StoredResource } from "../../../services/merchants/ResourceStore"
+import type { RecordStore, StoredRecord } from "../../../services/merchants/ResourceStore"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"
@@ -9,20 +9,20 @@ import { formatTimestamp } from "../../../services/domain/Timestamp"
 import { type IdPrefix, type ResourceName, toId, uuidFromId } from "../../../services/domain/PrefixedId"
 
 const str = (v: unknown) => (typeof v === "string" ? v : null)
-const stamps = (row: StoredResource) => ({
+const stamps = (row: StoredRecord) => ({
   metadata: (row.metadata ?? {}) as Record<string, string>,
   created_at: formatTimestamp(row.created_at),
   updated_at: formatTimestamp(row.updated_at)
 })
 
-const customerWire = (row: StoredResource) => ({
+const customerWire = (row: StoredRecord) => ({
   id: toId("cus", row.id) as string,
   name: String(row.name),
   email: str(row.email),
   description: str(row.description),
   ...stamps(row)
 })
-const issuerWire = (row: StoredResource) => ({
+const issuerWire = (row: StoredRecord) => ({
   id: toId("iss", row.id) as string,
   display_name: String(row.display_name),
   legal_name: str(row.legal_name),
@@ -30,7 +30,7 @@ const issuerWire = (row: StoredResource) => ({
   support_url: str(row.support_url),
   ...stamps(row)
 })
-const payoutWire = (row: StoredResource) => ({
+const payoutWire = (row: StoredRecord) => ({
   id: toId("pa", row.id) as string,
   address: String(row.address),
   label: str(row.label),
@@ -50,10 +50,10 @@ const columns = (body: Record<string, unknown>) => {
 
 /** The handlers every merchant record shares, over its store; ids in paths that are not this prefix are 404. */
 const recordHandlers = <W>(
-  store: ResourceStore,
+  store: RecordStore,
   prefix: IdPrefix,
   resource: ResourceName,
-  wire: (r: StoredResource) => W
+  wire: (r: StoredRecord) => W
 ) => {
   const uuidOr404 = (id: string) => {
     const uuid = uuidFromId(prefix, id)
