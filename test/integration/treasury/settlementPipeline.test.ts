@@ -36,13 +36,17 @@ let dataDir: string
 let client: pg.Client
 const payer = anvilDevAccount(5)
 
-const env = () =>
-  chainServiceEnv({
+const env = () => ({
+  ...chainServiceEnv({
     databaseUrl: db.url,
     rpcUrl: local.node.rpcUrl,
     token: local.token,
     dataDir
-  })
+  }),
+  // What is asserted is the re-send of the recorded bytes; on a loaded machine the restart can outlast the default
+  // replacement age, and a replacement (a new hash at the same nonce) is what chainFailures tests.
+  TRANSFER_REPLACE_AFTER_MS: "600000"
+})
 
 beforeAll(async () => {
   local = await startLocalChain()
