@@ -1,4 +1,5 @@
 import { Effect, Layer, Option } from "effect"
+import { Inspector, inspectUrlSetting } from "../services/actors/StepInspector"
 import { Bus, natsUrlSetting } from "../services/platform/Bus"
 import { EventStream } from "../services/platform/eventStream/EventStream"
 import { Mailer, mailerSettings } from "../services/platform/Mailer"
@@ -34,5 +35,13 @@ export const ObjectStoreLive = Layer.unwrapEffect(
       onNone: () => ObjectStore.embedded,
       onSome: (bucket) => ObjectStore.s3(bucket, settings)
     })
+  )
+)
+
+/** `INSPECT_URL`: every actor step streamed to that Stately inspector, else nowhere. */
+export const InspectorLive = Layer.unwrapEffect(
+  Effect.map(
+    inspectUrlSetting,
+    Option.match({ onNone: () => Inspector.silent, onSome: (url) => Inspector.webSocket(url) })
   )
 )

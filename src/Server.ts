@@ -11,13 +11,12 @@ import { CreditRelayLive } from "../services/chain/CreditRelay"
 import { ChangeFeed } from "../services/platform/ChangeFeed"
 import { DepositRequests } from "../services/depositRequests/DepositRequests"
 import { LifecycleBodiesLive } from "../services/depositRequests/LifecycleBodiesLive"
-import { Inspector } from "../services/actors/StepInspector"
 import { DatabaseLive } from "../services/platform/Database"
 import { Ids } from "../services/platform/Ids"
 import { KeyVault } from "../services/chain/KeyVault"
 import { Lease } from "../services/platform/Lease"
 import { PayerFlow } from "../services/payer/PayerFlow"
-import { MerchantRecordsLive } from "../services/merchants/MerchantResources"
+import { MerchantResourcesLive } from "../services/merchants/MerchantResources"
 import { DepositRequestLedger } from "../services/depositRequests/DepositRequestLedger"
 import { RateLimiter } from "../services/platform/RateLimiter"
 import { Reconciliation } from "../services/depositRequests/Reconciliation"
@@ -48,7 +47,7 @@ import { SandboxRoutesLive } from "./checkout/SandboxRoutes"
 import { PublicUrl } from "../services/platform/PublicUrl"
 import { Attachments } from "../services/merchants/Attachments"
 import { AttachmentSweeperLive } from "../services/merchants/AttachmentSweeper"
-import { MailerLive, MessagingLive, ObjectStoreLive } from "./Ports"
+import { InspectorLive, MailerLive, MessagingLive, ObjectStoreLive } from "./Ports"
 import { SignedLinks } from "../services/platform/objectStore/SignedLinks"
 import { spanProcessorOf, tracedBy, tracingSettings } from "./Tracing"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
@@ -117,31 +116,45 @@ export const HttpServerLive = Layer.unwrapEffect(
 /** The network webhook deliveries use: the system resolver and CAs (tests swap in a local receiver). */
 export const WebhookNetworkLive = Layer.mergeAll(WebhookResolver.live, WebhookTrust.system)
 
-/** The service's infrastructure: the database (embedded or real), then everything built on it. */
+/**
+ * The ports, each implementation chosen from the configuration (`src/Ports.ts`), over the webhook network. The
+ * services never read which implementation they talk to.
+ */
+const makePorts = (network: Layer.Layer<WebhookResolver | WebhookTrust>) =>
+  Layer.mergeAll(
+    MessagingLive,
+    MailerLive,
+    ObjectStoreLive.pipe(Layer.provide(SignedLinks.layer)),
+    InspectorLive,
+    LifecycleBodiesLive,
+    WebhookSenderLive.pipe(Layer.provide(WebhookUrlCheck.layer))
+  ).pipe(Layer.provideMerge(network))
+
+/**
+ * The services the handlers and workers use. Each declares its own dependencies; a layer named twice is built once
+ * (Effect memoizes layers by reference), so there is one actor host, one change feed and one set of metrics.
+ * Under them, the ports; under everything, the database (embedded or real).
+ */
 export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust> = WebhookNetworkLive) =>
   Layer.mergeAll(
-    Accounts.layer,
+    Accounts.Default,
+    Attachments.Default,
+    DepositRequests.Default,
+    DepositRequestLedger.Default,
+    MerchantResourcesLive,
+    PayerFlow.Default,
+    Reconciliation.Default,
+    WebhookEndpoints.Default,
     RateLimiter.layer,
-    DepositRequests.layer,
-    DepositRequestLedger.layer,
-    Reconciliation.layer,
+    ActorHost.Default,
+    ChainEndpoints.layer,
+    ChangeFeed.layer,
+    Ids.layer,
+    KeyVault.Default,
     Lease.layer,
-    MerchantRecordsLive,
-    WebhookEndpoints.layer,
-    WebhookSenderLive,
-    PayerFlow.layer
-  ).pipe(
-    Layer.provideMerge(Attachments.layer),
-    Layer.provideMerge(ObjectStoreLive),
-    Layer.provideMerge(SignedLinks.layer),
-    Layer.provideMerge(Layer.mergeAll(KeyVault.layer, MailerLive)),
-    Layer.provideMerge(WebhookUrlCheck.layer),
-    Layer.provideMerge(network),
-    Layer.provideMerge(ActorHost.layer),
-    Layer.provideMerge(Layer.mergeAll(ChangeFeed.layer, Inspector.layer, LifecycleBodiesLive)),
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, MessagingLive, Metrics.layer, ChainEndpoints.layer)),
-    Layer.provideMerge(DatabaseLive)
-  )
+    Metrics.layer,
+    SignedLinks.layer
+  ).pipe(Layer.provideMerge(makePorts(network)), Layer.provideMerge(DatabaseLive))
 
 export const ServicesLive = makeServices()
 

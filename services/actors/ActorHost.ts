@@ -234,7 +234,10 @@ const make = Effect.gen(function* () {
 })
 
 /** The actor host: steps requests' machines and commits what each step decides (README: the actor host). */
-export class ActorHost extends Effect.Service<ActorHost>()("deposits/ActorHost", { effect: make }) {
-  /** Needs its dependencies provided (the composition root wires them, with the lifecycle bodies' port). */
+export class ActorHost extends Effect.Service<ActorHost>()("deposits/ActorHost", {
+  effect: make,
+  dependencies: [ChangeFeed.layer, Ids.layer, Metrics.layer]
+}) {
+  /** The ports (lifecycle bodies, inspector, bus) and the database come from the composition root. */
   static readonly layer = ActorHost.Default
 }

@@ -1,5 +1,5 @@
 import { createWebSocketInspector } from "@statelyai/inspect"
-import { Config, Context, Effect, Layer, Option } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 import { depositRequestMachine } from "../../machines/DepositRequest"
 
 /** `INSPECT_URL`: the Stately inspector's WebSocket; unset, nothing is sent. */
@@ -15,32 +15,33 @@ export interface InspectorShape {
 const silent: InspectorShape = { created: () => {}, stepped: () => {} }
 
 /**
- * Streams every actor step to a Stately inspector over a WebSocket when `INSPECT_URL` is set. The host steps
- * actors with the pure `transition()`, so these are manual inspection events: actor, event, snapshot.
+ * The inspector port: every actor step streamed to a Stately inspector over a WebSocket, or nothing; the
+ * composition root chooses from `INSPECT_URL`. The host steps actors with the pure `transition()`, so these are
+ * manual inspection events: actor, event, snapshot.
  */
 export class Inspector extends Context.Tag("deposits/Inspector")<Inspector, InspectorShape>() {
+  /** Nothing is sent (no `INSPECT_URL`). */
   static readonly silent = Layer.succeed(Inspector, silent)
-  static readonly layer = Layer.scoped(
-    Inspector,
-    Effect.gen(function* () {
-      const inspectUrl = yield* inspectUrlSetting
-      if (Option.isNone(inspectUrl)) return silent
-      const url = inspectUrl.value
-      const inspector = yield* Effect.acquireRelease(
-        Effect.sync(() => createWebSocketInspector({ url, autoStart: true })),
-        (i) => Effect.sync(() => i.stop())
-      )
-      const definition = JSON.stringify(depositRequestMachine.config)
-      type Snapshot = NonNullable<Parameters<typeof inspector.actor>[1]>
-      yield* Effect.logInfo(`streaming actor steps to the Stately inspector at ${url}`)
-      return {
-        created: (actorId, snapshot) =>
-          inspector.actor(actorId, snapshot as Snapshot, { definition, rootId: actorId }),
-        stepped: (actorId, event, snapshot) => {
-          inspector.event(actorId, { ...event })
-          inspector.snapshot(actorId, snapshot as Snapshot, { event: { ...event } })
-        }
-      } satisfies InspectorShape
-    })
-  )
+  /** Every step to the Stately inspector listening at `url`. */
+  static readonly webSocket = (url: string) =>
+    Layer.scoped(
+      Inspector,
+      Effect.gen(function* () {
+        const inspector = yield* Effect.acquireRelease(
+          Effect.sync(() => createWebSocketInspector({ url, autoStart: true })),
+          (i) => Effect.sync(() => i.stop())
+        )
+        const definition = JSON.stringify(depositRequestMachine.config)
+        type Snapshot = NonNullable<Parameters<typeof inspector.actor>[1]>
+        yield* Effect.logInfo(`streaming actor steps to the Stately inspector at ${url}`)
+        return {
+          created: (actorId, snapshot) =>
+            inspector.actor(actorId, snapshot as Snapshot, { definition, rootId: actorId }),
+          stepped: (actorId, event, snapshot) => {
+            inspector.event(actorId, { ...event })
+            inspector.snapshot(actorId, snapshot as Snapshot, { event: { ...event } })
+          }
+        } satisfies InspectorShape
+      })
+    )
 }

@@ -123,7 +123,8 @@ export const makeCreditConsumer = Effect.gen(function* () {
 
 /** The consumer as a service: what CreditConsumerLive runs, and what benchmarks drive partition by partition. */
 export class CreditConsumer extends Effect.Service<CreditConsumer>()("deposits/CreditConsumer", {
-  effect: makeCreditConsumer
+  effect: makeCreditConsumer,
+  dependencies: [ActorHost.Default]
 }) {}
 
 /** Lease name of a credits partition. */

@@ -189,9 +189,10 @@ interface ListOptions {
 
 /** Merchants' deposit requests: create, read, list, update, resume (README: the deposit request API). */
 export class DepositRequests extends Effect.Service<DepositRequests>()("deposits/DepositRequests", {
-  effect: make
+  effect: make,
+  dependencies: [ActorHost.Default, ChangeFeed.layer, Ids.layer]
 }) {
-  /** Needs the actor host and the platform provided (the composition root wires them). */
+  /** The ports and the database come from the composition root. */
   static readonly layer = DepositRequests.Default
 }
 

@@ -193,8 +193,9 @@ const make = Effect.gen(function* () {
 })
 
 export class Reconciliation extends Effect.Service<Reconciliation>()("deposits/Reconciliation", {
-  effect: make
+  effect: make,
+  dependencies: [ChainEndpoints.layer]
 }) {
-  /** Needs the database and the chain's endpoints provided (the composition root wires them). */
+  /** The database comes from the composition root. */
   static readonly layer = Reconciliation.Default
 }

@@ -210,7 +210,7 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
       authenticate
     } as const
   }),
-  dependencies: [CredentialCache.Default]
+  dependencies: [CredentialCache.Default, Ids.layer]
 }) {
   static readonly layer = Accounts.Default
 }

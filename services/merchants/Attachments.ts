@@ -244,8 +244,8 @@ export class Attachments extends Effect.Service<Attachments>()("deposits/Attachm
       sweep
     } as const
   }),
-  dependencies: [AttachmentRows.Default]
+  dependencies: [AttachmentRows.Default, Ids.layer, SignedLinks.layer]
 }) {
-  /** The layer `src/Server.ts` wires by hand: the row store included, the rest of the graph from outside. */
+  /** The object store (a port) and the database come from the composition root. */
   static readonly layer = Attachments.Default
 }

@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import { Ids } from "../platform/Ids"
 import { makeResourceStore } from "./ResourceStore"
 
 /** Customers (`cus_`): deleted ones disappear from reads. */
@@ -10,7 +11,8 @@ export class Customers extends Effect.Service<Customers>()("deposits/Customers",
     resource: "customer",
     endColumn: "deleted_at",
     hideEnded: true
-  })
+  }),
+  dependencies: [Ids.layer]
 }) {
   static readonly layer = Customers.Default
 }
@@ -24,7 +26,8 @@ export class Issuers extends Effect.Service<Issuers>()("deposits/Issuers", {
     resource: "issuer",
     endColumn: "deleted_at",
     hideEnded: true
-  })
+  }),
+  dependencies: [Ids.layer]
 }) {
   static readonly layer = Issuers.Default
 }
@@ -38,7 +41,8 @@ export class PayoutAddresses extends Effect.Service<PayoutAddresses>()("deposits
     resource: "payout_address",
     endColumn: "disabled_at",
     hideEnded: false
-  })
+  }),
+  dependencies: [Ids.layer]
 }) {
   static readonly layer = PayoutAddresses.Default
 }

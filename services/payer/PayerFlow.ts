@@ -1,4 +1,8 @@
 import { Effect } from "effect"
+import { ActorHost } from "../actors/ActorHost"
+import { ChainEndpoints } from "../chain/ChainEndpoints"
+import { KeyVault } from "../chain/KeyVault"
+import { Ids } from "../platform/Ids"
 import { orDieOnSql } from "../platform/SqlFailure"
 import { makeMailboxProof } from "./MailboxProof"
 import { makeMerchantSessionProof } from "./MerchantSessionProof"
@@ -38,8 +42,16 @@ export class PayerFlow extends Effect.Service<PayerFlow>()("deposits/PayerFlow",
       )
     } as const
   }),
-  dependencies: [PayerView.Default, VerificationAttempts.Default, WalletAttestation.Default]
+  dependencies: [
+    PayerView.Default,
+    VerificationAttempts.Default,
+    WalletAttestation.Default,
+    ActorHost.Default,
+    ChainEndpoints.layer,
+    KeyVault.Default,
+    Ids.layer
+  ]
 }) {
-  /** The layer `src/Server.ts` wires by hand: the payer's phases included, the rest of the graph from outside. */
+  /** The mailer (a port) and the database come from the composition root. */
   static readonly layer = PayerFlow.Default
 }

@@ -88,6 +88,7 @@ export const payerViewOf = (row: PayerRow, config: Pick<ChainSettings, "serviceE
  * request id is the capability, and nothing private to the merchant is shown.
  */
 export class PayerView extends Effect.Service<PayerView>()("deposits/PayerView", {
+  dependencies: [Attachments.Default],
   effect: Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const config = yield* chainSettings

@@ -82,7 +82,8 @@ export class VerificationAttempts extends Effect.Service<VerificationAttempts>()
       })
 
       return { take, refuse, accept, drop } as const
-    })
+    }),
+    dependencies: [Ids.layer]
   }
 ) {}
 

@@ -123,5 +123,6 @@ export class WalletAttestation extends Effect.Service<WalletAttestation>()("depo
     })
 
     return { refusal } as const
-  })
+  }),
+  dependencies: [ChainEndpoints.layer]
 }) {}

@@ -102,8 +102,4 @@ const connectNats = (servers: string) =>
 export class Bus extends Context.Tag("deposits/Bus")<Bus, BusShape>() {
   static readonly inProcess = Layer.sync(Bus, inProcess)
   static readonly nats = (servers: string) => Layer.scoped(Bus, Effect.map(connectNats(servers), overNats))
-  /** The choice from `NATS_URL`, for tests that build services without the composition root. */
-  static readonly layer = Layer.unwrapEffect(
-    Effect.map(natsUrlSetting, Option.match({ onNone: () => Bus.inProcess, onSome: Bus.nats }))
-  )
 }

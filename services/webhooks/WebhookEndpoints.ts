@@ -247,8 +247,9 @@ const make = Effect.gen(function* () {
  * database, ids, the URL rules) come from the composition root.
  */
 export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("deposits/WebhookEndpoints", {
-  effect: make
+  effect: make,
+  dependencies: [Ids.layer, WebhookUrlCheck.layer]
 }) {
-  /** The layer `src/Server.ts` wires by hand. */
+  /** The resolver (a port) and the database come from the composition root. */
   static readonly layer = WebhookEndpoints.Default
 }

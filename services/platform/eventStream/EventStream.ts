@@ -29,15 +29,6 @@ export class EventStream extends Context.Tag("deposits/EventStream")<EventStream
       return yield* overJetStream(bus.nats.value)
     })
   )
-  /** JetStream when the bus is over NATS, else in process: for tests that build services without the root. */
-  static readonly layer = Layer.scoped(
-    EventStream,
-    Effect.gen(function* () {
-      const bus = yield* Bus
-      if (Option.isNone(bus.nats)) return traced(makeInProcessStream())
-      return yield* overJetStream(bus.nats.value)
-    })
-  )
 }
 
 const overJetStream = (nc: NatsConnection) =>

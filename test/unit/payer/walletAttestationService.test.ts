@@ -20,9 +20,9 @@ const statementFor = (over: Partial<Statement> = {}): Statement => ({
   ...over
 })
 
-/** The service over the default settings (sandbox) and the given chain access. */
+/** The service over the default settings (sandbox) and a twin of the chain access (not its own endpoints). */
 const attestationWith = (chain: Option.Option<ChainAccess>) =>
-  WalletAttestation.Default.pipe(
+  WalletAttestation.DefaultWithoutDependencies.pipe(
     Layer.provide(Layer.succeed(ChainEndpoints, chain)),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
   )
