@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { expect, layer } from "@effect/vitest"
+import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { typedData } from "../../../services/payer/WalletAttestation"
@@ -71,23 +71,26 @@ layer(sandboxLayer(), { timeout: 60_000 })("GET /v1/deposit-requests/{id}/verifi
     Effect.gen(function* () {
       const { api } = yield* Sandbox
       const { id, statuses } = yield* attempted
-      expect(statuses[0]).toBeGreaterThanOrEqual(400)
-      expect(statuses.slice(1)).toEqual([200, 200])
+      assert.isAtLeast(statuses[0]!, 400)
+      assert.deepStrictEqual(statuses.slice(1), [200, 200])
       const page = yield* Effect.promise(() =>
         api.call<Page>("GET", `/v1/deposit-requests/${id}/verification-attempts`)
       )
-      expect(page.status).toBe(200)
-      expect(page.body.next_cursor).toBeNull()
+      assert.strictEqual(page.status, 200)
+      assert.isNull(page.body.next_cursor)
       const attempts = page.body.verification_attempts
-      expect(attempts.map((a) => [a.kind, a.outcome])).toEqual([
-        ["wallet", "accepted"],
-        ["merchant_session", "accepted"],
-        ["merchant_session", "refused"]
-      ])
-      expect(attempts[0]!.wallet).toBe(payer.address)
-      expect(attempts[2]!.reason).toEqual(expect.any(String))
+      assert.deepStrictEqual(
+        attempts.map((a) => [a.kind, a.outcome]),
+        [
+          ["wallet", "accepted"],
+          ["merchant_session", "accepted"],
+          ["merchant_session", "refused"]
+        ]
+      )
+      assert.strictEqual(attempts[0]!.wallet, payer.address)
+      assert.isString(attempts[2]!.reason)
       for (const attempt of attempts) {
-        expect(Object.keys(attempt).sort()).toEqual([
+        assert.deepStrictEqual(Object.keys(attempt).sort(), [
           "attempted_at",
           "deposit_request_id",
           "id",
@@ -96,11 +99,11 @@ layer(sandboxLayer(), { timeout: 60_000 })("GET /v1/deposit-requests/{id}/verifi
           "reason",
           "wallet"
         ])
-        expect(attempt.id).toMatch(/^va_[0-9a-f-]{36}$/)
-        expect(attempt.deposit_request_id).toBe(id)
-        expect(attempt.attempted_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
+        assert.match(attempt.id, /^va_[0-9a-f-]{36}$/)
+        assert.strictEqual(attempt.deposit_request_id, id)
+        assert.match(attempt.attempted_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
       }
-      expect(JSON.stringify(page.body)).not.toMatch(/mss_|digest|code/)
+      assert.notMatch(JSON.stringify(page.body), /mss_|digest|code/)
     })
   )
 
@@ -115,12 +118,12 @@ layer(sandboxLayer(), { timeout: 60_000 })("GET /v1/deposit-requests/{id}/verifi
         const page = yield* Effect.promise(() =>
           api.call<Page>("GET", `/v1/deposit-requests/${id}/verification-attempts?${query}`)
         )
-        expect(page.body.verification_attempts.length).toBeLessThanOrEqual(1)
+        assert.isAtMost(page.body.verification_attempts.length, 1)
         seen.push(...page.body.verification_attempts.map((a) => a.id))
         cursor = page.body.next_cursor
       } while (cursor !== null)
-      expect(seen).toHaveLength(3)
-      expect(new Set(seen).size).toBe(3)
+      assert.lengthOf(seen, 3)
+      assert.strictEqual(new Set(seen).size, 3)
     })
   )
 
@@ -132,8 +135,8 @@ layer(sandboxLayer(), { timeout: 60_000 })("GET /v1/deposit-requests/{id}/verifi
         const answer = yield* Effect.promise(() =>
           other.call<{ error: { code: string } }>("GET", `/v1/deposit-requests/${path}/verification-attempts`)
         )
-        expect(answer.status).toBe(404)
-        expect(answer.body.error.code).toBe("deposit_request_not_found")
+        assert.strictEqual(answer.status, 404)
+        assert.strictEqual(answer.body.error.code, "deposit_request_not_found")
       }
     })
   )
