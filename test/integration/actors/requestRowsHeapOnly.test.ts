@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import pg from "pg"
-import { actorHostRuntime } from "../../support/ActorHostRuntime"
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import type pg from "pg"
 import { actorStepsInput, copyRequestRows } from "../../support/actorStepsInput"
-import { createTestDatabase } from "../../support/Database"
-import { createMerchant } from "../../support/Merchant"
+import { seededSqlSession } from "../../support/seededSqlSession"
 import { seedDepositRequest } from "../../support/seedDepositRequest"
 
 /**
@@ -13,45 +12,51 @@ import { seedDepositRequest } from "../../support/seedDepositRequest"
  * page has none and every such update moves the row and writes six index entries. Counted from the session's own
  * statistics (`pg_stat_xact_user_tables`): nothing is timed.
  */
-describe("request rows updated in place", () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>
-  let client: pg.Client
 
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    const accountId = (await createMerchant(db.url)).accountId.slice("acct_".length)
-    const runtime = actorHostRuntime(db.url)
-    await runtime.runPromise(seedDepositRequest(accountId))
-    await runtime.dispose()
-    client = new pg.Client({ connectionString: db.url })
-    await client.connect()
+class Session extends Context.Tag("test/Session")<Session, pg.Client>() {}
+
+/** One request seeded the production way, then copied 2,000 times straight in SQL, on a session kept open. */
+const SessionLive = Layer.scoped(
+  Session,
+  Effect.gen(function* () {
+    const { client } = yield* seededSqlSession(seedDepositRequest)
     // Pages filled as inserts fill them (to the fillfactor), with no dead rows a vacuum could make room from.
-    await client.query("alter table deposit_requests set (autovacuum_enabled = false)")
-    await copyRequestRows(client, 2000)
-  }, 60_000)
-  afterAll(async () => {
-    await client?.end()
-    await db?.drop()
+    yield* Effect.promise(() => client.query("alter table deposit_requests set (autovacuum_enabled = false)"))
+    yield* Effect.promise(() => copyRequestRows(client, 2000))
+    return client
   })
+)
 
-  it("keeps a step that changes no indexed column heap-only", async () => {
-    const input = await actorStepsInput(client, 8, { where: "deposit_address is null" })
-    expect(JSON.parse(input).requests).toHaveLength(8)
-    // The session's counts not yet reported include earlier statements': compare before and after, in one
-    // transaction (nothing is reported until it ends).
-    const counts = async () =>
-      (
-        await client.query<{ updated: string; hot: string }>(`
+/** The query on the session, as an effect. */
+const query = <R extends pg.QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
+  Effect.flatMap(Session, (client) => Effect.promise(() => client.query<R>(text, values as Array<unknown>)))
+
+// The live clock, as the seed had before: the requests are created at the real time.
+layer(SessionLive, { timeout: 60_000, excludeTestServices: true })("request rows updated in place", (it) => {
+  it.effect(
+    "keeps a step that changes no indexed column heap-only",
+    () =>
+      Effect.gen(function* () {
+        const input = yield* Effect.flatMap(Session, (client) =>
+          Effect.promise(() => actorStepsInput(client, 8, { where: "deposit_address is null" }))
+        )
+        assert.lengthOf(JSON.parse(input).requests, 8)
+        // The session's counts not yet reported include earlier statements': compare before and after, in one
+        // transaction (nothing is reported until it ends).
+        const counts = query<{ updated: string; hot: string }>(`
           select n_tup_upd::text as updated, n_tup_hot_upd::text as hot
-          from pg_stat_xact_user_tables where relname = 'deposit_requests'`)
-      ).rows[0]!
-    await client.query("begin")
-    const before = await counts()
-    const problems = await client.query("select * from apply_actor_steps_v2($1::jsonb)", [input])
-    const after = await counts()
-    await client.query("commit")
-    expect(problems.rows).toEqual([])
-    expect(Number(after.updated) - Number(before.updated)).toBe(8)
-    expect(Number(after.hot) - Number(before.hot)).toBe(8)
-  }, 60_000)
+          from pg_stat_xact_user_tables where relname = 'deposit_requests'`).pipe(
+          Effect.map((r) => r.rows[0]!)
+        )
+        yield* query("begin")
+        const before = yield* counts
+        const problems = yield* query("select * from apply_actor_steps_v2($1::jsonb)", [input])
+        const after = yield* counts
+        yield* query("commit")
+        assert.deepStrictEqual(problems.rows, [])
+        assert.strictEqual(Number(after.updated) - Number(before.updated), 8)
+        assert.strictEqual(Number(after.hot) - Number(before.hot), 8)
+      }),
+    60_000
+  )
 })
