@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto"
-import pg from "pg"
-import { v7 } from "uuid"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OpenApi } from "@effect/platform"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import type pg from "pg"
+import { v7 } from "uuid"
 import { Api } from "../../../src/Api"
-import { type MerchantClient, merchantClient } from "../../support/Api"
-import { createMerchant, type Merchant } from "../../support/Merchant"
-import { type RunningService, startService } from "../../support/Service"
+import type { MerchantClient } from "../../support/Api"
+import { pause } from "../../support/eventually"
+import { Sandbox, sandboxLayer } from "../../support/Sandbox"
+import { newMerchantClient, scopedPgClient } from "../../support/scopedResources"
 
 type Body = Record<string, unknown> & {
   id: string
@@ -14,22 +16,22 @@ type Body = Record<string, unknown> & {
 }
 type Page = Record<string, unknown> & { next_cursor: string | null }
 
-let service: RunningService
-let merchant: Merchant
-let api: MerchantClient
-let db: pg.Client
+/** A connection to the service's database, to look at rows the API no longer shows. */
+class Db extends Context.Tag("test/Db")<Db, pg.Client>() {}
 
-beforeAll(async () => {
-  service = await startService({ config: { rateLimitCapacity: 100_000 } })
-  merchant = await createMerchant(service.databaseUrl)
-  api = merchantClient(service, merchant)
-  db = new pg.Client({ connectionString: service.databaseUrl })
-  await db.connect()
-})
-afterAll(async () => {
-  await db?.end()
-  await service?.stop()
-})
+const ServiceLive = Layer.provideMerge(
+  Layer.scoped(
+    Db,
+    Effect.flatMap(Sandbox, ({ service }) => scopedPgClient(service.databaseUrl))
+  ),
+  sandboxLayer(() => ({ config: { rateLimitCapacity: 100_000 } }))
+)
+
+/** A JSON call as the sandbox's merchant. */
+const call = <T = Body>(...args: Parameters<MerchantClient["call"]>) =>
+  Effect.flatMap(Sandbox, ({ api }) => Effect.promise(() => api.call<T>(...args)))
+const query = (text: string, values: Array<unknown>) =>
+  Effect.flatMap(Db, (db) => Effect.promise(() => db.query(text, values)))
 
 const SECOND_PRECISION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/
 const CHECKSUMMED = "0x52908400098527886E0F7030069857D2E4169EE7"
@@ -37,15 +39,15 @@ let addressCounter = 1
 /** A fresh non-zero address, lowercase (the service checksums it). */
 const nextAddress = () => `0x${(addressCounter++).toString(16).padStart(40, "a")}`
 
-const expectInvalid = (res: { status: number; body: Body }, param?: string) => {
-  expect(res.status, JSON.stringify(res.body)).toBe(400)
-  expect(res.body.error.code).toBe("invalid_request")
+const assertInvalid = (res: { status: number; body: Body }, param?: string) => {
+  assert.strictEqual(res.status, 400, JSON.stringify(res.body))
+  assert.strictEqual(res.body.error.code, "invalid_request")
   if (param !== undefined)
-    expect(res.body.error.param ?? "", JSON.stringify(res.body)).toMatch(new RegExp(`^${param}`))
+    assert.match(res.body.error.param ?? "", new RegExp(`^${param}`), JSON.stringify(res.body))
 }
-const expectNotFound = (res: { status: number; body: Body }, code: string) => {
-  expect(res.status, JSON.stringify(res.body)).toBe(404)
-  expect(res.body.error.code).toBe(code)
+const assertNotFound = (res: { status: number; body: Body }, code: string) => {
+  assert.strictEqual(res.status, 404, JSON.stringify(res.body))
+  assert.strictEqual(res.body.error.code, code)
 }
 
 /** The three resources, described the same way so every shared rule runs on each. */
@@ -87,440 +89,555 @@ const resources = [
     end: "disable" as const
   }
 ]
+type Resource = (typeof resources)[number]
 
-describe.each(resources)("$name: shared rules", (r) => {
-  const create = (extra: Record<string, unknown> = {}) =>
-    api.call<Body>("POST", r.path, { ...r.minimal(), ...extra })
+/** An account of its own with 25 records of one resource, so its list holds exactly these. */
+class Listed extends Context.Tag("test/Listed")<
+  Listed,
+  { readonly own: MerchantClient; readonly made: ReadonlyArray<string> }
+>() {}
 
-  it("creates with 201, a prefixed id, empty metadata by default, second-precision timestamps", async () => {
-    const made = await create()
-    expect(made.status).toBe(201)
-    expect(made.body.id).toMatch(
-      new RegExp(`^${r.prefix}_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-    )
-    expect(made.body.metadata).toEqual({})
-    expect(made.body[r.nullable]).toBeNull()
-    expect(made.body.created_at).toMatch(SECOND_PRECISION)
-    expect(made.body.updated_at).toMatch(SECOND_PRECISION)
-    const read = await api.call<Body>("GET", `${r.path}/${made.body.id}`)
-    expect(read.status).toBe(200)
-    expect(read.body).toEqual(made.body)
-  })
-
-  it("rejects unknown fields, wrong types, malformed JSON, a missing JSON content type and control characters", async () => {
-    expectInvalid(await create({ surprise: 1 }), "surprise")
-    expectInvalid(await create({ metadata: "x" }), "metadata")
-    expectInvalid(await create({ [r.nullable]: 42 }), r.nullable)
-    expectInvalid(await api.call<Body>("POST", r.path, "{not json"))
-    expectInvalid(await api.call<Body>("POST", r.path, "[]"))
-    const plain = await service.request(r.path, {
-      method: "POST",
-      headers: merchant.headers("api_key", { "content-type": "text/plain" }),
-      body: JSON.stringify(r.minimal())
+const listedLayer = (r: Resource) =>
+  Layer.effect(
+    Listed,
+    Effect.gen(function* () {
+      const { service } = yield* Sandbox
+      const own = yield* newMerchantClient(service)
+      const made: Array<string> = []
+      for (let i = 0; i < 25; i++) {
+        const res = yield* Effect.promise(() => own.call<Body>("POST", r.path, r.minimal()))
+        assert.strictEqual(res.status, 201)
+        made.push(res.body.id)
+      }
+      return { own, made }
     })
-    expect(plain.status).toBe(400)
-    expectInvalid(await create({ [r.nullable]: "bell\u0007" }), r.nullable)
-    // tab, LF and CR are text, kept as sent
-    const kept = await create({ [r.nullable]: "line one\nline\ttwo\r" })
-    expect(kept.status).toBe(201)
-    expect(kept.body[r.nullable]).toBe("line one\nline\ttwo\r")
-  })
+  )
 
-  it("refuses a body above 64 KiB with 413", async () => {
-    const res = await api.call<Body>("POST", r.path, { ...r.minimal(), [r.nullable]: "x".repeat(70 * 1024) })
-    expect(res.status).toBe(413)
-    expect(res.body.error.code).toBe("payload_too_large")
-  })
+layer(ServiceLive, { timeout: 60_000 })((it) => {
+  for (const r of resources) {
+    describe(`${r.name}: shared rules`, () => {
+      const create = (extra: Record<string, unknown> = {}) =>
+        call("POST", r.path, { ...r.minimal(), ...extra })
 
-  it("enforces the metadata rules: 50 keys of up to 40 characters, string values up to 500, no controls", async () => {
-    const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`key_${i}`, "v"]))
-    const ok = await create({ metadata: { ...fifty } })
-    expect(ok.status).toBe(201)
-    expect(ok.body.metadata).toEqual(fifty)
-    expectInvalid(await create({ metadata: { ...fifty, one_more: "v" } }), "metadata")
-    expect((await create({ metadata: { ["k".repeat(40)]: "v".repeat(500) } })).status).toBe(201)
-    expectInvalid(await create({ metadata: { ["k".repeat(41)]: "v" } }), "metadata")
-    expectInvalid(await create({ metadata: { k: "v".repeat(501) } }), "metadata")
-    expectInvalid(await create({ metadata: { k: 1 } }), "metadata")
-    expectInvalid(await create({ metadata: { k: null } }), "metadata")
-    expectInvalid(await create({ metadata: { k: { nested: "x" } } }), "metadata")
-    expectInvalid(await create({ metadata: ["a"] }), "metadata")
-    expectInvalid(await create({ metadata: { "bad\u0001key": "v" } }), "metadata")
-    expectInvalid(await create({ metadata: { k: "bad\u001fvalue" } }), "metadata")
-    // multi-byte text counts characters, and line breaks are allowed in values
-    expect((await create({ metadata: { note: "é".repeat(500), lines: "a\nb" } })).status).toBe(201)
-  })
-
-  it("PATCH: omitted fields stay, null clears, metadata is replaced whole, updated_at moves, unknown fields refused", async () => {
-    const made = await create({ [r.nullable]: r.nullableValue, metadata: { a: "1", b: "2" } })
-    expect(made.status).toBe(201)
-    await new Promise((resolve) => setTimeout(resolve, 1100))
-    const meta = await api.call<Body>("PATCH", `${r.path}/${made.body.id}`, { metadata: { c: "3" } })
-    expect(meta.status).toBe(200)
-    expect(meta.body.metadata).toEqual({ c: "3" })
-    expect(meta.body[r.nullable]).toBe(r.nullableValue)
-    expect(meta.body.created_at).toBe(made.body.created_at)
-    expect(Date.parse(meta.body.updated_at as string)).toBeGreaterThan(
-      Date.parse(made.body.updated_at as string)
-    )
-
-    const empty = await api.call<Body>("PATCH", `${r.path}/${made.body.id}`, {})
-    expect(empty.status).toBe(200)
-    expect({ ...empty.body, updated_at: null }).toEqual({ ...meta.body, updated_at: null })
-
-    const cleared = await api.call<Body>("PATCH", `${r.path}/${made.body.id}`, {
-      [r.nullable]: null,
-      metadata: null
-    })
-    expect(cleared.status).toBe(200)
-    expect(cleared.body[r.nullable]).toBeNull()
-    expect(cleared.body.metadata).toEqual({})
-
-    expectInvalid(await api.call<Body>("PATCH", `${r.path}/${made.body.id}`, { nope: true }), "nope")
-    expectInvalid(await api.call<Body>("PATCH", `${r.path}/${made.body.id}`, { id: made.body.id }), "id")
-    expectInvalid(
-      await api.call<Body>("PATCH", `${r.path}/${made.body.id}`, { created_at: "2020-01-01T00:00:00Z" }),
-      "created_at"
-    )
-    expectInvalid(
-      await api.call<Body>("PATCH", `${r.path}/${made.body.id}`, { metadata: { k: "v".repeat(501) } }),
-      "metadata"
-    )
-    // a refused patch changes nothing
-    expect((await api.call<Body>("GET", `${r.path}/${made.body.id}`)).body).toEqual(cleared.body)
-  })
-
-  it("answers 404 <resource>_not_found for malformed, bare, wrong-prefix and unknown path ids on every id route", async () => {
-    const made = await create()
-    const uuid = made.body.id.slice(r.prefix.length + 1)
-    const otherPrefix = r.prefix === "cus" ? "iss" : "cus"
-    const bad = [
-      uuid,
-      `${otherPrefix}_${uuid}`,
-      `${r.prefix}_${uuid.toUpperCase()}`,
-      `${r.prefix}_${uuid.replaceAll("-", "")}`,
-      `${r.prefix}_not-a-uuid`,
-      `${r.prefix}_${v7()}`,
-      `${made.body.id}x`
-    ]
-    for (const id of bad) {
-      expectNotFound(await api.call<Body>("GET", `${r.path}/${encodeURIComponent(id)}`), r.notFound)
-      expectNotFound(
-        await api.call<Body>("PATCH", `${r.path}/${encodeURIComponent(id)}`, { metadata: { k: "v" } }),
-        r.notFound
+      it.effect(
+        "creates with 201, a prefixed id, empty metadata by default, second-precision timestamps",
+        () =>
+          Effect.gen(function* () {
+            const made = yield* create()
+            assert.strictEqual(made.status, 201)
+            assert.match(
+              made.body.id,
+              new RegExp(`^${r.prefix}_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+            )
+            assert.deepStrictEqual(made.body.metadata, {})
+            assert.isNull(made.body[r.nullable])
+            assert.match(made.body.created_at as string, SECOND_PRECISION)
+            assert.match(made.body.updated_at as string, SECOND_PRECISION)
+            const read = yield* call("GET", `${r.path}/${made.body.id}`)
+            assert.strictEqual(read.status, 200)
+            assert.deepStrictEqual(read.body, made.body)
+          })
       )
-      const end =
-        r.end === "DELETE"
-          ? await api.call<Body>("DELETE", `${r.path}/${encodeURIComponent(id)}`)
-          : await api.call<Body>("POST", `${r.path}/${encodeURIComponent(id)}/disable`)
-      expectNotFound(end, r.notFound)
-    }
-    // none of the probes touched the real one
-    expect((await api.call<Body>("GET", `${r.path}/${made.body.id}`)).body).toEqual(made.body)
-  })
-})
 
-describe.each(resources)("$name: lists", (r) => {
-  let own: MerchantClient
-  const made: Array<string> = []
-
-  beforeAll(async () => {
-    // an account of its own, so the list holds exactly these records
-    own = merchantClient(service, await createMerchant(service.databaseUrl))
-    for (let i = 0; i < 25; i++) {
-      const res = await own.call<Body>("POST", r.path, r.minimal())
-      expect(res.status).toBe(201)
-      made.push(res.body.id)
-    }
-  })
-
-  const page = (query = "") => own.call<Page & { error: Body["error"] }>("GET", `${r.path}${query}`)
-  const ids = (p: Page) => (p[r.plural] as Array<{ id: string }>).map((x) => x.id)
-
-  it("envelopes under the plural name, newest first, 20 by default, with next_cursor", async () => {
-    const first = await page()
-    expect(first.status).toBe(200)
-    expect(Object.keys(first.body).sort()).toEqual([r.plural, "next_cursor"].sort())
-    expect(ids(first.body)).toEqual([...made].reverse().slice(0, 20))
-    expect(first.body.next_cursor).toBe(made[5])
-  })
-
-  it("walks every page with starting_after and ends with a null cursor", async () => {
-    const seen: Array<string> = []
-    let cursor: string | null = null
-    let pages = 0
-    do {
-      const res = await page(`?limit=7${cursor ? `&starting_after=${cursor}` : ""}`)
-      expect(res.status).toBe(200)
-      seen.push(...ids(res.body))
-      cursor = res.body.next_cursor
-      pages++
-    } while (cursor !== null && pages < 10)
-    expect(pages).toBe(4)
-    expect(seen).toEqual([...made].reverse())
-    const exact = await page("?limit=25")
-    expect(ids(exact.body)).toHaveLength(25)
-    expect(exact.body.next_cursor).toBeNull()
-    const hundred = await page("?limit=100")
-    expect(hundred.status).toBe(200)
-    expect(hundred.body.next_cursor).toBeNull()
-    const one = await page("?limit=1")
-    expect(ids(one.body)).toEqual([made[24]])
-    expect(one.body.next_cursor).toBe(made[24])
-  })
-
-  it("refuses a limit outside 1..100 and a starting_after that is not a full id of this prefix", async () => {
-    for (const limit of ["0", "101", "-1", "1.5", "abc", ""]) {
-      expectInvalid((await page(`?limit=${limit}`)) as never, "limit")
-    }
-    const uuid = made[10]!.slice(r.prefix.length + 1)
-    const otherPrefix = r.prefix === "pa" ? "cus" : "pa"
-    for (const cursor of [
-      uuid,
-      `${otherPrefix}_${uuid}`,
-      `${r.prefix}_nope`,
-      `${r.prefix}_${uuid.toUpperCase()}`
-    ]) {
-      expectInvalid((await page(`?starting_after=${encodeURIComponent(cursor)}`)) as never, "starting_after")
-    }
-  })
-})
-
-describe("customers", () => {
-  it("requires a name, validates the email, keeps the name unclearable", async () => {
-    expectInvalid(await api.call<Body>("POST", "/v1/customers", {}), "name")
-    expectInvalid(await api.call<Body>("POST", "/v1/customers", { name: "" }), "name")
-    expectInvalid(await api.call<Body>("POST", "/v1/customers", { name: null }), "name")
-    for (const email of ["not-an-email", "a@", "@b.example", "a b@c.example", "a@b@c.example", ""]) {
-      expectInvalid(await api.call<Body>("POST", "/v1/customers", { name: "Ada", email }), "email")
-    }
-    const made = await api.call<Body>("POST", "/v1/customers", {
-      name: "Ada Lovelace",
-      email: "ada@example.com",
-      description: "Analyst",
-      metadata: { crm_id: "42" }
-    })
-    expect(made.status).toBe(201)
-    expect(made.body).toMatchObject({
-      name: "Ada Lovelace",
-      email: "ada@example.com",
-      description: "Analyst",
-      metadata: { crm_id: "42" }
-    })
-    expectInvalid(await api.call<Body>("PATCH", `/v1/customers/${made.body.id}`, { name: null }), "name")
-    expectInvalid(await api.call<Body>("PATCH", `/v1/customers/${made.body.id}`, { email: "nope" }), "email")
-    const patched = await api.call<Body>("PATCH", `/v1/customers/${made.body.id}`, {
-      email: null,
-      name: "Ada"
-    })
-    expect(patched.body).toMatchObject({ name: "Ada", email: null, description: "Analyst" })
-  })
-
-  it("deletes softly: 204, then 404 on read, patch and delete, gone from lists, row kept with deleted_at", async () => {
-    const made = await api.call<Body>("POST", "/v1/customers", { name: "Temp" })
-    const del = await api.call<Body>("DELETE", `/v1/customers/${made.body.id}`)
-    expect(del.status).toBe(204)
-    expect(del.body).toBeNull()
-    expectNotFound(await api.call<Body>("GET", `/v1/customers/${made.body.id}`), "customer_not_found")
-    expectNotFound(
-      await api.call<Body>("PATCH", `/v1/customers/${made.body.id}`, { name: "Back" }),
-      "customer_not_found"
-    )
-    expectNotFound(await api.call<Body>("DELETE", `/v1/customers/${made.body.id}`), "customer_not_found")
-    const list = await api.call<{ customers: Array<{ id: string }> }>("GET", "/v1/customers?limit=100")
-    expect(list.body.customers.map((c) => c.id)).not.toContain(made.body.id)
-    const row = await db.query("select name, deleted_at from customers where id = $1", [
-      made.body.id.slice(4)
-    ])
-    expect(row.rows[0]?.name).toBe("Temp")
-    expect(row.rows[0]?.deleted_at).toBeInstanceOf(Date)
-  })
-})
-
-describe("issuers", () => {
-  it("requires a display name of at most 100 characters and validates support email and https URL", async () => {
-    expectInvalid(await api.call<Body>("POST", "/v1/issuers", {}), "display_name")
-    expectInvalid(await api.call<Body>("POST", "/v1/issuers", { display_name: "" }), "display_name")
-    expectInvalid(
-      await api.call<Body>("POST", "/v1/issuers", { display_name: "x".repeat(101) }),
-      "display_name"
-    )
-    expect((await api.call<Body>("POST", "/v1/issuers", { display_name: "x".repeat(100) })).status).toBe(201)
-    for (const support_url of [
-      "http://acme.example",
-      "ftp://acme.example",
-      "acme.example",
-      "https://",
-      "https://a b.example"
-    ]) {
-      expectInvalid(
-        await api.call<Body>("POST", "/v1/issuers", { display_name: "Acme", support_url }),
-        "support_url"
+      it.effect(
+        "rejects unknown fields, wrong types, malformed JSON, a missing JSON content type and control characters",
+        () =>
+          Effect.gen(function* () {
+            const { service, merchant } = yield* Sandbox
+            assertInvalid(yield* create({ surprise: 1 }), "surprise")
+            assertInvalid(yield* create({ metadata: "x" }), "metadata")
+            assertInvalid(yield* create({ [r.nullable]: 42 }), r.nullable)
+            assertInvalid(yield* call("POST", r.path, "{not json"))
+            assertInvalid(yield* call("POST", r.path, "[]"))
+            const plain = yield* Effect.promise(() =>
+              service.request(r.path, {
+                method: "POST",
+                headers: merchant.headers("api_key", { "content-type": "text/plain" }),
+                body: JSON.stringify(r.minimal())
+              })
+            )
+            assert.strictEqual(plain.status, 400)
+            assertInvalid(yield* create({ [r.nullable]: "bell\u0007" }), r.nullable)
+            // tab, LF and CR are text, kept as sent
+            const kept = yield* create({ [r.nullable]: "line one\nline\ttwo\r" })
+            assert.strictEqual(kept.status, 201)
+            assert.strictEqual(kept.body[r.nullable], "line one\nline\ttwo\r")
+          })
       )
-    }
-    expectInvalid(
-      await api.call<Body>("POST", "/v1/issuers", { display_name: "Acme", support_email: "help" }),
-      "support_email"
-    )
-    const made = await api.call<Body>("POST", "/v1/issuers", {
-      display_name: "Acme",
-      legal_name: "Acme Books Ltd",
-      support_email: "help@acme.example",
-      support_url: "https://acme.example/help",
-      metadata: { region: "eu" }
-    })
-    expect(made.status).toBe(201)
-    expect(made.body).toMatchObject({
-      display_name: "Acme",
-      legal_name: "Acme Books Ltd",
-      support_email: "help@acme.example",
-      support_url: "https://acme.example/help",
-      metadata: { region: "eu" }
-    })
-    expectInvalid(
-      await api.call<Body>("PATCH", `/v1/issuers/${made.body.id}`, { display_name: null }),
-      "display_name"
-    )
-    expectInvalid(
-      await api.call<Body>("PATCH", `/v1/issuers/${made.body.id}`, { display_name: "y".repeat(101) }),
-      "display_name"
-    )
-    expectInvalid(
-      await api.call<Body>("PATCH", `/v1/issuers/${made.body.id}`, { support_url: "http://acme.example" }),
-      "support_url"
-    )
-    const patched = await api.call<Body>("PATCH", `/v1/issuers/${made.body.id}`, {
-      support_url: null,
-      support_email: null,
-      display_name: "Acme 2"
-    })
-    expect(patched.body).toMatchObject({
-      display_name: "Acme 2",
-      legal_name: "Acme Books Ltd",
-      support_email: null,
-      support_url: null,
-      metadata: { region: "eu" }
-    })
-  })
 
-  it("deletes softly: 204, then 404, gone from lists, and a deleted issuer cannot back a new deposit request", async () => {
-    const issuer = await api.call<Body>("POST", "/v1/issuers", { display_name: "Short-lived" })
-    const payout = await api.call<Body>("POST", "/v1/payout-addresses", { address: nextAddress() })
-    expect((await api.call("DELETE", `/v1/issuers/${issuer.body.id}`)).status).toBe(204)
-    expectNotFound(await api.call<Body>("GET", `/v1/issuers/${issuer.body.id}`), "issuer_not_found")
-    expectNotFound(await api.call<Body>("DELETE", `/v1/issuers/${issuer.body.id}`), "issuer_not_found")
-    const list = await api.call<{ issuers: Array<{ id: string }> }>("GET", "/v1/issuers?limit=100")
-    expect(list.body.issuers.map((c) => c.id)).not.toContain(issuer.body.id)
-    const row = await db.query("select deleted_at from issuers where id = $1", [issuer.body.id.slice(4)])
-    expect(row.rows[0]?.deleted_at).toBeInstanceOf(Date)
-    const refused = await api.call<Body>(
-      "POST",
-      "/v1/deposit-requests",
-      { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
-      { "idempotency-key": randomUUID() }
-    )
-    expect(refused.status).toBeGreaterThanOrEqual(400)
-    expect(refused.status).toBeLessThan(500)
-  })
-})
+      it.effect("refuses a body above 64 KiB with 413", () =>
+        Effect.gen(function* () {
+          const res = yield* call("POST", r.path, { ...r.minimal(), [r.nullable]: "x".repeat(70 * 1024) })
+          assert.strictEqual(res.status, 413)
+          assert.strictEqual(res.body.error.code, "payload_too_large")
+        })
+      )
 
-describe("payout addresses", () => {
-  it("accepts any letter case and answers EIP-55; refuses the zero address and malformed addresses", async () => {
-    for (const input of [CHECKSUMMED.toLowerCase(), `0x${CHECKSUMMED.slice(2).toUpperCase()}`, CHECKSUMMED]) {
-      const made = await api.call<Body>("POST", "/v1/payout-addresses", { address: input })
-      expect(made.status).toBe(201)
-      expect(made.body.address).toBe(CHECKSUMMED)
-      expect(made.body.disabled_at).toBeNull()
-    }
-    for (const address of [
-      `0x${"0".repeat(40)}`,
-      `0X${"0".repeat(40)}`,
-      "0x1234",
-      `0x${"g".repeat(40)}`,
-      CHECKSUMMED.slice(2),
-      `${CHECKSUMMED}00`,
-      ""
-    ]) {
-      expectInvalid(await api.call<Body>("POST", "/v1/payout-addresses", { address }), "address")
-    }
-    expectInvalid(await api.call<Body>("POST", "/v1/payout-addresses", {}), "address")
-    expectInvalid(await api.call<Body>("POST", "/v1/payout-addresses", { address: 5 }), "address")
-  })
+      it.effect(
+        "enforces the metadata rules: 50 keys of up to 40 characters, string values up to 500, no controls",
+        () =>
+          Effect.gen(function* () {
+            const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`key_${i}`, "v"]))
+            const ok = yield* create({ metadata: { ...fifty } })
+            assert.strictEqual(ok.status, 201)
+            assert.deepStrictEqual(ok.body.metadata, fifty)
+            assertInvalid(yield* create({ metadata: { ...fifty, one_more: "v" } }), "metadata")
+            assert.strictEqual(
+              (yield* create({ metadata: { ["k".repeat(40)]: "v".repeat(500) } })).status,
+              201
+            )
+            assertInvalid(yield* create({ metadata: { ["k".repeat(41)]: "v" } }), "metadata")
+            assertInvalid(yield* create({ metadata: { k: "v".repeat(501) } }), "metadata")
+            assertInvalid(yield* create({ metadata: { k: 1 } }), "metadata")
+            assertInvalid(yield* create({ metadata: { k: null } }), "metadata")
+            assertInvalid(yield* create({ metadata: { k: { nested: "x" } } }), "metadata")
+            assertInvalid(yield* create({ metadata: ["a"] }), "metadata")
+            assertInvalid(yield* create({ metadata: { "bad\u0001key": "v" } }), "metadata")
+            assertInvalid(yield* create({ metadata: { k: "bad\u001fvalue" } }), "metadata")
+            // multi-byte text counts characters, and line breaks are allowed in values
+            assert.strictEqual(
+              (yield* create({ metadata: { note: "é".repeat(500), lines: "a\nb" } })).status,
+              201
+            )
+          })
+      )
 
-  it("PATCH changes only label and metadata; sending address (even the same one) is 400 naming address", async () => {
-    const made = await api.call<Body>("POST", "/v1/payout-addresses", { address: CHECKSUMMED, label: "main" })
-    for (const address of [nextAddress(), CHECKSUMMED, null]) {
-      const res = await api.call<Body>("PATCH", `/v1/payout-addresses/${made.body.id}`, {
-        address,
-        label: "x"
+      it.effect(
+        "PATCH: omitted fields stay, null clears, metadata is replaced whole, updated_at moves, unknown fields refused",
+        () =>
+          Effect.gen(function* () {
+            const made = yield* create({ [r.nullable]: r.nullableValue, metadata: { a: "1", b: "2" } })
+            assert.strictEqual(made.status, 201)
+            yield* pause(1100)
+            const meta = yield* call("PATCH", `${r.path}/${made.body.id}`, { metadata: { c: "3" } })
+            assert.strictEqual(meta.status, 200)
+            assert.deepStrictEqual(meta.body.metadata, { c: "3" })
+            assert.strictEqual(meta.body[r.nullable], r.nullableValue)
+            assert.strictEqual(meta.body.created_at, made.body.created_at)
+            assert.isAbove(
+              Date.parse(meta.body.updated_at as string),
+              Date.parse(made.body.updated_at as string)
+            )
+
+            const empty = yield* call("PATCH", `${r.path}/${made.body.id}`, {})
+            assert.strictEqual(empty.status, 200)
+            assert.deepStrictEqual({ ...empty.body, updated_at: null }, { ...meta.body, updated_at: null })
+
+            const cleared = yield* call("PATCH", `${r.path}/${made.body.id}`, {
+              [r.nullable]: null,
+              metadata: null
+            })
+            assert.strictEqual(cleared.status, 200)
+            assert.isNull(cleared.body[r.nullable])
+            assert.deepStrictEqual(cleared.body.metadata, {})
+
+            assertInvalid(yield* call("PATCH", `${r.path}/${made.body.id}`, { nope: true }), "nope")
+            assertInvalid(yield* call("PATCH", `${r.path}/${made.body.id}`, { id: made.body.id }), "id")
+            assertInvalid(
+              yield* call("PATCH", `${r.path}/${made.body.id}`, { created_at: "2020-01-01T00:00:00Z" }),
+              "created_at"
+            )
+            assertInvalid(
+              yield* call("PATCH", `${r.path}/${made.body.id}`, { metadata: { k: "v".repeat(501) } }),
+              "metadata"
+            )
+            // a refused patch changes nothing
+            assert.deepStrictEqual((yield* call("GET", `${r.path}/${made.body.id}`)).body, cleared.body)
+          })
+      )
+
+      it.effect(
+        "answers 404 <resource>_not_found for malformed, bare, wrong-prefix and unknown path ids on every id route",
+        () =>
+          Effect.gen(function* () {
+            const made = yield* create()
+            const uuid = made.body.id.slice(r.prefix.length + 1)
+            const otherPrefix = r.prefix === "cus" ? "iss" : "cus"
+            const bad = [
+              uuid,
+              `${otherPrefix}_${uuid}`,
+              `${r.prefix}_${uuid.toUpperCase()}`,
+              `${r.prefix}_${uuid.replaceAll("-", "")}`,
+              `${r.prefix}_not-a-uuid`,
+              `${r.prefix}_${v7()}`,
+              `${made.body.id}x`
+            ]
+            for (const id of bad) {
+              assertNotFound(yield* call("GET", `${r.path}/${encodeURIComponent(id)}`), r.notFound)
+              assertNotFound(
+                yield* call("PATCH", `${r.path}/${encodeURIComponent(id)}`, { metadata: { k: "v" } }),
+                r.notFound
+              )
+              const end =
+                r.end === "DELETE"
+                  ? yield* call("DELETE", `${r.path}/${encodeURIComponent(id)}`)
+                  : yield* call("POST", `${r.path}/${encodeURIComponent(id)}/disable`)
+              assertNotFound(end, r.notFound)
+            }
+            // none of the probes touched the real one
+            assert.deepStrictEqual((yield* call("GET", `${r.path}/${made.body.id}`)).body, made.body)
+          })
+      )
+    })
+  }
+
+  for (const r of resources) {
+    it.layer(listedLayer(r), { timeout: 60_000 })(`${r.name}: lists`, (it) => {
+      const page = (query = "") =>
+        Effect.flatMap(Listed, ({ own }) =>
+          Effect.promise(() => own.call<Page & { error: Body["error"] }>("GET", `${r.path}${query}`))
+        )
+      const ids = (p: Page) => (p[r.plural] as Array<{ id: string }>).map((x) => x.id)
+
+      it.effect("envelopes under the plural name, newest first, 20 by default, with next_cursor", () =>
+        Effect.gen(function* () {
+          const { made } = yield* Listed
+          const first = yield* page()
+          assert.strictEqual(first.status, 200)
+          assert.deepStrictEqual(Object.keys(first.body).sort(), [r.plural, "next_cursor"].sort())
+          assert.deepStrictEqual(ids(first.body), [...made].reverse().slice(0, 20))
+          assert.strictEqual(first.body.next_cursor, made[5])
+        })
+      )
+
+      it.effect("walks every page with starting_after and ends with a null cursor", () =>
+        Effect.gen(function* () {
+          const { made } = yield* Listed
+          const seen: Array<string> = []
+          let cursor: string | null = null
+          let pages = 0
+          do {
+            const res: { status: number; body: Page } = yield* page(
+              `?limit=7${cursor ? `&starting_after=${cursor}` : ""}`
+            )
+            assert.strictEqual(res.status, 200)
+            seen.push(...ids(res.body))
+            cursor = res.body.next_cursor
+            pages++
+          } while (cursor !== null && pages < 10)
+          assert.strictEqual(pages, 4)
+          assert.deepStrictEqual(seen, [...made].reverse())
+          const exact = yield* page("?limit=25")
+          assert.lengthOf(ids(exact.body), 25)
+          assert.isNull(exact.body.next_cursor)
+          const hundred = yield* page("?limit=100")
+          assert.strictEqual(hundred.status, 200)
+          assert.isNull(hundred.body.next_cursor)
+          const one = yield* page("?limit=1")
+          assert.deepStrictEqual(ids(one.body), [made[24]])
+          assert.strictEqual(one.body.next_cursor, made[24])
+        })
+      )
+
+      it.effect(
+        "refuses a limit outside 1..100 and a starting_after that is not a full id of this prefix",
+        () =>
+          Effect.gen(function* () {
+            const { made } = yield* Listed
+            for (const limit of ["0", "101", "-1", "1.5", "abc", ""]) {
+              assertInvalid((yield* page(`?limit=${limit}`)) as never, "limit")
+            }
+            const uuid = made[10]!.slice(r.prefix.length + 1)
+            const otherPrefix = r.prefix === "pa" ? "cus" : "pa"
+            for (const cursor of [
+              uuid,
+              `${otherPrefix}_${uuid}`,
+              `${r.prefix}_nope`,
+              `${r.prefix}_${uuid.toUpperCase()}`
+            ]) {
+              assertInvalid(
+                (yield* page(`?starting_after=${encodeURIComponent(cursor)}`)) as never,
+                "starting_after"
+              )
+            }
+          })
+      )
+    })
+  }
+
+  describe("customers", () => {
+    it.effect("requires a name, validates the email, keeps the name unclearable", () =>
+      Effect.gen(function* () {
+        assertInvalid(yield* call("POST", "/v1/customers", {}), "name")
+        assertInvalid(yield* call("POST", "/v1/customers", { name: "" }), "name")
+        assertInvalid(yield* call("POST", "/v1/customers", { name: null }), "name")
+        for (const email of ["not-an-email", "a@", "@b.example", "a b@c.example", "a@b@c.example", ""]) {
+          assertInvalid(yield* call("POST", "/v1/customers", { name: "Ada", email }), "email")
+        }
+        const made = yield* call("POST", "/v1/customers", {
+          name: "Ada Lovelace",
+          email: "ada@example.com",
+          description: "Analyst",
+          metadata: { crm_id: "42" }
+        })
+        assert.strictEqual(made.status, 201)
+        assert.deepInclude(made.body, {
+          name: "Ada Lovelace",
+          email: "ada@example.com",
+          description: "Analyst",
+          metadata: { crm_id: "42" }
+        })
+        assertInvalid(yield* call("PATCH", `/v1/customers/${made.body.id}`, { name: null }), "name")
+        assertInvalid(yield* call("PATCH", `/v1/customers/${made.body.id}`, { email: "nope" }), "email")
+        const patched = yield* call("PATCH", `/v1/customers/${made.body.id}`, {
+          email: null,
+          name: "Ada"
+        })
+        assert.deepInclude(patched.body, { name: "Ada", email: null, description: "Analyst" })
       })
-      expectInvalid(res, "address")
-      expect(res.body.error.message).toMatch(/address/)
-    }
-    const patched = await api.call<Body>("PATCH", `/v1/payout-addresses/${made.body.id}`, {
-      label: "renamed",
-      metadata: { desk: "ops" }
-    })
-    expect(patched.status).toBe(200)
-    expect(patched.body).toMatchObject({ address: CHECKSUMMED, label: "renamed", metadata: { desk: "ops" } })
-    const cleared = await api.call<Body>("PATCH", `/v1/payout-addresses/${made.body.id}`, { label: null })
-    expect(cleared.body).toMatchObject({ address: CHECKSUMMED, label: null, metadata: { desk: "ops" } })
-    expectInvalid(
-      await api.call<Body>("PATCH", `/v1/payout-addresses/${made.body.id}`, {
-        disabled_at: "2020-01-01T00:00:00Z"
-      }),
-      "disabled_at"
+    )
+
+    it.effect(
+      "deletes softly: 204, then 404 on read, patch and delete, gone from lists, row kept with deleted_at",
+      () =>
+        Effect.gen(function* () {
+          const made = yield* call("POST", "/v1/customers", { name: "Temp" })
+          const del = yield* call("DELETE", `/v1/customers/${made.body.id}`)
+          assert.strictEqual(del.status, 204)
+          assert.isNull(del.body)
+          assertNotFound(yield* call("GET", `/v1/customers/${made.body.id}`), "customer_not_found")
+          assertNotFound(
+            yield* call("PATCH", `/v1/customers/${made.body.id}`, { name: "Back" }),
+            "customer_not_found"
+          )
+          assertNotFound(yield* call("DELETE", `/v1/customers/${made.body.id}`), "customer_not_found")
+          const list = yield* call<{ customers: Array<{ id: string }> }>("GET", "/v1/customers?limit=100")
+          assert.notInclude(
+            list.body.customers.map((c) => c.id),
+            made.body.id
+          )
+          const row = yield* query("select name, deleted_at from customers where id = $1", [
+            made.body.id.slice(4)
+          ])
+          assert.strictEqual(row.rows[0]?.name, "Temp")
+          assert.instanceOf(row.rows[0]?.deleted_at, Date)
+        })
     )
   })
 
-  it("disables with 200 and disabled_at; stays readable, listed and patchable; disabling again keeps the first time", async () => {
-    const made = await api.call<Body>("POST", "/v1/payout-addresses", { address: nextAddress() })
-    const disabled = await api.call<Body>("POST", `/v1/payout-addresses/${made.body.id}/disable`)
-    expect(disabled.status).toBe(200)
-    expect(disabled.body.disabled_at).toMatch(SECOND_PRECISION)
-    expect(disabled.body.address).toBe(made.body.address)
-    const read = await api.call<Body>("GET", `/v1/payout-addresses/${made.body.id}`)
-    expect(read.status).toBe(200)
-    expect(read.body.disabled_at).toBe(disabled.body.disabled_at)
-    const list = await api.call<{ payout_addresses: Array<{ id: string; disabled_at: string | null }> }>(
-      "GET",
-      "/v1/payout-addresses?limit=100"
+  describe("issuers", () => {
+    it.effect(
+      "requires a display name of at most 100 characters and validates support email and https URL",
+      () =>
+        Effect.gen(function* () {
+          assertInvalid(yield* call("POST", "/v1/issuers", {}), "display_name")
+          assertInvalid(yield* call("POST", "/v1/issuers", { display_name: "" }), "display_name")
+          assertInvalid(yield* call("POST", "/v1/issuers", { display_name: "x".repeat(101) }), "display_name")
+          assert.strictEqual(
+            (yield* call("POST", "/v1/issuers", { display_name: "x".repeat(100) })).status,
+            201
+          )
+          for (const support_url of [
+            "http://acme.example",
+            "ftp://acme.example",
+            "acme.example",
+            "https://",
+            "https://a b.example"
+          ]) {
+            assertInvalid(
+              yield* call("POST", "/v1/issuers", { display_name: "Acme", support_url }),
+              "support_url"
+            )
+          }
+          assertInvalid(
+            yield* call("POST", "/v1/issuers", { display_name: "Acme", support_email: "help" }),
+            "support_email"
+          )
+          const made = yield* call("POST", "/v1/issuers", {
+            display_name: "Acme",
+            legal_name: "Acme Books Ltd",
+            support_email: "help@acme.example",
+            support_url: "https://acme.example/help",
+            metadata: { region: "eu" }
+          })
+          assert.strictEqual(made.status, 201)
+          assert.deepInclude(made.body, {
+            display_name: "Acme",
+            legal_name: "Acme Books Ltd",
+            support_email: "help@acme.example",
+            support_url: "https://acme.example/help",
+            metadata: { region: "eu" }
+          })
+          assertInvalid(
+            yield* call("PATCH", `/v1/issuers/${made.body.id}`, { display_name: null }),
+            "display_name"
+          )
+          assertInvalid(
+            yield* call("PATCH", `/v1/issuers/${made.body.id}`, { display_name: "y".repeat(101) }),
+            "display_name"
+          )
+          assertInvalid(
+            yield* call("PATCH", `/v1/issuers/${made.body.id}`, { support_url: "http://acme.example" }),
+            "support_url"
+          )
+          const patched = yield* call("PATCH", `/v1/issuers/${made.body.id}`, {
+            support_url: null,
+            support_email: null,
+            display_name: "Acme 2"
+          })
+          assert.deepInclude(patched.body, {
+            display_name: "Acme 2",
+            legal_name: "Acme Books Ltd",
+            support_email: null,
+            support_url: null,
+            metadata: { region: "eu" }
+          })
+        })
     )
-    expect(list.body.payout_addresses.find((p) => p.id === made.body.id)?.disabled_at).toBe(
-      disabled.body.disabled_at
+
+    it.effect(
+      "deletes softly: 204, then 404, gone from lists, and a deleted issuer cannot back a new deposit request",
+      () =>
+        Effect.gen(function* () {
+          const issuer = yield* call("POST", "/v1/issuers", { display_name: "Short-lived" })
+          const payout = yield* call("POST", "/v1/payout-addresses", { address: nextAddress() })
+          assert.strictEqual((yield* call("DELETE", `/v1/issuers/${issuer.body.id}`)).status, 204)
+          assertNotFound(yield* call("GET", `/v1/issuers/${issuer.body.id}`), "issuer_not_found")
+          assertNotFound(yield* call("DELETE", `/v1/issuers/${issuer.body.id}`), "issuer_not_found")
+          const list = yield* call<{ issuers: Array<{ id: string }> }>("GET", "/v1/issuers?limit=100")
+          assert.notInclude(
+            list.body.issuers.map((c) => c.id),
+            issuer.body.id
+          )
+          const row = yield* query("select deleted_at from issuers where id = $1", [issuer.body.id.slice(4)])
+          assert.instanceOf(row.rows[0]?.deleted_at, Date)
+          const refused = yield* call(
+            "POST",
+            "/v1/deposit-requests",
+            { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
+            { "idempotency-key": randomUUID() }
+          )
+          assert.isAtLeast(refused.status, 400)
+          assert.isBelow(refused.status, 500)
+        })
     )
-    await new Promise((resolve) => setTimeout(resolve, 1100))
-    const again = await api.call<Body>("POST", `/v1/payout-addresses/${made.body.id}/disable`)
-    expect(again.status).toBe(200)
-    expect(again.body.disabled_at).toBe(disabled.body.disabled_at)
-    const relabelled = await api.call<Body>("PATCH", `/v1/payout-addresses/${made.body.id}`, { label: "old" })
-    expect(relabelled.status).toBe(200)
-    expect(relabelled.body.disabled_at).toBe(disabled.body.disabled_at)
-    // payout addresses are disabled, never deleted
-    expect((await api.call("DELETE", `/v1/payout-addresses/${made.body.id}`)).status).toBe(405)
   })
 
-  it("refuses a disabled payout address for a new deposit request, naming payout_address_id", async () => {
-    const issuer = await api.call<Body>("POST", "/v1/issuers", { display_name: "Acme" })
-    const payout = await api.call<Body>("POST", "/v1/payout-addresses", { address: nextAddress() })
-    const usable = await api.call<Body>(
-      "POST",
-      "/v1/deposit-requests",
-      { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
-      { "idempotency-key": randomUUID() }
+  describe("payout addresses", () => {
+    it.effect(
+      "accepts any letter case and answers EIP-55; refuses the zero address and malformed addresses",
+      () =>
+        Effect.gen(function* () {
+          for (const input of [
+            CHECKSUMMED.toLowerCase(),
+            `0x${CHECKSUMMED.slice(2).toUpperCase()}`,
+            CHECKSUMMED
+          ]) {
+            const made = yield* call("POST", "/v1/payout-addresses", { address: input })
+            assert.strictEqual(made.status, 201)
+            assert.strictEqual(made.body.address, CHECKSUMMED)
+            assert.isNull(made.body.disabled_at)
+          }
+          for (const address of [
+            `0x${"0".repeat(40)}`,
+            `0X${"0".repeat(40)}`,
+            "0x1234",
+            `0x${"g".repeat(40)}`,
+            CHECKSUMMED.slice(2),
+            `${CHECKSUMMED}00`,
+            ""
+          ]) {
+            assertInvalid(yield* call("POST", "/v1/payout-addresses", { address }), "address")
+          }
+          assertInvalid(yield* call("POST", "/v1/payout-addresses", {}), "address")
+          assertInvalid(yield* call("POST", "/v1/payout-addresses", { address: 5 }), "address")
+        })
     )
-    expect(usable.status).toBe(201)
-    expect((await api.call("POST", `/v1/payout-addresses/${payout.body.id}/disable`)).status).toBe(200)
-    const refused = await api.call<Body>(
-      "POST",
-      "/v1/deposit-requests",
-      { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
-      { "idempotency-key": randomUUID() }
+
+    it.effect(
+      "PATCH changes only label and metadata; sending address (even the same one) is 400 naming address",
+      () =>
+        Effect.gen(function* () {
+          const made = yield* call("POST", "/v1/payout-addresses", { address: CHECKSUMMED, label: "main" })
+          for (const address of [nextAddress(), CHECKSUMMED, null]) {
+            const res = yield* call("PATCH", `/v1/payout-addresses/${made.body.id}`, {
+              address,
+              label: "x"
+            })
+            assertInvalid(res, "address")
+            assert.match(res.body.error.message, /address/)
+          }
+          const patched = yield* call("PATCH", `/v1/payout-addresses/${made.body.id}`, {
+            label: "renamed",
+            metadata: { desk: "ops" }
+          })
+          assert.strictEqual(patched.status, 200)
+          assert.deepInclude(patched.body, {
+            address: CHECKSUMMED,
+            label: "renamed",
+            metadata: { desk: "ops" }
+          })
+          const cleared = yield* call("PATCH", `/v1/payout-addresses/${made.body.id}`, { label: null })
+          assert.deepInclude(cleared.body, { address: CHECKSUMMED, label: null, metadata: { desk: "ops" } })
+          assertInvalid(
+            yield* call("PATCH", `/v1/payout-addresses/${made.body.id}`, {
+              disabled_at: "2020-01-01T00:00:00Z"
+            }),
+            "disabled_at"
+          )
+        })
     )
-    expectInvalid(refused, "payout_address_id")
+
+    it.effect(
+      "disables with 200 and disabled_at; stays readable, listed and patchable; disabling again keeps the first time",
+      () =>
+        Effect.gen(function* () {
+          const made = yield* call("POST", "/v1/payout-addresses", { address: nextAddress() })
+          const disabled = yield* call("POST", `/v1/payout-addresses/${made.body.id}/disable`)
+          assert.strictEqual(disabled.status, 200)
+          assert.match(disabled.body.disabled_at as string, SECOND_PRECISION)
+          assert.strictEqual(disabled.body.address, made.body.address)
+          const read = yield* call("GET", `/v1/payout-addresses/${made.body.id}`)
+          assert.strictEqual(read.status, 200)
+          assert.strictEqual(read.body.disabled_at, disabled.body.disabled_at)
+          const list = yield* call<{ payout_addresses: Array<{ id: string; disabled_at: string | null }> }>(
+            "GET",
+            "/v1/payout-addresses?limit=100"
+          )
+          assert.strictEqual(
+            list.body.payout_addresses.find((p) => p.id === made.body.id)?.disabled_at,
+            disabled.body.disabled_at
+          )
+          yield* pause(1100)
+          const again = yield* call("POST", `/v1/payout-addresses/${made.body.id}/disable`)
+          assert.strictEqual(again.status, 200)
+          assert.strictEqual(again.body.disabled_at, disabled.body.disabled_at)
+          const relabelled = yield* call("PATCH", `/v1/payout-addresses/${made.body.id}`, { label: "old" })
+          assert.strictEqual(relabelled.status, 200)
+          assert.strictEqual(relabelled.body.disabled_at, disabled.body.disabled_at)
+          // payout addresses are disabled, never deleted
+          assert.strictEqual((yield* call("DELETE", `/v1/payout-addresses/${made.body.id}`)).status, 405)
+        })
+    )
+
+    it.effect("refuses a disabled payout address for a new deposit request, naming payout_address_id", () =>
+      Effect.gen(function* () {
+        const issuer = yield* call("POST", "/v1/issuers", { display_name: "Acme" })
+        const payout = yield* call("POST", "/v1/payout-addresses", { address: nextAddress() })
+        const usable = yield* call(
+          "POST",
+          "/v1/deposit-requests",
+          { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
+          { "idempotency-key": randomUUID() }
+        )
+        assert.strictEqual(usable.status, 201)
+        assert.strictEqual(
+          (yield* call("POST", `/v1/payout-addresses/${payout.body.id}/disable`)).status,
+          200
+        )
+        const refused = yield* call(
+          "POST",
+          "/v1/deposit-requests",
+          { amount: "1.000000", issuer_id: issuer.body.id, payout_address_id: payout.body.id },
+          { "idempotency-key": randomUUID() }
+        )
+        assertInvalid(refused, "payout_address_id")
+      })
+    )
   })
 })
 
+// The published description alone: no service needed.
 describe("the OpenAPI description", () => {
   const spec = OpenApi.fromApi(Api) as unknown as {
     paths: Record<string, Record<string, unknown>>
@@ -529,13 +646,13 @@ describe("the OpenAPI description", () => {
 
   it("has every merchant resource route", () => {
     const methods = (path: string) => Object.keys(spec.paths[path] ?? {}).sort()
-    expect(methods("/v1/customers")).toEqual(["get", "post"])
-    expect(methods("/v1/customers/{id}")).toEqual(["delete", "get", "patch"])
-    expect(methods("/v1/issuers")).toEqual(["get", "post"])
-    expect(methods("/v1/issuers/{id}")).toEqual(["delete", "get", "patch"])
-    expect(methods("/v1/payout-addresses")).toEqual(["get", "post"])
-    expect(methods("/v1/payout-addresses/{id}")).toEqual(["get", "patch"])
-    expect(methods("/v1/payout-addresses/{id}/disable")).toEqual(["post"])
+    assert.deepStrictEqual(methods("/v1/customers"), ["get", "post"])
+    assert.deepStrictEqual(methods("/v1/customers/{id}"), ["delete", "get", "patch"])
+    assert.deepStrictEqual(methods("/v1/issuers"), ["get", "post"])
+    assert.deepStrictEqual(methods("/v1/issuers/{id}"), ["delete", "get", "patch"])
+    assert.deepStrictEqual(methods("/v1/payout-addresses"), ["get", "post"])
+    assert.deepStrictEqual(methods("/v1/payout-addresses/{id}"), ["get", "patch"])
+    assert.deepStrictEqual(methods("/v1/payout-addresses/{id}/disable"), ["post"])
   })
 
   it("documents the metadata limits, control characters included, on the Metadata schema", () => {
@@ -545,12 +662,12 @@ describe("the OpenAPI description", () => {
       propertyNames?: { maxLength?: number }
       patternProperties?: Record<string, { maxLength?: number }>
     }
-    expect(metadata.maxProperties).toBe(50)
-    expect(metadata.propertyNames?.maxLength).toBe(40)
-    expect(Object.values(metadata.patternProperties ?? {})[0]?.maxLength).toBe(500)
-    expect(metadata.description).toMatch(/50 pairs/)
-    expect(metadata.description).toMatch(/1–40 characters/)
-    expect(metadata.description).toMatch(/500 characters/)
-    expect(metadata.description).toMatch(/control characters/)
+    assert.strictEqual(metadata.maxProperties, 50)
+    assert.strictEqual(metadata.propertyNames?.maxLength, 40)
+    assert.strictEqual(Object.values(metadata.patternProperties ?? {})[0]?.maxLength, 500)
+    assert.match(metadata.description ?? "", /50 pairs/)
+    assert.match(metadata.description ?? "", /1–40 characters/)
+    assert.match(metadata.description ?? "", /500 characters/)
+    assert.match(metadata.description ?? "", /control characters/)
   })
 })
