@@ -1,5 +1,6 @@
-import { Effect } from "effect"
+import { Effect, type Layer } from "effect"
 import pg from "pg"
+import type { AppLive } from "../../src/Server"
 import { type MerchantClient, merchantClient } from "./Api"
 import { createTestDatabase } from "./Database"
 import { startReceiver } from "./HttpsReceiver"
@@ -42,3 +43,9 @@ export const scopedReceiver = (...args: Parameters<typeof startReceiver>) =>
 /** A new merchant account on the service's database, and its JSON client. */
 export const newMerchantClient = (service: RunningService): Effect.Effect<MerchantClient> =>
   Effect.promise(async () => merchantClient(service, await createMerchant(service.databaseUrl)))
+
+/** Runs an effect on a running service's own runtime: its services, the actor host say, as the service has them. */
+export const onService = <A, E>(
+  service: RunningService,
+  effect: Effect.Effect<A, E, Layer.Layer.Success<typeof AppLive>>
+): Effect.Effect<A> => Effect.promise(() => service.runtime.runPromise(effect))
