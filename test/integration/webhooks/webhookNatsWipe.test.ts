@@ -1,11 +1,12 @@
-import { Effect, Option } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { assert, describe, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
 import { ActorHost } from "../../../services/actors/ActorHost"
-import { type MerchantClient, merchantClient } from "../../support/Api"
-import { localReceiverNetwork, makeCertificates, startReceiver } from "../../support/HttpsReceiver"
-import { createMerchant } from "../../support/Merchant"
+import type { MerchantClient } from "../../support/Api"
+import { eventually } from "../../support/eventually"
+import { localReceiverNetwork, makeCertificates, type startReceiver } from "../../support/HttpsReceiver"
 import { privateNats } from "../../support/NatsServer"
-import { type RunningService, startService } from "../../support/Service"
+import type { RunningService } from "../../support/Service"
+import { newMerchantClient, onService, scopedReceiver, scopedService } from "../../support/scopedResources"
 
 /**
  * Issue 7 (and 20): NATS stopped mid-flow and restarted with its store wiped loses no event. Events are written
@@ -16,91 +17,104 @@ import { type RunningService, startService } from "../../support/Service"
 const HOST = "hooks.example.test"
 const tls = makeCertificates(HOST)
 
-let nats: Awaited<ReturnType<typeof privateNats>>
-let receiver: Awaited<ReturnType<typeof startReceiver>>
-let service: RunningService
-let api: MerchantClient
+/** A private NATS the test can kill and wipe, a receiver, and the service on both with its merchant. */
+class Fixture extends Context.Tag("test/NatsWipeFixture")<
+  Fixture,
+  {
+    readonly nats: Awaited<ReturnType<typeof privateNats>>
+    readonly receiver: Awaited<ReturnType<typeof startReceiver>>
+    readonly service: RunningService
+    readonly api: MerchantClient
+  }
+>() {}
 
-const waitFor = async (check: () => boolean, ms = 20_000) => {
-  const until = Date.now() + ms
-  while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
-  expect(check()).toBe(true)
-}
-
-beforeAll(async () => {
-  nats = await privateNats()
-  receiver = await startReceiver(tls, () => 200)
-  const network = localReceiverNetwork(HOST, tls.ca)
-  service = await startService({
-    webhookNetwork: network,
-    config: {
-      natsUrl: Option.some(nats.url),
-      webhookFirstRetryMs: 200,
-      rateLimitCapacity: 10_000
-    }
+const FixtureLive = Layer.scoped(
+  Fixture,
+  Effect.gen(function* () {
+    const nats = yield* Effect.acquireRelease(Effect.promise(privateNats), (n) => Effect.promise(n.stop))
+    const receiver = yield* scopedReceiver(tls, () => 200)
+    const service = yield* scopedService({
+      webhookNetwork: localReceiverNetwork(HOST, tls.ca),
+      config: { natsUrl: Option.some(nats.url), webhookFirstRetryMs: 200, rateLimitCapacity: 10_000 }
+    })
+    return { nats, receiver, service, api: yield* newMerchantClient(service) }
   })
-  api = merchantClient(service, await createMerchant(service.databaseUrl))
-})
-afterAll(async () => {
-  await service?.stop()
-  await receiver?.close()
-  await nats?.stop()
-})
+)
 
-describe("NATS wiped mid-flow", () => {
-  it("delivers every event exactly once when the broker dies, loses its store and comes back", async () => {
-    await api.call("POST", "/v1/webhooks", { url: `https://${HOST}:${receiver.port}/hooks` })
-    const refs = await api.setup()
-    const ids: Array<string> = []
-    for (let i = 0; i < 6; i++) {
-      const created = await api.call<{ id: string }>(
-        "POST",
-        "/v1/deposit-requests",
-        { amount: "3.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
-        { "idempotency-key": `wipe-${Date.now()}-${i}` }
-      )
-      expect(created.status).toBe(201)
-      ids.push(created.body.id.slice(3))
-    }
-    const makeReady = (uuid: string) =>
-      service.runtime.runPromise(
-        Effect.flatMap(ActorHost, (h) =>
-          h.apply(uuid, `wipe-attest-${uuid}`, {
-            type: "payer.wallet_attested",
-            at: new Date().toISOString(),
-            wallet: "0x1111111111111111111111111111111111111111",
-            address: `0x${uuid.replaceAll("-", "").padEnd(40, "0")}`
-          })
+layer(FixtureLive, { timeout: 120_000 })((it) => {
+  describe("NATS wiped mid-flow", () => {
+    it.effect("delivers every event exactly once when the broker dies, loses its store and comes back", () =>
+      Effect.gen(function* () {
+        const { nats, receiver, service, api } = yield* Fixture
+        const call = <T>(...args: Parameters<MerchantClient["call"]>) =>
+          Effect.promise(() => api.call<T>(...args))
+        yield* call("POST", "/v1/webhooks", { url: `https://${HOST}:${receiver.port}/hooks` })
+        const refs = yield* Effect.promise(() => api.setup())
+        const ids: Array<string> = []
+        for (let i = 0; i < 6; i++) {
+          const created = yield* call<{ id: string }>(
+            "POST",
+            "/v1/deposit-requests",
+            { amount: "3.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+            { "idempotency-key": `wipe-${Date.now()}-${i}` }
+          )
+          assert.strictEqual(created.status, 201)
+          ids.push(created.body.id.slice(3))
+        }
+        const makeReady = (uuid: string) =>
+          onService(
+            service,
+            Effect.flatMap(ActorHost, (h) =>
+              h.apply(uuid, `wipe-attest-${uuid}`, {
+                type: "payer.wallet_attested",
+                at: new Date().toISOString(),
+                wallet: "0x1111111111111111111111111111111111111111",
+                address: `0x${uuid.replaceAll("-", "").padEnd(40, "0")}`
+              })
+            )
+          )
+        const readyEvents = () =>
+          new Set(
+            receiver.received
+              .filter((r) => r.headers["service-event-type"] === "deposit_request.ready")
+              .map((r) => String(r.headers["service-event-id"]))
+          )
+
+        // Two changes while the broker is up: delivered as usual.
+        yield* makeReady(ids[0]!)
+        yield* makeReady(ids[1]!)
+        assert.isTrue(
+          yield* eventually(
+            Effect.sync(() => readyEvents().size === 2),
+            20_000
+          )
         )
-      )
-    const readyEvents = () =>
-      new Set(
-        receiver.received
-          .filter((r) => r.headers["service-event-type"] === "deposit_request.ready")
-          .map((r) => String(r.headers["service-event-id"]))
-      )
 
-    // Two changes while the broker is up: delivered as usual.
-    await makeReady(ids[0]!)
-    await makeReady(ids[1]!)
-    await waitFor(() => readyEvents().size === 2)
+        // The broker dies and its store is wiped; changes keep committing meanwhile.
+        yield* Effect.promise(nats.killAndWipe)
+        yield* makeReady(ids[2]!)
+        yield* makeReady(ids[3]!)
+        // It comes back empty on the same address; more changes follow.
+        yield* Effect.promise(nats.start)
+        yield* makeReady(ids[4]!)
+        yield* makeReady(ids[5]!)
 
-    // The broker dies and its store is wiped; changes keep committing meanwhile.
-    await nats.killAndWipe()
-    await makeReady(ids[2]!)
-    await makeReady(ids[3]!)
-    // It comes back empty on the same address; more changes follow.
-    await nats.start()
-    await makeReady(ids[4]!)
-    await makeReady(ids[5]!)
-
-    await waitFor(() => readyEvents().size === 6)
-    // Exactly once each: no event was delivered twice (every answer was 200), and each request has its event.
-    const ready = receiver.received.filter((r) => r.headers["service-event-type"] === "deposit_request.ready")
-    expect(ready).toHaveLength(6)
-    const about = ready.map(
-      (r) => (JSON.parse(r.body.toString("utf8")) as { data: { deposit_request: { id: string } } }).data
+        assert.isTrue(
+          yield* eventually(
+            Effect.sync(() => readyEvents().size === 6),
+            20_000
+          )
+        )
+        // Exactly once each: no event was delivered twice (every answer was 200), and each request has its event.
+        const ready = receiver.received.filter(
+          (r) => r.headers["service-event-type"] === "deposit_request.ready"
+        )
+        assert.lengthOf(ready, 6)
+        const about = ready.map(
+          (r) => (JSON.parse(r.body.toString("utf8")) as { data: { deposit_request: { id: string } } }).data
+        )
+        assert.deepStrictEqual(new Set(about.map((d) => d.deposit_request.id.slice(3))), new Set(ids))
+      })
     )
-    expect(new Set(about.map((d) => d.deposit_request.id.slice(3)))).toEqual(new Set(ids))
   })
 })
