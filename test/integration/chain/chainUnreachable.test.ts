@@ -1,6 +1,6 @@
 import { createServer } from "node:net"
-import { expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
 import { ChainRpcError, chainCall } from "../../../services/chain/ChainRpc"
 import { Sandbox, sandboxLayer } from "../../support/Sandbox"
 
@@ -16,20 +16,30 @@ const deadPort = () =>
     })
   })
 
-let rpcUrl = ""
-const SandboxLive = sandboxLayer(async () => {
-  rpcUrl = `http://127.0.0.1:${await deadPort()}`
-  return {
-    config: {
-      chainRpcUrl: Option.some(rpcUrl),
-      tokenAddress: Option.some("0x5FbDB2315678afecb367f032d93F642f64180aa3")
-    }
-  }
-})
+/** The RPC address of the node that does not answer. */
+class DeadNode extends Context.Tag("test/DeadNode")<DeadNode, { readonly rpcUrl: string }>() {}
+
+const DeadNodeLive = Layer.effect(
+  DeadNode,
+  Effect.promise(deadPort).pipe(Effect.map((port) => ({ rpcUrl: `http://127.0.0.1:${port}` })))
+)
+
+/** The service configured with that node as its only chain endpoint. */
+const SandboxLive = Layer.unwrapEffect(
+  Effect.map(DeadNode, ({ rpcUrl }) =>
+    sandboxLayer(() => ({
+      config: {
+        chainRpcUrl: Option.some(rpcUrl),
+        tokenAddress: Option.some("0x5FbDB2315678afecb367f032d93F642f64180aa3")
+      }
+    }))
+  )
+).pipe(Layer.provideMerge(DeadNodeLive))
 
 layer(SandboxLive, { timeout: 60_000 })("a chain node that does not answer", (it) => {
   it.effect("fails a chain call as a ChainRpcError that names the method", () =>
     Effect.gen(function* () {
+      const { rpcUrl } = yield* DeadNode
       const failure = yield* Effect.flip(
         chainCall("eth_blockNumber", () =>
           fetch(rpcUrl, {
@@ -38,9 +48,10 @@ layer(SandboxLive, { timeout: 60_000 })("a chain node that does not answer", (it
           })
         )
       )
-      expect(failure).toBeInstanceOf(ChainRpcError)
-      expect(failure.method).toBe("eth_blockNumber")
-      expect(failure.message).toMatch(/^chain RPC eth_blockNumber failed: /)
+      assert.instanceOf(failure, ChainRpcError)
+      assert.strictEqual(failure._tag, "ChainRpcError")
+      assert.strictEqual(failure.method, "eth_blockNumber")
+      assert.match(failure.message, /^chain RPC eth_blockNumber failed: /)
     })
   )
 
@@ -48,9 +59,9 @@ layer(SandboxLive, { timeout: 60_000 })("a chain node that does not answer", (it
     Effect.gen(function* () {
       const { api } = yield* Sandbox
       const answer = yield* Effect.promise(() => api.call("GET", "/v1/reconciliation"))
-      expect(answer.status).toBe(503)
-      expect(answer.headers.get("retry-after")).toBe("5")
-      expect((answer.body as { error: { code: string } }).error.code).toBe("service_unavailable")
+      assert.strictEqual(answer.status, 503)
+      assert.strictEqual(answer.headers.get("retry-after"), "5")
+      assert.strictEqual((answer.body as { error: { code: string } }).error.code, "service_unavailable")
     })
   )
 })
