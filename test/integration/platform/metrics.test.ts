@@ -1,79 +1,86 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Option } from "effect"
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilDevAccount } from "../../../infra/chain/Anvil"
-import { type ChainService, startChainService } from "../../support/ChainService"
-import { type LocalChain, startLocalChain } from "../../support/LocalChain"
 import { readyRequest } from "../../support/Payer"
 import { freePort } from "../../support/Process"
+import { ChainServiceFixture, chainServiceLayer } from "../../support/scopedChainService"
 
 // The operator's Prometheus endpoint after a real payment flow: the counters moved, the gauges are there, and the
 // endpoint is on its own port (the API's origin has no /metrics).
 
-let local: LocalChain
-let running: ChainService
-let metricsPort: number
+/** The port the service serves its metrics on. */
+class MetricsPort extends Context.Tag("test/MetricsPort")<MetricsPort, number>() {}
+
+const MetricsLive = Layer.unwrapEffect(
+  Effect.map(MetricsPort, (port) =>
+    chainServiceLayer({ blockTime: 0.2 }, { config: { metricsPort: Option.some(port) } })
+  )
+).pipe(Layer.provideMerge(Layer.effect(MetricsPort, Effect.promise(freePort))))
+
 const payer = anvilDevAccount(6)
 
-beforeAll(async () => {
-  local = await startLocalChain({ blockTime: 0.2 })
-  metricsPort = await freePort()
-  running = await startChainService(local, { config: { metricsPort: Option.some(metricsPort) } })
-}, 60_000)
-afterAll(async () => {
-  await running?.stop()
-  await local?.node.stop()
+const scrape = Effect.gen(function* () {
+  const port = yield* MetricsPort
+  const answer = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/metrics`))
+  assert.strictEqual(answer.status, 200)
+  assert.match(answer.headers.get("content-type") ?? "", /^text\/plain/)
+  return yield* Effect.promise(() => answer.text())
 })
 
-const scrape = async () => {
-  const answer = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
-  expect(answer.status).toBe(200)
-  expect(answer.headers.get("content-type")).toMatch(/^text\/plain/)
-  return answer.text()
-}
-
-/** The value of one sample line (`name{labels} value`), or undefined when absent. */
+/** The value of one sample line (`name{labels} value`), or NaN when absent (so no comparison holds for it). */
 const sample = (text: string, line: string) => {
   const found = text.split("\n").find((l) => l.startsWith(`${line} `))
-  return found === undefined ? undefined : Number(found.slice(line.length + 1))
+  return found === undefined ? Number.NaN : Number(found.slice(line.length + 1))
 }
 
-describe("the metrics endpoint", () => {
-  it("counts a paid and settled request's HTTP calls, actor steps and gauges", async () => {
-    const { service, api } = running
-    const payout = privateKeyToAccount(generatePrivateKey()).address
-    const { id, address } = await readyRequest({ service, api, payer }, "4.000000", payout)
-    await local.mint(payer.address, 4_000_000n)
-    await local.pay(payer, address, 4_000_000n)
-    await local.mineUntil(async () => {
-      const view = await api.call<{ status: string }>("GET", `/v1/deposit-requests/${id}`)
-      return view.body.status === "settled" ? true : undefined
+layer(MetricsLive, { timeout: 60_000 })("the metrics endpoint", (it) => {
+  it.effect("counts a paid and settled request's HTTP calls, actor steps and gauges", () =>
+    Effect.gen(function* () {
+      const { local, service, api } = yield* ChainServiceFixture
+      const payout = privateKeyToAccount(generatePrivateKey()).address
+      const { id, address } = yield* Effect.promise(() =>
+        readyRequest({ service, api, payer }, "4.000000", payout)
+      )
+      yield* Effect.promise(() => local.mint(payer.address, 4_000_000n))
+      yield* Effect.promise(() => local.pay(payer, address, 4_000_000n))
+      yield* Effect.promise(() =>
+        local.mineUntil(async () => {
+          const view = await api.call<{ status: string }>("GET", `/v1/deposit-requests/${id}`)
+          return view.body.status === "settled" ? true : undefined
+        })
+      )
+
+      const text = yield* scrape
+      assert.strictEqual(
+        sample(
+          text,
+          'deposits_http_request_duration_seconds_count{method="POST",route="/v1/deposit-requests",status="201"}'
+        ),
+        1
+      )
+      assert.isAtLeast(
+        sample(
+          text,
+          'deposits_http_request_duration_seconds_count{method="GET",route="/v1/deposit-requests/:id",status="200"}'
+        ),
+        1
+      )
+      for (const event of ["payer.wallet_attested", "deposit.credited", "settlement.confirmed"])
+        assert.isAtLeast(sample(text, `deposits_actor_steps_total{event="${event}"}`), 1, event)
+      assert.isAtLeast(sample(text, "deposits_chain_watcher_lag_blocks"), 0)
+      assert.isAbove(sample(text, "deposits_treasury_gas_gwei"), 0)
+      assert.strictEqual(sample(text, "deposits_transfers_pending"), 0)
+      assert.strictEqual(sample(text, "deposits_transfers_oldest_pending_seconds"), 0)
+      assert.isAtLeast(sample(text, "deposits_webhook_jobs_pending"), 0)
     })
+  )
 
-    const text = await scrape()
-    expect(
-      sample(
-        text,
-        'deposits_http_request_duration_seconds_count{method="POST",route="/v1/deposit-requests",status="201"}'
-      )
-    ).toBe(1)
-    expect(
-      sample(
-        text,
-        'deposits_http_request_duration_seconds_count{method="GET",route="/v1/deposit-requests/:id",status="200"}'
-      )
-    ).toBeGreaterThanOrEqual(1)
-    for (const event of ["payer.wallet_attested", "deposit.credited", "settlement.confirmed"])
-      expect(sample(text, `deposits_actor_steps_total{event="${event}"}`)).toBeGreaterThanOrEqual(1)
-    expect(sample(text, "deposits_chain_watcher_lag_blocks")).toBeGreaterThanOrEqual(0)
-    expect(sample(text, "deposits_treasury_gas_gwei")).toBeGreaterThan(0)
-    expect(sample(text, "deposits_transfers_pending")).toBe(0)
-    expect(sample(text, "deposits_transfers_oldest_pending_seconds")).toBe(0)
-    expect(sample(text, "deposits_webhook_jobs_pending")).toBeGreaterThanOrEqual(0)
-  })
-
-  it("is not served on the API's port", async () => {
-    const answer = await running.service.request("/metrics")
-    expect(answer.status).toBe(404)
-  })
+  it.effect("is not served on the API's port", () =>
+    Effect.gen(function* () {
+      const { service } = yield* ChainServiceFixture
+      const answer = yield* Effect.promise(() => service.request("/metrics"))
+      assert.strictEqual(answer.status, 404)
+    })
+  )
 })
