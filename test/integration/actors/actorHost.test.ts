@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process"
 import { SqlClient } from "@effect/sql"
-import { expect, layer } from "@effect/vitest"
-import { Context, Data, Effect, Either, Layer } from "effect"
+import { assert, layer } from "@effect/vitest"
+import { Context, Data, Effect, Either, Layer, TestServices } from "effect"
 import { start, step } from "../../../machines/step"
 import { ActorHost } from "../../../services/actors/ActorHost"
-import { actorHostLayer, actorHostRuntime } from "../../support/ActorHostRuntime"
+import { actorHostLayer } from "../../support/ActorHostRuntime"
 import { createTestDatabase } from "../../support/Database"
 import { createMerchant } from "../../support/Merchant"
 import { seedDepositRequest } from "../../support/seedDepositRequest"
@@ -57,11 +57,17 @@ const attestFor = (id: string) =>
 
 class CallerRefused extends Data.TaggedError("CallerRefused")<{}> {}
 
-/** A second instance of the service on the same database: its own actor host, with its own remembered snapshots. */
-const otherInstance = Effect.acquireRelease(
-  Effect.map(Fixture, ({ databaseUrl }) => actorHostRuntime(databaseUrl)),
-  (runtime) => Effect.promise(() => runtime.dispose())
-)
+/**
+ * A second instance of the service on the same database: its own actor host, with its own remembered snapshots,
+ * built for the scope and on the live clock, as another process would be: yields a function that runs an effect
+ * on that instance.
+ */
+const otherInstance = Effect.gen(function* () {
+  const { databaseUrl } = yield* Fixture
+  const runtime = yield* TestServices.provideLive(Layer.toRuntime(actorHostLayer(databaseUrl)))
+  return <A, E>(effect: Effect.Effect<A, E, ActorHost>) =>
+    TestServices.provideLive(Effect.provide(effect, runtime))
+})
 
 const seed = (amount: string) =>
   Effect.flatMap(Fixture, ({ accountId }) => seedDepositRequest(accountId, amount))
@@ -74,18 +80,21 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
         const host = yield* ActorHost
         const sql = yield* SqlClient.SqlClient
         const id = yield* seed("10")
-        expect((yield* host.apply(id, "evt-attest", attestFor(id)))._tag).toBe("Applied")
-        expect((yield* host.apply(id, "evt-attest", attestFor(id)))._tag).toBe("Duplicate")
-        expect(yield* row(id)).toMatchObject({ status: "ready", version: "2" })
-        expect(yield* count("lifecycle_events", id)).toBe(1)
+        assert.strictEqual((yield* host.apply(id, "evt-attest", attestFor(id)))._tag, "Applied")
+        assert.strictEqual((yield* host.apply(id, "evt-attest", attestFor(id)))._tag, "Duplicate")
+        assert.deepInclude(yield* row(id), { status: "ready", version: "2" })
+        assert.strictEqual(yield* count("lifecycle_events", id), 1)
 
         yield* host.apply(id, "evt-credit", credit(1, "10"))
         yield* host.apply(id, "evt-credit", credit(1, "10"))
-        expect(yield* row(id)).toMatchObject({ status: "deposited", received_base_units: "10", version: "3" })
+        assert.deepInclude(yield* row(id), { status: "deposited", received_base_units: "10", version: "3" })
         const outbox = yield* sql<{ topic: string; payload: { amount_base_units?: string } }>`
         select topic, payload from outbox where deposit_request_id = ${id} order by id`
-        expect(outbox.map((r) => r.topic)).toEqual(["lifecycle", "lifecycle", "command.settle"])
-        expect(outbox[2]?.payload.amount_base_units).toBe("10")
+        assert.deepStrictEqual(
+          outbox.map((r) => r.topic),
+          ["lifecycle", "lifecycle", "command.settle"]
+        )
+        assert.strictEqual(outbox[2]?.payload.amount_base_units, "10")
         const [event] = yield* sql<{ body: string }>`
         select body from lifecycle_events
         where deposit_request_id = ${id} and type = 'deposit_request.deposited'`
@@ -94,9 +103,9 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
           type: string
           data: { deposit_request: Record<string, unknown> }
         }
-        expect(parsed.id).toMatch(/^evt_/)
-        expect(parsed.data.deposit_request.status).toBe("deposited")
-        expect(parsed.data.deposit_request).not.toHaveProperty("expected_email")
+        assert.match(parsed.id, /^evt_/)
+        assert.strictEqual(parsed.data.deposit_request.status, "deposited")
+        assert.notProperty(parsed.data.deposit_request, "expected_email")
       })
   )
 
@@ -110,7 +119,7 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
         (i) => host.apply(id, `credit-${i}`, credit(i, "3")),
         { concurrency: "unbounded", discard: true }
       )
-      expect(yield* row(id)).toMatchObject({
+      assert.deepInclude(yield* row(id), {
         status: "partially_deposited",
         received_base_units: "60",
         version: "22"
@@ -149,12 +158,12 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
       const afterKill = yield* row(id)
       const applied = yield* count("applied_events", id)
       // Every committed event is whole: version, received and the dedupe record agree.
-      expect(BigInt(afterKill.version)).toBe(BigInt(applied) + 1n)
-      expect(BigInt(afterKill.received_base_units)).toBe(BigInt(applied - 1))
-      expect(applied - 1).toBeGreaterThanOrEqual(committed + 1)
+      assert.strictEqual(BigInt(afterKill.version), BigInt(applied) + 1n)
+      assert.strictEqual(BigInt(afterKill.received_base_units), BigInt(applied - 1))
+      assert.isAtLeast(applied - 1, committed + 1)
       // Re-delivering every event (as a consumer would after a crash) completes the set exactly once.
       for (let i = 0; i < 400; i++) yield* host.apply(id, `credit-${i}`, credit(i))
-      expect(yield* row(id)).toMatchObject({ received_base_units: "400", version: "402" })
+      assert.deepInclude(yield* row(id), { received_base_units: "400", version: "402" })
     })
   )
   it.effect(
@@ -168,15 +177,13 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
           // This instance steps the request last and so remembers it at version 2 …
           yield* host.apply(id, "attest", attestFor(id))
           yield* host.apply(id, "credit-a", credit(1, "5"))
-          expect(yield* row(id)).toMatchObject({ version: "3", received_base_units: "5" })
+          assert.deepInclude(yield* row(id), { version: "3", received_base_units: "5" })
           // … then another instance moves it on twice, and the merchant's update once (it bumps the version too).
-          yield* Effect.promise(() =>
-            other.runPromise(
-              Effect.flatMap(ActorHost, (h) =>
-                Effect.zipRight(
-                  h.apply(id, "credit-b", credit(2, "7")),
-                  h.apply(id, "credit-c", credit(3, "11"))
-                )
+          yield* other(
+            Effect.flatMap(ActorHost, (h) =>
+              Effect.zipRight(
+                h.apply(id, "credit-b", credit(2, "7")),
+                h.apply(id, "credit-c", credit(3, "11"))
               )
             )
           )
@@ -187,15 +194,13 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
           )
           // The stale snapshot is refused by its version: the step is taken again from the stored row.
           const applied = yield* host.apply(id, "credit-d", credit(4, "13"))
-          expect(applied._tag).toBe("Applied")
-          expect(applied._tag === "Applied" && applied.row.heading).toBe("changed")
-          expect(yield* row(id)).toMatchObject({ version: "7", received_base_units: "36" })
+          assert.strictEqual(applied._tag, "Applied")
+          assert.strictEqual(applied._tag === "Applied" && applied.row.heading, "changed")
+          assert.deepInclude(yield* row(id), { version: "7", received_base_units: "36" })
           // And the other instance, which remembers version 5, is refused the same way.
-          yield* Effect.promise(() =>
-            other.runPromise(Effect.flatMap(ActorHost, (h) => h.apply(id, "credit-e", credit(5, "17"))))
-          )
-          expect(yield* row(id)).toMatchObject({ version: "8", received_base_units: "53" })
-          expect(yield* count("applied_events", id)).toBe(6)
+          yield* other(Effect.flatMap(ActorHost, (h) => h.apply(id, "credit-e", credit(5, "17"))))
+          assert.deepInclude(yield* row(id), { version: "8", received_base_units: "53" })
+          assert.strictEqual(yield* count("applied_events", id), 6)
         })
       )
   )
@@ -207,9 +212,7 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
         const other = yield* otherInstance
         const id = yield* seed("1000")
         yield* host.apply(id, "attest", attestFor(id))
-        yield* Effect.promise(() =>
-          other.runPromise(Effect.flatMap(ActorHost, (h) => h.apply(id, "attest", attestFor(id))))
-        )
+        yield* other(Effect.flatMap(ActorHost, (h) => h.apply(id, "attest", attestFor(id))))
         // Both instances are handed the same 30 events at once (a redelivery racing the first delivery).
         const events = Array.from({ length: 30 }, (_, i) => i)
         yield* Effect.all(
@@ -218,21 +221,19 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
               concurrency: "unbounded",
               discard: true
             }),
-            Effect.promise(() =>
-              other.runPromise(
-                Effect.flatMap(ActorHost, (h) =>
-                  Effect.forEach(events, (i) => h.apply(id, `credit-${i}`, credit(i, "3")), {
-                    concurrency: "unbounded",
-                    discard: true
-                  })
-                )
+            other(
+              Effect.flatMap(ActorHost, (h) =>
+                Effect.forEach(events, (i) => h.apply(id, `credit-${i}`, credit(i, "3")), {
+                  concurrency: "unbounded",
+                  discard: true
+                })
               )
             )
           ],
           { concurrency: "unbounded" }
         )
-        expect(yield* row(id)).toMatchObject({ received_base_units: "90", version: "32" })
-        expect(yield* count("applied_events", id)).toBe(31)
+        assert.deepInclude(yield* row(id), { received_base_units: "90", version: "32" })
+        assert.strictEqual(yield* count("applied_events", id), 31)
         // A block's credits through applyMany from both instances at once: the same rule.
         const block = events.map((i) => ({
           depositRequestId: id,
@@ -240,14 +241,11 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
           event: credit(100 + i, "1")
         }))
         const [mine, theirs] = yield* Effect.all(
-          [
-            host.applyMany(block),
-            Effect.promise(() => other.runPromise(Effect.flatMap(ActorHost, (h) => h.applyMany(block))))
-          ],
+          [host.applyMany(block), other(Effect.flatMap(ActorHost, (h) => h.applyMany(block)))],
           { concurrency: "unbounded" }
         )
-        expect(mine + theirs).toBe(30)
-        expect(yield* row(id)).toMatchObject({ received_base_units: "120", version: "62" })
+        assert.strictEqual(mine + theirs, 30)
+        assert.deepInclude(yield* row(id), { received_base_units: "120", version: "62" })
       })
     )
   )
@@ -285,19 +283,19 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
         const [stored] = yield* sql<{ heading: string; version: string }>`
           select heading, version::text from deposit_requests where id = ${id}`
         if (id === refused) {
-          expect(Either.isLeft(outcome) && outcome.left._tag).toBe("CallerRefused")
-          expect(stored).toMatchObject({ heading: "", version: "1" })
-          expect(yield* count("applied_events", id)).toBe(0)
-          expect(yield* count("lifecycle_events", id)).toBe(0)
+          assert.strictEqual(Either.isLeft(outcome) && outcome.left._tag, "CallerRefused")
+          assert.deepInclude(stored, { heading: "", version: "1" })
+          assert.strictEqual(yield* count("applied_events", id), 0)
+          assert.strictEqual(yield* count("lifecycle_events", id), 0)
         } else {
-          expect(Either.isRight(outcome) && outcome.right._tag).toBe("Applied")
-          expect(stored).toMatchObject({ heading: "written with the step", version: "2" })
-          expect(yield* count("applied_events", id)).toBe(1)
+          assert.strictEqual(Either.isRight(outcome) && outcome.right._tag, "Applied")
+          assert.deepInclude(stored, { heading: "written with the step", version: "2" })
+          assert.strictEqual(yield* count("applied_events", id), 1)
         }
       }
       // The refused caller can try again, alone, and its event then counts once.
-      expect((yield* host.apply(refused, "attest", attestFor(refused)))._tag).toBe("Applied")
-      expect(yield* row(refused)).toMatchObject({ status: "ready", version: "2" })
+      assert.strictEqual((yield* host.apply(refused, "attest", attestFor(refused)))._tag, "Applied")
+      assert.deepInclude(yield* row(refused), { status: "ready", version: "2" })
     })
   )
   it.effect(
@@ -361,27 +359,30 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
         for (const refused of [statement({ event: stranger }), statement({ lifecycleRequest: stranger })]) {
           const outcome = yield* run(refused)
           // foreign_key_violation, as the keys raised it
-          expect(Either.isLeft(outcome) && (outcome.left.cause as { code?: string }).code).toBe("23503")
-          expect((yield* row(id)).version).toBe(before!.version)
-          expect(yield* count("applied_events", id)).toBe(0)
-          expect(yield* count("lifecycle_events", id)).toBe(0)
-          expect(yield* count("lifecycle_events", stranger)).toBe(0)
-          expect(yield* outbox).toEqual([])
+          assert.strictEqual(
+            Either.isLeft(outcome) && (outcome.left.cause as { code?: string }).code,
+            "23503"
+          )
+          assert.strictEqual((yield* row(id)).version, before!.version)
+          assert.strictEqual(yield* count("applied_events", id), 0)
+          assert.strictEqual(yield* count("lifecycle_events", id), 0)
+          assert.strictEqual(yield* count("lifecycle_events", stranger), 0)
+          assert.deepStrictEqual(yield* outbox, [])
         }
         // The same call naming only its own request writes: the check refuses only what it should.
-        expect(yield* run(statement({}))).toEqual(Either.right([]))
-        expect((yield* row(id)).version).toBe(String(Number(before!.version) + 1))
+        assert.deepStrictEqual(yield* run(statement({})), Either.right([]))
+        assert.strictEqual((yield* row(id)).version, String(Number(before!.version) + 1))
         const [written] = yield* sql<{ account_id: string; dedupe: string; occurred_at: Date }>`
           select account_id, dedupe, occurred_at from lifecycle_events where deposit_request_id = ${id}`
-        expect(written).toEqual({
+        assert.deepStrictEqual(written, {
           account_id: accountId,
           dedupe: "deposit_request.checked",
           occurred_at: new Date(at)
         })
         const [applied] = yield* sql<{ applied_at: Date }>`
           select applied_at from applied_events where deposit_request_id = ${id}`
-        expect(applied!.applied_at).toEqual(new Date(at))
-        expect(yield* outbox).toEqual([
+        assert.deepStrictEqual(applied!.applied_at, new Date(at))
+        assert.deepStrictEqual(yield* outbox, [
           {
             topic: "command.settle",
             payload: { kind: "command", type: "settle", command_id: "settle:once" },
@@ -396,9 +397,12 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
           }
         ])
         // A lifecycle event its request already has (the same dedupe) is not written again, nor announced.
-        expect(yield* run(statement({}, 2, "twice"))).toEqual(Either.right([]))
-        expect(yield* count("lifecycle_events", id)).toBe(1)
-        expect((yield* outbox).map((o) => o.topic)).toEqual(["command.settle", "lifecycle", "command.settle"])
+        assert.deepStrictEqual(yield* run(statement({}, 2, "twice")), Either.right([]))
+        assert.strictEqual(yield* count("lifecycle_events", id), 1)
+        assert.deepStrictEqual(
+          (yield* outbox).map((o) => o.topic),
+          ["command.settle", "lifecycle", "command.settle"]
+        )
       })
   )
   it.effect(
@@ -438,12 +442,12 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
           // A write to a frozen object throws in this (strict) module: any mutation of the input fails the step.
           deepFreeze(snapshot)
           const next = step(snapshot, event)
-          expect(JSON.stringify(snapshot)).toBe(before)
+          assert.strictEqual(JSON.stringify(snapshot), before)
           // Stepping the same snapshot again gives the same step: a refused write can step again from memory.
-          expect(JSON.stringify(step(snapshot, event).snapshot)).toBe(JSON.stringify(next.snapshot))
+          assert.strictEqual(JSON.stringify(step(snapshot, event).snapshot), JSON.stringify(next.snapshot))
           snapshot = next.snapshot
         }
-        expect((snapshot as { value: string }).value).toBe("deposited")
+        assert.strictEqual((snapshot as { value: string }).value, "deposited")
       })
   )
 })
