@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Redacted } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted } from "effect"
 import {
   type Address,
   BaseError,
@@ -10,6 +11,7 @@ import {
   createTestClient,
   createWalletClient,
   domainSeparator,
+  type Hash,
   type Hex,
   http,
   keccak256,
@@ -25,9 +27,9 @@ import {
   type HDAccount,
   privateKeyToAccount
 } from "viem/accounts"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type AnvilHandle,
+  type AnvilOptions,
   anvilChain,
   anvilDevAccount,
   DEFAULT_CHAIN_ID,
@@ -43,11 +45,8 @@ const relayer = anvilDevAccount(DEV_ACCOUNT.treasury)
 const payee = anvilDevAccount(2)
 
 // A fresh seed per run: these deposit accounts have never held ETH on any node.
-const vault = Effect.runSync(
-  KeyVault.pipe(Effect.provide(KeyVault.layerFromMnemonic(Redacted.make(generateMnemonic(english)))))
-)
+const VaultLive = KeyVault.layerFromMnemonic(Redacted.make(generateMnemonic(english)))
 let nextDepositIndex = 0
-const freshDepositAccount = (): HDAccount => vault.depositAccount(nextDepositIndex++)
 const freshAddress = (): Address => privateKeyToAccount(generatePrivateKey()).address
 
 // Block numbers are read with cacheTime 0: viem otherwise serves the one it fetched within the polling interval.
@@ -64,6 +63,13 @@ const clientsFor = (node: AnvilHandle) => {
 
 type Clients = ReturnType<typeof clientsFor>
 
+/** A local node for the scope, stopped when the scope closes. */
+const scopedAnvil = (options?: AnvilOptions) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startAnvil(options)),
+    (node) => Effect.promise(() => node.stop())
+  )
+
 const authorizationTypes = (primaryType: "TransferWithAuthorization" | "ReceiveWithAuthorization") =>
   ({
     [primaryType]: [
@@ -78,186 +84,246 @@ const authorizationTypes = (primaryType: "TransferWithAuthorization" | "ReceiveW
 
 const randomNonce = (): Hex => keccak256(toHex(`${Math.random()}-${performance.now()}-${nextDepositIndex}`))
 
-/** The name of the custom error a call reverts with, or fails the test. */
-const revertName = async (attempt: Promise<unknown>): Promise<string | undefined> => {
-  try {
-    await attempt
-  } catch (error) {
-    const reverted =
-      error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : undefined
-    if (reverted instanceof ContractFunctionRevertedError) return reverted.data?.errorName
-    throw error
+/** The name of the custom error a call reverts with; the test fails if it does not revert, or fails otherwise. */
+const revertName = (attempt: () => Promise<unknown>) =>
+  Effect.tryPromise(attempt).pipe(
+    Effect.flatMap(() => Effect.dieMessage("expected the call to revert")),
+    Effect.catchTag("UnknownException", ({ error }) => {
+      const reverted =
+        error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : undefined
+      return reverted instanceof ContractFunctionRevertedError
+        ? Effect.succeed(reverted.data?.errorName)
+        : Effect.die(error)
+    })
+  )
+
+/** A node on the sandbox chain id with the test USDC deployed, and the clients the tests sign and read with. */
+class TokenChain extends Context.Tag("test/TokenChain")<
+  TokenChain,
+  {
+    readonly node: AnvilHandle
+    readonly c: Clients
+    readonly token: Address
+    readonly domain: { name: string; version: string; chainId: number; verifyingContract: Address }
+    /** How long the node took to start. */
+    readonly startMs: number
   }
-  throw new Error("expected the call to revert")
-}
+>() {}
 
-describe("local chain: anvil + TestUsdc", () => {
-  let node: AnvilHandle
-  let c: Clients
-  let token: Address
-  let domain: { name: string; version: string; chainId: number; verifyingContract: Address }
-  let startMs = 0
-
-  const usdc = (address: Address) =>
-    c.publicClient.readContract({ address: token, abi, functionName: "balanceOf", args: [address] })
-
-  const signAuthorization = (
-    from: HDAccount,
-    primaryType: "TransferWithAuthorization" | "ReceiveWithAuthorization",
-    message: { to: Address; value: bigint; validAfter?: bigint; validBefore?: bigint; nonce?: Hex }
-  ) => {
-    const full = {
-      from: from.address,
-      to: message.to,
-      value: message.value,
-      validAfter: message.validAfter ?? 0n,
-      validBefore: message.validBefore ?? BigInt(Math.floor(Date.now() / 1000) + 3600),
-      nonce: message.nonce ?? randomNonce()
-    }
-    return from
-      .signTypedData({ domain, types: authorizationTypes(primaryType), primaryType, message: full })
-      .then((signature) => {
-        const { r, s, yParity } = parseSignature(signature)
-        return {
-          ...full,
-          args: [
-            full.from,
-            full.to,
-            full.value,
-            full.validAfter,
-            full.validBefore,
-            full.nonce,
-            27 + yParity,
-            r,
-            s
-          ] as const
-        }
-      })
-  }
-
-  const fundedDepositAccount = async (amount: bigint) => {
-    const account = freshDepositAccount()
-    await mintTestUsdc(c.publicClient, { token, to: account.address, amount, owner })
-    return account
-  }
-
-  beforeAll(async () => {
+const TokenChainLive = Layer.scoped(
+  TokenChain,
+  Effect.gen(function* () {
     const started = performance.now()
     // Port 0: each vitest fork gets a port of its own from the OS.
-    node = await startAnvil()
-    startMs = performance.now() - started
+    const node = yield* scopedAnvil()
+    const startMs = performance.now() - started
     console.log(`anvil ready on port ${node.port} in ${startMs.toFixed(0)} ms`)
-    c = clientsFor(node)
-    token = await deployTestUsdc(c.publicClient, owner)
-    domain = { name: "USD Coin", version: "2", chainId: node.chainId, verifyingContract: token }
+    const c = clientsFor(node)
+    const token = yield* Effect.promise(() => deployTestUsdc(c.publicClient, owner))
+    const domain = { name: "USD Coin", version: "2", chainId: node.chainId, verifyingContract: token }
+    return { node, c, token, domain, startMs }
   })
+)
 
-  afterAll(async () => {
-    await node?.stop()
-  })
-
-  it("starts quickly on the sandbox chain id", async () => {
-    expect(node.chainId).toBe(DEFAULT_CHAIN_ID)
-    expect(await c.publicClient.getChainId()).toBe(DEFAULT_CHAIN_ID)
-    expect(startMs).toBeLessThan(5_000)
-  })
-
-  it("has USDC's metadata and EIP-712 domain", async () => {
-    const read = <F extends "name" | "symbol" | "decimals" | "version" | "owner" | "DOMAIN_SEPARATOR">(
-      f: F
-    ) => c.publicClient.readContract({ address: token, abi, functionName: f })
-    expect(await read("name")).toBe("USD Coin")
-    expect(await read("symbol")).toBe("USDC")
-    expect(await read("decimals")).toBe(6)
-    expect(await read("version")).toBe("2")
-    expect(await read("owner")).toBe(owner.address)
-    expect(await read("DOMAIN_SEPARATOR")).toBe(domainSeparator({ domain }))
-  })
-
-  it("mints only for the owner", async () => {
-    const to = freshAddress()
-    await mintTestUsdc(c.publicClient, { token, to, amount: 1_234_567n, owner })
-    expect(await usdc(to)).toBe(1_234_567n)
-    const notOwner = await revertName(
-      c.publicClient.simulateContract({
-        address: token,
-        abi,
-        functionName: "mint",
-        args: [to, 1n],
-        account: relayer
-      })
+const usdc = (address: Address) =>
+  Effect.flatMap(TokenChain, ({ c, token }) =>
+    Effect.promise(() =>
+      c.publicClient.readContract({ address: token, abi, functionName: "balanceOf", args: [address] })
     )
-    expect(notOwner).toBe("NotOwner")
-  })
+  )
 
-  it("moves USDC out of a gasless deposit address with transferWithAuthorization, relayed by the treasury", async () => {
-    const deposit = await fundedDepositAccount(125_000_001n)
-    const payout = freshAddress()
-    const payer = freshAddress()
-    expect(await c.publicClient.getBalance({ address: deposit.address })).toBe(0n)
-    const relayerEthBefore = await c.publicClient.getBalance({ address: relayer.address })
+/** The receipt of a transaction, once mined. */
+const receiptOf = (hash: Hash) =>
+  Effect.flatMap(TokenChain, ({ c }) =>
+    Effect.promise(() => c.publicClient.waitForTransactionReceipt({ hash }))
+  )
 
-    // Exactly the amount to the payout address, the remainder back to the payer: the settlement shape.
-    const settle = await signAuthorization(deposit, "TransferWithAuthorization", {
-      to: payout,
-      value: 100_000_000n
-    })
-    const settleHash = await c
-      .wallet(relayer)
-      .writeContract({ address: token, abi, functionName: "transferWithAuthorization", args: settle.args })
-    const settleReceipt = await c.publicClient.waitForTransactionReceipt({ hash: settleHash })
-    expect(settleReceipt.status).toBe("success")
-    console.log(`transferWithAuthorization gas used: ${settleReceipt.gasUsed}`)
-
-    const refund = await signAuthorization(deposit, "TransferWithAuthorization", {
-      to: payer,
-      value: 25_000_001n
-    })
-    const refundHash = await c
-      .wallet(relayer)
-      .writeContract({ address: token, abi, functionName: "transferWithAuthorization", args: refund.args })
-    const refundReceipt = await c.publicClient.waitForTransactionReceipt({ hash: refundHash })
-    expect(refundReceipt.status).toBe("success")
-
-    expect(await usdc(payout)).toBe(100_000_000n)
-    expect(await usdc(payer)).toBe(25_000_001n)
-    expect(await usdc(deposit.address)).toBe(0n)
-    expect(await c.publicClient.getBalance({ address: deposit.address })).toBe(0n)
-    const gasPaid =
-      settleReceipt.gasUsed * settleReceipt.effectiveGasPrice +
-      refundReceipt.gasUsed * refundReceipt.effectiveGasPrice
-    expect(await c.publicClient.getBalance({ address: relayer.address })).toBe(relayerEthBefore - gasPaid)
-
-    const events = parseEventLogs({ abi, logs: settleReceipt.logs })
-    expect(events.map((e) => e.eventName)).toEqual(["AuthorizationUsed", "Transfer"])
-    expect(events[1]?.args).toEqual({ from: deposit.address, to: payout, value: 100_000_000n })
-    expect(
-      await c.publicClient.readContract({
-        address: token,
-        abi,
-        functionName: "authorizationState",
-        args: [deposit.address, settle.nonce]
+const signAuthorization = (
+  from: HDAccount,
+  primaryType: "TransferWithAuthorization" | "ReceiveWithAuthorization",
+  message: { to: Address; value: bigint; validAfter?: bigint; validBefore?: bigint; nonce?: Hex }
+) =>
+  Effect.flatMap(TokenChain, ({ domain }) =>
+    Effect.promise(async () => {
+      const full = {
+        from: from.address,
+        to: message.to,
+        value: message.value,
+        validAfter: message.validAfter ?? 0n,
+        validBefore: message.validBefore ?? BigInt(Math.floor(Date.now() / 1000) + 3600),
+        nonce: message.nonce ?? randomNonce()
+      }
+      const signature = await from.signTypedData({
+        domain,
+        types: authorizationTypes(primaryType),
+        primaryType,
+        message: full
       })
-    ).toBe(true)
+      const { r, s, yParity } = parseSignature(signature)
+      return {
+        ...full,
+        args: [
+          full.from,
+          full.to,
+          full.value,
+          full.validAfter,
+          full.validBefore,
+          full.nonce,
+          27 + yParity,
+          r,
+          s
+        ] as const
+      }
+    })
+  )
+
+type SignedAuthorization = Effect.Effect.Success<ReturnType<typeof signAuthorization>>
+
+/** A deposit account of the vault that has never been used, holding `amount` of test USDC and no ETH. */
+const fundedDepositAccount = (amount: bigint) =>
+  Effect.gen(function* () {
+    const vault = yield* KeyVault
+    const { c, token } = yield* TokenChain
+    const account = vault.depositAccount(nextDepositIndex++)
+    yield* Effect.promise(() => mintTestUsdc(c.publicClient, { token, to: account.address, amount, owner }))
+    return account
   })
 
-  it("refuses a replayed authorization, in simulation and on chain", async () => {
-    const deposit = await fundedDepositAccount(10_000_000n)
-    const signed = await signAuthorization(deposit, "TransferWithAuthorization", {
-      to: freshAddress(),
-      value: 4_000_000n
+layer(Layer.merge(TokenChainLive, VaultLive), { timeout: 60_000 })("local chain: anvil + TestUsdc", (it) => {
+  it.effect("starts quickly on the sandbox chain id", () =>
+    Effect.gen(function* () {
+      const { node, c, startMs } = yield* TokenChain
+      assert.strictEqual(node.chainId, DEFAULT_CHAIN_ID)
+      assert.strictEqual(yield* Effect.promise(() => c.publicClient.getChainId()), DEFAULT_CHAIN_ID)
+      assert.isBelow(startMs, 5_000)
     })
-    const relayerWallet = c.wallet(relayer)
-    const first = await relayerWallet.writeContract({
-      address: token,
-      abi,
-      functionName: "transferWithAuthorization",
-      args: signed.args
-    })
-    expect((await c.publicClient.waitForTransactionReceipt({ hash: first })).status).toBe("success")
+  )
 
-    expect(
-      await revertName(
+  it.effect("has USDC's metadata and EIP-712 domain", () =>
+    Effect.gen(function* () {
+      const { c, token, domain } = yield* TokenChain
+      const read = <F extends "name" | "symbol" | "decimals" | "version" | "owner" | "DOMAIN_SEPARATOR">(
+        f: F
+      ) => Effect.promise(() => c.publicClient.readContract({ address: token, abi, functionName: f }))
+      assert.strictEqual(yield* read("name"), "USD Coin")
+      assert.strictEqual(yield* read("symbol"), "USDC")
+      assert.strictEqual(yield* read("decimals"), 6)
+      assert.strictEqual(yield* read("version"), "2")
+      assert.strictEqual(yield* read("owner"), owner.address)
+      assert.strictEqual(yield* read("DOMAIN_SEPARATOR"), domainSeparator({ domain }))
+    })
+  )
+
+  it.effect("mints only for the owner", () =>
+    Effect.gen(function* () {
+      const { c, token } = yield* TokenChain
+      const to = freshAddress()
+      yield* Effect.promise(() => mintTestUsdc(c.publicClient, { token, to, amount: 1_234_567n, owner }))
+      assert.strictEqual(yield* usdc(to), 1_234_567n)
+      const notOwner = yield* revertName(() =>
+        c.publicClient.simulateContract({
+          address: token,
+          abi,
+          functionName: "mint",
+          args: [to, 1n],
+          account: relayer
+        })
+      )
+      assert.strictEqual(notOwner, "NotOwner")
+    })
+  )
+
+  it.effect(
+    "moves USDC out of a gasless deposit address with transferWithAuthorization, relayed by the treasury",
+    () =>
+      Effect.gen(function* () {
+        const { c, token } = yield* TokenChain
+        const ethOf = (address: Address) => Effect.promise(() => c.publicClient.getBalance({ address }))
+        const deposit = yield* fundedDepositAccount(125_000_001n)
+        const payout = freshAddress()
+        const payer = freshAddress()
+        assert.strictEqual(yield* ethOf(deposit.address), 0n)
+        const relayerEthBefore = yield* ethOf(relayer.address)
+
+        // Exactly the amount to the payout address, the remainder back to the payer: the settlement shape.
+        const settle = yield* signAuthorization(deposit, "TransferWithAuthorization", {
+          to: payout,
+          value: 100_000_000n
+        })
+        const settleHash = yield* Effect.promise(() =>
+          c.wallet(relayer).writeContract({
+            address: token,
+            abi,
+            functionName: "transferWithAuthorization",
+            args: settle.args
+          })
+        )
+        const settleReceipt = yield* receiptOf(settleHash)
+        assert.strictEqual(settleReceipt.status, "success")
+        console.log(`transferWithAuthorization gas used: ${settleReceipt.gasUsed}`)
+
+        const refund = yield* signAuthorization(deposit, "TransferWithAuthorization", {
+          to: payer,
+          value: 25_000_001n
+        })
+        const refundHash = yield* Effect.promise(() =>
+          c.wallet(relayer).writeContract({
+            address: token,
+            abi,
+            functionName: "transferWithAuthorization",
+            args: refund.args
+          })
+        )
+        const refundReceipt = yield* receiptOf(refundHash)
+        assert.strictEqual(refundReceipt.status, "success")
+
+        assert.strictEqual(yield* usdc(payout), 100_000_000n)
+        assert.strictEqual(yield* usdc(payer), 25_000_001n)
+        assert.strictEqual(yield* usdc(deposit.address), 0n)
+        assert.strictEqual(yield* ethOf(deposit.address), 0n)
+        const gasPaid =
+          settleReceipt.gasUsed * settleReceipt.effectiveGasPrice +
+          refundReceipt.gasUsed * refundReceipt.effectiveGasPrice
+        assert.strictEqual(yield* ethOf(relayer.address), relayerEthBefore - gasPaid)
+
+        const events = parseEventLogs({ abi, logs: settleReceipt.logs })
+        assert.deepStrictEqual(
+          events.map((e) => e.eventName),
+          ["AuthorizationUsed", "Transfer"]
+        )
+        assert.deepStrictEqual(events[1]?.args, { from: deposit.address, to: payout, value: 100_000_000n })
+        const used = yield* Effect.promise(() =>
+          c.publicClient.readContract({
+            address: token,
+            abi,
+            functionName: "authorizationState",
+            args: [deposit.address, settle.nonce]
+          })
+        )
+        assert.strictEqual(used, true)
+      })
+  )
+
+  it.effect("refuses a replayed authorization, in simulation and on chain", () =>
+    Effect.gen(function* () {
+      const { c, token } = yield* TokenChain
+      const deposit = yield* fundedDepositAccount(10_000_000n)
+      const signed = yield* signAuthorization(deposit, "TransferWithAuthorization", {
+        to: freshAddress(),
+        value: 4_000_000n
+      })
+      const relayerWallet = c.wallet(relayer)
+      const first = yield* Effect.promise(() =>
+        relayerWallet.writeContract({
+          address: token,
+          abi,
+          functionName: "transferWithAuthorization",
+          args: signed.args
+        })
+      )
+      assert.strictEqual((yield* receiptOf(first)).status, "success")
+
+      const simulated = yield* revertName(() =>
         c.publicClient.simulateContract({
           address: token,
           abi,
@@ -266,164 +332,182 @@ describe("local chain: anvil + TestUsdc", () => {
           account: relayer
         })
       )
-    ).toBe("AuthorizationUsedOrCanceled")
-    // With an explicit gas limit there is no estimate to fail first: the replay is mined and reverts.
-    const replay = await relayerWallet.writeContract({
-      address: token,
-      abi,
-      functionName: "transferWithAuthorization",
-      args: signed.args,
-      gas: 200_000n
+      assert.strictEqual(simulated, "AuthorizationUsedOrCanceled")
+      // With an explicit gas limit there is no estimate to fail first: the replay is mined and reverts.
+      const replay = yield* Effect.promise(() =>
+        relayerWallet.writeContract({
+          address: token,
+          abi,
+          functionName: "transferWithAuthorization",
+          args: signed.args,
+          gas: 200_000n
+        })
+      )
+      assert.strictEqual((yield* receiptOf(replay)).status, "reverted")
+      assert.strictEqual(yield* usdc(deposit.address), 6_000_000n)
     })
-    expect((await c.publicClient.waitForTransactionReceipt({ hash: replay })).status).toBe("reverted")
-    expect(await usdc(deposit.address)).toBe(6_000_000n)
-  })
+  )
 
-  it("refuses expired, not-yet-valid, tampered and canceled authorizations", async () => {
-    const deposit = await fundedDepositAccount(5_000_000n)
-    const now = BigInt(Math.floor(Date.now() / 1000))
-    const simulate = (args: Awaited<ReturnType<typeof signAuthorization>>["args"]) =>
-      revertName(
+  it.effect("refuses expired, not-yet-valid, tampered and canceled authorizations", () =>
+    Effect.gen(function* () {
+      const { c, token, domain } = yield* TokenChain
+      const deposit = yield* fundedDepositAccount(5_000_000n)
+      const now = BigInt(Math.floor(Date.now() / 1000))
+      const simulate = (args: SignedAuthorization["args"]) =>
+        revertName(() =>
+          c.publicClient.simulateContract({
+            address: token,
+            abi,
+            functionName: "transferWithAuthorization",
+            args,
+            account: relayer
+          })
+        )
+      const to = freshAddress()
+      const expired = yield* signAuthorization(deposit, "TransferWithAuthorization", {
+        to,
+        value: 1n,
+        validBefore: now - 1n
+      })
+      assert.strictEqual(yield* simulate(expired.args), "AuthorizationExpired")
+      const early = yield* signAuthorization(deposit, "TransferWithAuthorization", {
+        to,
+        value: 1n,
+        validAfter: now + 3600n
+      })
+      assert.strictEqual(yield* simulate(early.args), "AuthorizationNotYetValid")
+
+      const valid = yield* signAuthorization(deposit, "TransferWithAuthorization", { to, value: 1n })
+      const tampered = [...valid.args] as unknown as typeof valid.args
+      ;(tampered as unknown as Array<unknown>)[2] = 2n
+      assert.strictEqual(yield* simulate(tampered), "InvalidSignature")
+
+      // The deposit key cancels; the relayer submits the cancellation, since the address has no gas.
+      const cancelSignature = yield* Effect.promise(() =>
+        deposit.signTypedData({
+          domain,
+          types: {
+            CancelAuthorization: [
+              { name: "authorizer", type: "address" },
+              { name: "nonce", type: "bytes32" }
+            ]
+          },
+          primaryType: "CancelAuthorization",
+          message: { authorizer: deposit.address, nonce: valid.nonce }
+        })
+      )
+      const { r, s, yParity } = parseSignature(cancelSignature)
+      const cancel = yield* Effect.promise(() =>
+        c.wallet(relayer).writeContract({
+          address: token,
+          abi,
+          functionName: "cancelAuthorization",
+          args: [deposit.address, valid.nonce, 27 + yParity, r, s]
+        })
+      )
+      assert.strictEqual((yield* receiptOf(cancel)).status, "success")
+      assert.strictEqual(yield* simulate(valid.args), "AuthorizationUsedOrCanceled")
+      assert.strictEqual(yield* usdc(deposit.address), 5_000_000n)
+    })
+  )
+
+  it.effect("lets only the payee submit receiveWithAuthorization", () =>
+    Effect.gen(function* () {
+      const { c, token } = yield* TokenChain
+      const deposit = yield* fundedDepositAccount(3_000_000n)
+      const payeeBefore = yield* usdc(payee.address)
+      const signed = yield* signAuthorization(deposit, "ReceiveWithAuthorization", {
+        to: payee.address,
+        value: 3_000_000n
+      })
+      const byRelayer = yield* revertName(() =>
+        c.publicClient.simulateContract({
+          address: token,
+          abi,
+          functionName: "receiveWithAuthorization",
+          args: signed.args,
+          account: relayer
+        })
+      )
+      assert.strictEqual(byRelayer, "CallerMustBePayee")
+      // A receive authorization is not a transfer authorization: the typehash differs, so the signature fails.
+      const asTransfer = yield* revertName(() =>
         c.publicClient.simulateContract({
           address: token,
           abi,
           functionName: "transferWithAuthorization",
-          args,
+          args: signed.args,
           account: relayer
         })
       )
-    const to = freshAddress()
-    const expired = await signAuthorization(deposit, "TransferWithAuthorization", {
-      to,
-      value: 1n,
-      validBefore: now - 1n
-    })
-    expect(await simulate(expired.args)).toBe("AuthorizationExpired")
-    const early = await signAuthorization(deposit, "TransferWithAuthorization", {
-      to,
-      value: 1n,
-      validAfter: now + 3600n
-    })
-    expect(await simulate(early.args)).toBe("AuthorizationNotYetValid")
+      assert.strictEqual(asTransfer, "InvalidSignature")
 
-    const valid = await signAuthorization(deposit, "TransferWithAuthorization", { to, value: 1n })
-    const tampered = [...valid.args] as unknown as typeof valid.args
-    ;(tampered as unknown as Array<unknown>)[2] = 2n
-    expect(await simulate(tampered)).toBe("InvalidSignature")
+      const hash = yield* Effect.promise(() =>
+        c
+          .wallet(payee)
+          .writeContract({ address: token, abi, functionName: "receiveWithAuthorization", args: signed.args })
+      )
+      assert.strictEqual((yield* receiptOf(hash)).status, "success")
+      assert.strictEqual(yield* usdc(payee.address), payeeBefore + 3_000_000n)
+      assert.strictEqual(yield* usdc(deposit.address), 0n)
+    })
+  )
 
-    // The deposit key cancels; the relayer submits the cancellation, since the address has no gas.
-    const cancelSignature = await deposit.signTypedData({
-      domain,
-      types: {
-        CancelAuthorization: [
-          { name: "authorizer", type: "address" },
-          { name: "nonce", type: "bytes32" }
-        ]
-      },
-      primaryType: "CancelAuthorization",
-      message: { authorizer: deposit.address, nonce: valid.nonce }
-    })
-    const { r, s, yParity } = parseSignature(cancelSignature)
-    const cancel = await c.wallet(relayer).writeContract({
-      address: token,
-      abi,
-      functionName: "cancelAuthorization",
-      args: [deposit.address, valid.nonce, 27 + yParity, r, s]
-    })
-    expect((await c.publicClient.waitForTransactionReceipt({ hash: cancel })).status).toBe("success")
-    expect(await simulate(valid.args)).toBe("AuthorizationUsedOrCanceled")
-    expect(await usdc(deposit.address)).toBe(5_000_000n)
-  })
-
-  it("lets only the payee submit receiveWithAuthorization", async () => {
-    const deposit = await fundedDepositAccount(3_000_000n)
-    const payeeBefore = await usdc(payee.address)
-    const signed = await signAuthorization(deposit, "ReceiveWithAuthorization", {
-      to: payee.address,
-      value: 3_000_000n
-    })
-    const byRelayer = await revertName(
-      c.publicClient.simulateContract({
-        address: token,
-        abi,
-        functionName: "receiveWithAuthorization",
-        args: signed.args,
-        account: relayer
-      })
-    )
-    expect(byRelayer).toBe("CallerMustBePayee")
-    // A receive authorization is not a transfer authorization: the typehash differs, so the signature fails.
-    const asTransfer = await revertName(
-      c.publicClient.simulateContract({
-        address: token,
-        abi,
-        functionName: "transferWithAuthorization",
-        args: signed.args,
-        account: relayer
-      })
-    )
-    expect(asTransfer).toBe("InvalidSignature")
-
-    const hash = await c
-      .wallet(payee)
-      .writeContract({ address: token, abi, functionName: "receiveWithAuthorization", args: signed.args })
-    expect((await c.publicClient.waitForTransactionReceipt({ hash })).status).toBe("success")
-    expect(await usdc(payee.address)).toBe(payeeBefore + 3_000_000n)
-    expect(await usdc(deposit.address)).toBe(0n)
-  })
-
-  it("accepts an EIP-2612 permit signed by a gasless holder", async () => {
-    const holder = await fundedDepositAccount(7_000_000n)
-    const to = freshAddress()
-    const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
-    const nonce = await c.publicClient.readContract({
-      address: token,
-      abi,
-      functionName: "nonces",
-      args: [holder.address]
-    })
-    const signature = await holder.signTypedData({
-      domain,
-      types: {
-        Permit: [
-          { name: "owner", type: "address" },
-          { name: "spender", type: "address" },
-          { name: "value", type: "uint256" },
-          { name: "nonce", type: "uint256" },
-          { name: "deadline", type: "uint256" }
-        ]
-      },
-      primaryType: "Permit",
-      message: { owner: holder.address, spender: relayer.address, value: 7_000_000n, nonce, deadline }
-    })
-    const { r, s, yParity } = parseSignature(signature)
-    const relayerWallet = c.wallet(relayer)
-    const permitArgs = [holder.address, relayer.address, 7_000_000n, deadline, 27 + yParity, r, s] as const
-    const permit = await relayerWallet.writeContract({
-      address: token,
-      abi,
-      functionName: "permit",
-      args: permitArgs
-    })
-    expect((await c.publicClient.waitForTransactionReceipt({ hash: permit })).status).toBe("success")
-    expect(
-      await c.publicClient.readContract({
-        address: token,
-        abi,
-        functionName: "allowance",
-        args: [holder.address, relayer.address]
-      })
-    ).toBe(7_000_000n)
-    expect(
-      await c.publicClient.readContract({
-        address: token,
-        abi,
-        functionName: "nonces",
-        args: [holder.address]
-      })
-    ).toBe(nonce + 1n)
-    expect(
-      await revertName(
+  it.effect("accepts an EIP-2612 permit signed by a gasless holder", () =>
+    Effect.gen(function* () {
+      const { c, token, domain } = yield* TokenChain
+      const holder = yield* fundedDepositAccount(7_000_000n)
+      const to = freshAddress()
+      const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
+      const noncesOf = (address: Address) =>
+        Effect.promise(() =>
+          c.publicClient.readContract({
+            address: token,
+            abi,
+            functionName: "nonces",
+            args: [address]
+          })
+        )
+      const nonce = yield* noncesOf(holder.address)
+      const signature = yield* Effect.promise(() =>
+        holder.signTypedData({
+          domain,
+          types: {
+            Permit: [
+              { name: "owner", type: "address" },
+              { name: "spender", type: "address" },
+              { name: "value", type: "uint256" },
+              { name: "nonce", type: "uint256" },
+              { name: "deadline", type: "uint256" }
+            ]
+          },
+          primaryType: "Permit",
+          message: { owner: holder.address, spender: relayer.address, value: 7_000_000n, nonce, deadline }
+        })
+      )
+      const { r, s, yParity } = parseSignature(signature)
+      const relayerWallet = c.wallet(relayer)
+      const permitArgs = [holder.address, relayer.address, 7_000_000n, deadline, 27 + yParity, r, s] as const
+      const permit = yield* Effect.promise(() =>
+        relayerWallet.writeContract({
+          address: token,
+          abi,
+          functionName: "permit",
+          args: permitArgs
+        })
+      )
+      assert.strictEqual((yield* receiptOf(permit)).status, "success")
+      const allowance = yield* Effect.promise(() =>
+        c.publicClient.readContract({
+          address: token,
+          abi,
+          functionName: "allowance",
+          args: [holder.address, relayer.address]
+        })
+      )
+      assert.strictEqual(allowance, 7_000_000n)
+      assert.strictEqual(yield* noncesOf(holder.address), nonce + 1n)
+      const replayed = yield* revertName(() =>
         c.publicClient.simulateContract({
           address: token,
           abi,
@@ -432,130 +516,170 @@ describe("local chain: anvil + TestUsdc", () => {
           account: relayer
         })
       )
-    ).toBe("InvalidSignature")
+      assert.strictEqual(replayed, "InvalidSignature")
 
-    const pull = await relayerWallet.writeContract({
-      address: token,
-      abi,
-      functionName: "transferFrom",
-      args: [holder.address, to, 7_000_000n]
+      const pull = yield* Effect.promise(() =>
+        relayerWallet.writeContract({
+          address: token,
+          abi,
+          functionName: "transferFrom",
+          args: [holder.address, to, 7_000_000n]
+        })
+      )
+      assert.strictEqual((yield* receiptOf(pull)).status, "success")
+      assert.strictEqual(yield* usdc(to), 7_000_000n)
+      assert.strictEqual(yield* usdc(holder.address), 0n)
     })
-    expect((await c.publicClient.waitForTransactionReceipt({ hash: pull })).status).toBe("success")
-    expect(await usdc(to)).toBe(7_000_000n)
-    expect(await usdc(holder.address)).toBe(0n)
-  })
+  )
 
-  it("fails loudly when a second node is started on a port already in use", async () => {
-    const started = performance.now()
-    await expect(startAnvil({ port: node.port })).rejects.toThrow(
-      /exited .*before it was ready[\s\S]*already in use/i
-    )
-    expect(performance.now() - started).toBeLessThan(5_000)
-    // The first node is untouched.
-    expect(await c.publicClient.getChainId()).toBe(DEFAULT_CHAIN_ID)
-  })
+  it.effect("fails loudly when a second node is started on a port already in use", () =>
+    Effect.gen(function* () {
+      const { node, c } = yield* TokenChain
+      const started = performance.now()
+      const failure = yield* Effect.flip(Effect.tryPromise(() => startAnvil({ port: node.port })))
+      assert.strictEqual(failure._tag, "UnknownException")
+      assert.match((failure.error as Error).message, /exited .*before it was ready[\s\S]*already in use/i)
+      assert.isBelow(performance.now() - started, 5_000)
+      // The first node is untouched.
+      assert.strictEqual(yield* Effect.promise(() => c.publicClient.getChainId()), DEFAULT_CHAIN_ID)
+    })
+  )
 
-  it("evm_snapshot / evm_revert removes a Transfer log (the reorg the watcher must survive)", async () => {
-    const head = await c.publicClient.getBlockNumber({ cacheTime: 0 })
-    const snapshot = await c.testClient.snapshot()
-    const to = freshAddress()
-    const hash = await mintTestUsdc(c.publicClient, { token, to, amount: 42_000_000n, owner })
-    const receipt = await c.publicClient.getTransactionReceipt({ hash })
-    const transfersTo = (fromBlock: bigint) =>
-      c.publicClient.getContractEvents({
-        address: token,
-        abi,
-        eventName: "Transfer",
-        args: { to },
-        fromBlock
-      })
-    expect((await transfersTo(receipt.blockNumber)).map((log) => log.transactionHash)).toEqual([hash])
+  it.effect("evm_snapshot / evm_revert removes a Transfer log (the reorg the watcher must survive)", () =>
+    Effect.gen(function* () {
+      const { c, token } = yield* TokenChain
+      const blockNumber = Effect.promise(() => c.publicClient.getBlockNumber({ cacheTime: 0 }))
+      const head = yield* blockNumber
+      const snapshot = yield* Effect.promise(() => c.testClient.snapshot())
+      const to = freshAddress()
+      const hash = yield* Effect.promise(() =>
+        mintTestUsdc(c.publicClient, { token, to, amount: 42_000_000n, owner })
+      )
+      const receipt = yield* Effect.promise(() => c.publicClient.getTransactionReceipt({ hash }))
+      const transfersTo = (fromBlock: bigint) =>
+        Effect.promise(() =>
+          c.publicClient.getContractEvents({
+            address: token,
+            abi,
+            eventName: "Transfer",
+            args: { to },
+            fromBlock
+          })
+        )
+      assert.deepStrictEqual(
+        (yield* transfersTo(receipt.blockNumber)).map((log) => log.transactionHash),
+        [hash]
+      )
 
-    await c.testClient.revert({ id: snapshot })
-    expect(await c.publicClient.getBlockNumber({ cacheTime: 0 })).toBe(head)
-    expect(await transfersTo(0n)).toEqual([])
-    expect(await usdc(to)).toBe(0n)
-    await expect(c.publicClient.getTransactionReceipt({ hash })).rejects.toThrow(/could not be found/i)
+      yield* Effect.promise(() => c.testClient.revert({ id: snapshot }))
+      assert.strictEqual(yield* blockNumber, head)
+      assert.deepStrictEqual(yield* transfersTo(0n), [])
+      assert.strictEqual(yield* usdc(to), 0n)
+      const gone = yield* Effect.flip(Effect.tryPromise(() => c.publicClient.getTransactionReceipt({ hash })))
+      assert.strictEqual(gone._tag, "UnknownException")
+      assert.match((gone.error as Error).message, /could not be found/i)
 
-    // The height comes back with another block: only the hash tells the watcher that what it saw is gone.
-    await c.testClient.mine({ blocks: 1 })
-    const replacement = await c.publicClient.getBlock({ blockNumber: receipt.blockNumber })
-    expect(replacement.hash).not.toBe(receipt.blockHash)
-  })
+      // The height comes back with another block: only the hash tells the watcher that what it saw is gone.
+      yield* Effect.promise(() => c.testClient.mine({ blocks: 1 }))
+      const replacement = yield* Effect.promise(() =>
+        c.publicClient.getBlock({ blockNumber: receipt.blockNumber })
+      )
+      assert.notStrictEqual(replacement.hash, receipt.blockHash)
+    })
+  )
 })
 
-describe("local chain: finality", () => {
-  let node: AnvilHandle
-  let c: Clients
-  const slots = 2
+/** A node that mines on its own besides, with `finalized` 2 × `slots` blocks behind `latest`. */
+class FinalityChain extends Context.Tag("test/FinalityChain")<
+  FinalityChain,
+  { readonly c: Clients; readonly slots: number }
+>() {}
 
-  beforeAll(async () => {
-    // Mixed mining: a transaction is mined at once, and blocks keep coming so finality catches up with it.
-    node = await startAnvil({ blockTime: 0.2, mixedMining: true, slotsInAnEpoch: slots })
-    c = clientsFor(node)
-  })
+const slots = 2
+// Mixed mining: a transaction is mined at once, and blocks keep coming so finality catches up with it.
+const FinalityChainLive = Layer.scoped(
+  FinalityChain,
+  Effect.map(scopedAnvil({ blockTime: 0.2, mixedMining: true, slotsInAnEpoch: slots }), (node) => ({
+    c: clientsFor(node),
+    slots
+  }))
+)
 
-  afterAll(async () => {
-    await node?.stop()
-  })
+// Real time: the node mines on the wall clock, so the test waits on it too.
+layer(FinalityChainLive, { timeout: 60_000, excludeTestServices: true })("local chain: finality", (it) => {
+  it.effect(
+    "keeps `finalized` 2 × slotsInAnEpoch blocks behind `latest` and catches up with a transaction",
+    () =>
+      Effect.gen(function* () {
+        const { c, slots } = yield* FinalityChain
+        const finalizedBlock = Effect.promise(() => c.publicClient.getBlock({ blockTag: "finalized" }))
+        const to = freshAddress()
+        const hash = yield* Effect.promise(() => c.wallet(owner).sendTransaction({ to, value: 1n }))
+        const receipt = yield* Effect.promise(() => c.publicClient.waitForTransactionReceipt({ hash }))
+        const finalizedAtReceipt = yield* finalizedBlock
+        // Block numbers, small enough for a number.
+        assert.isBelow(Number(finalizedAtReceipt.number), Number(receipt.blockNumber))
 
-  it("keeps `finalized` 2 × slotsInAnEpoch blocks behind `latest` and catches up with a transaction", async () => {
-    const to = freshAddress()
-    const hash = await c.wallet(owner).sendTransaction({ to, value: 1n })
-    const receipt = await c.publicClient.waitForTransactionReceipt({ hash })
-    const finalizedAtReceipt = await c.publicClient.getBlock({ blockTag: "finalized" })
-    expect(finalizedAtReceipt.number).toBeLessThan(receipt.blockNumber)
+        const deadline = Date.now() + 10_000
+        let finalized = finalizedAtReceipt.number
+        while (finalized < receipt.blockNumber && Date.now() < deadline) {
+          yield* Effect.sleep("50 millis")
+          finalized = (yield* finalizedBlock).number
+        }
+        assert.isAtLeast(Number(finalized), Number(receipt.blockNumber))
 
-    const deadline = Date.now() + 10_000
-    let finalized = finalizedAtReceipt.number
-    while (finalized < receipt.blockNumber && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50))
-      finalized = (await c.publicClient.getBlock({ blockTag: "finalized" })).number
-    }
-    expect(finalized).toBeGreaterThanOrEqual(receipt.blockNumber)
-
-    const [latest, safe, final] = await Promise.all(
-      (["latest", "safe", "finalized"] as const).map((blockTag) => c.publicClient.getBlock({ blockTag }))
-    )
-    // Fetched separately, so a block may land in between: allow one block of skew.
-    const lag = latest!.number - final!.number
-    expect(lag).toBeGreaterThanOrEqual(BigInt(2 * slots))
-    expect(lag).toBeLessThanOrEqual(BigInt(2 * slots + 1))
-    expect(safe!.number).toBeGreaterThan(final!.number)
-    expect(safe!.number).toBeLessThan(latest!.number)
-  })
+        const [latest, safe, final] = yield* Effect.promise(() =>
+          Promise.all(
+            (["latest", "safe", "finalized"] as const).map((blockTag) =>
+              c.publicClient.getBlock({ blockTag })
+            )
+          )
+        )
+        // Fetched separately, so a block may land in between: allow one block of skew.
+        const lag = Number(latest!.number - final!.number)
+        assert.isAtLeast(lag, 2 * slots)
+        assert.isAtMost(lag, 2 * slots + 1)
+        assert.isAbove(Number(safe!.number), Number(final!.number))
+        assert.isBelow(Number(safe!.number), Number(latest!.number))
+      })
+  )
 })
 
 describe("local chain: state file", () => {
-  it("keeps the chain across a stop and a restart (the sandbox's data survives)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "anvil-state-"))
-    const stateFile = join(dir, "chain.json")
-    try {
-      const first = await startAnvil({ stateFile })
-      const c1 = clientsFor(first)
-      const token = await deployTestUsdc(c1.publicClient, owner)
-      const holder = freshAddress()
-      await mintTestUsdc(c1.publicClient, { token, to: holder, amount: 9_000_001n, owner })
-      const head = await c1.publicClient.getBlockNumber({ cacheTime: 0 })
-      await first.stop()
+  it.scoped("keeps the chain across a stop and a restart (the sandbox's data survives)", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(tmpdir(), "anvil-state-"))),
+        (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true }))
+      )
+      const stateFile = join(dir, "chain.json")
+      // The first node writes its state file as it stops, before the second reads it.
+      const { token, holder, head } = yield* Effect.acquireUseRelease(
+        Effect.promise(() => startAnvil({ stateFile })),
+        (first) =>
+          Effect.promise(async () => {
+            const c1 = clientsFor(first)
+            const token = await deployTestUsdc(c1.publicClient, owner)
+            const holder = freshAddress()
+            await mintTestUsdc(c1.publicClient, { token, to: holder, amount: 9_000_001n, owner })
+            const head = await c1.publicClient.getBlockNumber({ cacheTime: 0 })
+            return { token, holder, head }
+          }),
+        (first) => Effect.promise(() => first.stop())
+      )
 
-      const second = await startAnvil({ stateFile })
-      try {
-        const c2 = clientsFor(second)
-        expect(await c2.publicClient.getBlockNumber({ cacheTime: 0 })).toBe(head)
-        expect(
-          await c2.publicClient.readContract({
-            address: token,
-            abi,
-            functionName: "balanceOf",
-            args: [holder]
-          })
-        ).toBe(9_000_001n)
-      } finally {
-        await second.stop()
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+      const second = yield* scopedAnvil({ stateFile })
+      const c2 = clientsFor(second)
+      assert.strictEqual(yield* Effect.promise(() => c2.publicClient.getBlockNumber({ cacheTime: 0 })), head)
+      const balance = yield* Effect.promise(() =>
+        c2.publicClient.readContract({
+          address: token,
+          abi,
+          functionName: "balanceOf",
+          args: [holder]
+        })
+      )
+      assert.strictEqual(balance, 9_000_001n)
+    })
+  )
 })
