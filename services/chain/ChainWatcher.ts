@@ -1,7 +1,8 @@
-import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer, Option } from "effect"
 import { type Address, getAddress } from "viem"
 import { chainIdOf } from "../domain/Environment"
 import { Lease } from "../platform/Lease"
+import { workerLoop } from "../platform/Worker"
 import { Metrics } from "../platform/Metrics"
 import { type ChainAccess, ChainEndpoints } from "./ChainEndpoints"
 import { finalBlock } from "./ChainRpc"
@@ -19,13 +20,6 @@ export { FULL_REFRESH_MS, RETENTION_DAYS } from "./WatchedAddresses"
 
 /** How often the node's `finalized` block is read when idle: one cheap call, and the floor of finality → event. */
 export const WATCH_INTERVAL = Duration.millis(100)
-
-/** The next range is read at once after one moved the cursor, else after WATCH_INTERVAL. */
-const stepCadence = Schedule.identity<boolean>().pipe(
-  Schedule.addDelay((moved) => (moved ? Duration.zero : WATCH_INTERVAL))
-)
-/** The recent credit blocks are read again every REORG_RECHECK_EVERY. */
-const recheckCadence = Schedule.spaced(REORG_RECHECK_EVERY)
 
 /**
  * Reads the token's `Transfer` logs block range by block range, up to the final block only (the node's `finalized`
@@ -77,18 +71,24 @@ export const makeChainWatcher = (
 
     // Each pass finishes before a shutdown stops its loop: a step's writes are one statement either way, and the
     // next lease holder starts from what was committed.
-    const stepLoop = Effect.suspend(() => step()).pipe(
-      Effect.uninterruptible,
-      Effect.catchAllCause((cause) =>
-        Effect.as(Effect.logWarning("chain watcher step failed", cause), false)
-      ),
-      Effect.repeat(stepCadence)
-    )
-    const recheckLoop = Effect.suspend(() => finality.recheck()).pipe(
-      Effect.uninterruptible,
-      Effect.catchAllCause((cause) => Effect.logWarning("finality recheck failed", cause)),
-      Effect.repeat(recheckCadence)
-    )
+    const stepLoop = workerLoop({
+      name: "ChainWatcher.step",
+      step: Effect.suspend(() => step()),
+      finishPassOnShutdown: true,
+      // A step that moved the cursor is followed at once (the chain is ahead); otherwise, or after a failure, the
+      // next comes WATCH_INTERVAL later.
+      every: (moved) => (Option.getOrElse(moved, () => false) ? Effect.void : Effect.sleep(WATCH_INTERVAL)),
+      failure: "chain watcher step failed",
+      failureLevel: "Warning"
+    })
+    const recheckLoop = workerLoop({
+      name: "ChainWatcher.recheckFinality",
+      step: Effect.suspend(() => finality.recheck()),
+      finishPassOnShutdown: true,
+      every: REORG_RECHECK_EVERY,
+      failure: "finality recheck failed",
+      failureLevel: "Warning"
+    })
 
     return {
       // A new lease: whatever this instance knew may be stale.

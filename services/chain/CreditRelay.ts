@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer, Option } from "effect"
 import { CREDITS_STREAM, creditPartitionOf, creditSubject } from "../../infra/jetstream/Streams"
 import { chainIdOf } from "../domain/Environment"
 import {
@@ -9,6 +9,7 @@ import {
   REPUBLISH_EVERY
 } from "../platform/eventStream/EventStream"
 import { Lease } from "../platform/Lease"
+import { workerLoop } from "../platform/Worker"
 import { type CreditMessage, stampCredits } from "./ChainCredits"
 import { ChainEndpoints } from "./ChainEndpoints"
 import { chainSettings } from "./ChainSettings"
@@ -137,21 +138,25 @@ export const makeCreditRelayWorker = (chainId: number) =>
   Effect.gen(function* () {
     const relay = yield* makeCreditRelay(chainId)
     const recorded = yield* CreditsRecorded
-    const relayLoop = relay.publishNew().pipe(
-      Effect.uninterruptible,
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("publishing credits failed", cause), 0)),
-      Effect.tap((published) =>
-        published < RELAY_BATCH ? Effect.race(recorded.next(), Effect.sleep(RELAY_NET)) : Effect.void
-      ),
-      Effect.forever
-    )
-    const republishLoop = relay.republishLost().pipe(
-      Effect.uninterruptible,
-      Effect.catchAllCause((cause) =>
-        Effect.as(Effect.logWarning("publishing credits again failed", cause), 0)
-      ),
-      Effect.repeat(Schedule.spaced(REPUBLISH_EVERY))
-    )
+    const relayLoop = workerLoop({
+      name: "CreditRelay.publishNew",
+      step: Effect.suspend(() => relay.publishNew()),
+      finishPassOnShutdown: true,
+      every: (published) =>
+        Option.getOrElse(published, () => 0) < RELAY_BATCH
+          ? Effect.race(recorded.next(), Effect.sleep(RELAY_NET))
+          : Effect.void,
+      failure: "publishing credits failed",
+      failureLevel: "Warning"
+    })
+    const republishLoop = workerLoop({
+      name: "CreditRelay.republishLost",
+      step: Effect.suspend(() => relay.republishLost()),
+      finishPassOnShutdown: true,
+      every: REPUBLISH_EVERY,
+      failure: "publishing credits again failed",
+      failureLevel: "Warning"
+    })
     return {
       ...relay,
       run: Effect.all([relayLoop, republishLoop], { concurrency: "unbounded", discard: true })

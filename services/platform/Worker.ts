@@ -16,6 +16,10 @@ import { Lease } from "./Lease"
  *   retry: Worker.retryNever     // optional named Schedule for a failed pass before it is logged
  * })
  * ```
+ * A worker with several loops (the watcher's step and its finality recheck, say) runs `workerLoop`s side by side:
+ * ```ts
+ * run: Effect.all([workerLoop(stepOptions), workerLoop(recheckOptions)], { concurrency: "unbounded", discard: true })
+ * ```
  * A worker that needs set-up in its layer's scope first (a bus subscription that wakes it, say) builds the loop with
  * `workerLoop(options)` inside its own `Layer.scopedDiscard` and forks it, under `lease.whileHolding` if a singleton.
  */
@@ -33,6 +37,11 @@ export interface WorkerOptions<A, E, R> {
   readonly every: Duration.DurationInput | ((result: Option.Option<A>) => Effect.Effect<void>)
   /** Retries of a failed pass before it counts as failed (default: none, the next pass comes at its pace). */
   readonly retry?: Schedule.Schedule<unknown, Cause.Cause<E>>
+  /**
+   * A shutdown (or a lost lease) lets the pass under way finish: for passes whose writes and side effects must be
+   * recorded together (a signed transfer and its row, a moved cursor and its credits).
+   */
+  readonly finishPassOnShutdown?: boolean
   /** The failure log's message (default `${name} failed`) and level (default error). */
   readonly failure?: string
   readonly failureLevel?: "Error" | "Warning"
@@ -61,7 +70,7 @@ export const workerLoop = <A, E, R>(options: WorkerOptions<A, E, R>): Effect.Eff
   })
   const pace =
     typeof every === "function" ? every : (_: Option.Option<A>) => Effect.sleep(Duration.decode(every))
-  const pass = step().pipe(
+  const pass = (options.finishPassOnShutdown === true ? Effect.uninterruptible(step()) : step()).pipe(
     Effect.map(Option.some),
     Effect.catchAllCause((cause) => Effect.as(log(failure, cause), Option.none<A>())),
     Effect.flatMap(pace)

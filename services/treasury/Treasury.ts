@@ -3,6 +3,7 @@ import { getAddress, type Hex } from "viem"
 import { type ChainAccess, ChainEndpoints } from "../chain/ChainEndpoints"
 import { chainIdOf } from "../domain/Environment"
 import { Lease } from "../platform/Lease"
+import { workerLoop } from "../platform/Worker"
 import { chainSettings } from "../chain/ChainSettings"
 import { optionalSetting, positiveInteger } from "../platform/Settings"
 import { makeBroadcaster } from "./Broadcaster"
@@ -39,26 +40,28 @@ export const makeTreasury = (chainAccess: ChainAccess, token: Hex, treasuryKey: 
     // A transfer just signed is broadcast at once: the consumer wakes the follower, which otherwise passes again
     // TREASURY_INTERVAL after its last pass.
     const signed = yield* Queue.sliding<void>(1)
-    const logged =
-      (name: string) =>
-      <A, E, R>(pass: Effect.Effect<A, E, R>) =>
-        pass.pipe(
-          // A shutdown lets the pass under way finish: what it signed or saw final is recorded before the lease goes.
-          Effect.uninterruptible,
-          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`treasury ${name} failed`, cause), 0))
-        )
-    // A pass that found work is followed at once by the next (commands that arrived meanwhile); an idle one waits
-    // TREASURY_INTERVAL.
-    const consumer = consume().pipe(
-      logged("consume"),
-      Effect.flatMap((n) => (n > 0 ? Queue.offer(signed, undefined) : Effect.sleep(TREASURY_INTERVAL))),
-      Effect.forever
-    )
-    const follower = follow().pipe(
-      logged("follow"),
-      Effect.zipRight(Effect.race(Queue.take(signed), Effect.sleep(TREASURY_INTERVAL))),
-      Effect.forever
-    )
+    // A shutdown lets the pass under way finish: what it signed or saw final is recorded before the lease goes.
+    // A consume pass that signed something wakes the follower and is followed at once by the next (commands that
+    // arrived meanwhile); an idle or failed one waits TREASURY_INTERVAL.
+    const consumer = workerLoop({
+      name: "Treasury.consume",
+      step: Effect.suspend(() => consume()),
+      finishPassOnShutdown: true,
+      every: (signedCount) =>
+        Option.getOrElse(signedCount, () => 0) > 0
+          ? Queue.offer(signed, undefined)
+          : Effect.sleep(TREASURY_INTERVAL),
+      failure: "treasury consume failed",
+      failureLevel: "Warning"
+    })
+    const follower = workerLoop({
+      name: "Treasury.follow",
+      step: Effect.suspend(() => follow()),
+      finishPassOnShutdown: true,
+      every: () => Effect.race(Queue.take(signed), Effect.sleep(TREASURY_INTERVAL)),
+      failure: "treasury follow failed",
+      failureLevel: "Warning"
+    })
     return {
       consume,
       follow,
