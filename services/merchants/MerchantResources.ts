@@ -53,5 +53,3 @@ export const MerchantResourcesLive = Layer.mergeAll(
   Issuers.Default,
   PayoutAddresses.Default
 )
-/** The name `src/Server.ts` and the test support wire (from before "records" were called resources). */
-export const MerchantRecordsLive = MerchantResourcesLive

@@ -106,10 +106,6 @@ export const makeResourceStore = (options: {
 
 export type ResourceStore = Effect.Effect.Success<ReturnType<typeof makeResourceStore>>
 
-/** The names `src/api/Records` imports (from before "records" were called resources). */
-export type RecordStore = ResourceStore
-export type StoredRecord = StoredResource
-
 /** PATCH semantics: omitted keys keep the stored value, `null` clears it. */
 export const mergePatch = <T extends Record<string, unknown>>(stored: T, patch: Record<string, unknown>) => {
   const merged: Record<string, unknown> = { ...stored }

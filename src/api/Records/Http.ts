@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Customers, Issuers, PayoutAddresses } from "../../../services/merchants/MerchantResources"
-import type { RecordStore, StoredRecord } from "../../../services/merchants/ResourceStore"
+import type { ResourceStore, StoredResource } from "../../../services/merchants/ResourceStore"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"
@@ -9,20 +9,20 @@ import { formatTimestamp } from "../../../services/domain/Timestamp"
 import { type IdPrefix, type ResourceName, toId, uuidFromId } from "../../../services/domain/PrefixedId"
 
 const str = (v: unknown) => (typeof v === "string" ? v : null)
-const stamps = (row: StoredRecord) => ({
+const stamps = (row: StoredResource) => ({
   metadata: (row.metadata ?? {}) as Record<string, string>,
   created_at: formatTimestamp(row.created_at),
   updated_at: formatTimestamp(row.updated_at)
 })
 
-const customerWire = (row: StoredRecord) => ({
+const customerWire = (row: StoredResource) => ({
   id: toId("cus", row.id) as string,
   name: String(row.name),
   email: str(row.email),
   description: str(row.description),
   ...stamps(row)
 })
-const issuerWire = (row: StoredRecord) => ({
+const issuerWire = (row: StoredResource) => ({
   id: toId("iss", row.id) as string,
   display_name: String(row.display_name),
   legal_name: str(row.legal_name),
@@ -30,7 +30,7 @@ const issuerWire = (row: StoredRecord) => ({
   support_url: str(row.support_url),
   ...stamps(row)
 })
-const payoutWire = (row: StoredRecord) => ({
+const payoutWire = (row: StoredResource) => ({
   id: toId("pa", row.id) as string,
   address: String(row.address),
   label: str(row.label),
@@ -50,10 +50,10 @@ const columns = (body: Record<string, unknown>) => {
 
 /** The handlers every merchant record shares, over its store; ids in paths that are not this prefix are 404. */
 const recordHandlers = <W>(
-  store: RecordStore,
+  store: ResourceStore,
   prefix: IdPrefix,
   resource: ResourceName,
-  wire: (r: StoredRecord) => W
+  wire: (r: StoredResource) => W
 ) => {
   const uuidOr404 = (id: string) => {
     const uuid = uuidFromId(prefix, id)
