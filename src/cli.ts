@@ -174,7 +174,7 @@ const main = Effect.gen(function* () {
     })
     return print(values.json === true, funded)
   }
-  const services = Layer.mergeAll(Accounts.layer, Reconciliation.layer).pipe(
+  const services = Layer.mergeAll(Accounts.Default, Reconciliation.Default).pipe(
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess, ChainEndpoints.layer)),
     Layer.provideMerge(DatabaseForCliLive),
     Layer.provide(settingsLayer(config))

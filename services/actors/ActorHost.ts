@@ -237,7 +237,4 @@ const make = Effect.gen(function* () {
 export class ActorHost extends Effect.Service<ActorHost>()("deposits/ActorHost", {
   effect: make,
   dependencies: [ChangeFeed.layer, Ids.layer, Metrics.layer]
-}) {
-  /** The ports (lifecycle bodies, inspector, bus) and the database come from the composition root. */
-  static readonly layer = ActorHost.Default
-}
+}) {}

@@ -43,9 +43,6 @@ export class KeyVault extends Effect.Service<KeyVault>()("deposits/KeyVault", {
     mnemonic: Redacted.Redacted<string>
   ): Layer.Layer<KeyVault, KeyVaultError> =>
     Layer.effect(KeyVault, Effect.map(makeKeyVaultEffect(mnemonic), KeyVault.make))
-
-  /** The old name of `KeyVault.Default`, which the composition root wires. */
-  static readonly layer: Layer.Layer<KeyVault, KeyVaultError | ConfigError.ConfigError> = KeyVault.Default
 }
 
 /**

@@ -171,7 +171,4 @@ export class DepositRequestLedger extends Effect.Service<DepositRequestLedger>()
   {
     effect: make
   }
-) {
-  /** Needs the database provided (the composition root wires it). */
-  static readonly layer = DepositRequestLedger.Default
-}
+) {}

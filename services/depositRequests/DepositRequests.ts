@@ -191,9 +191,6 @@ interface ListOptions {
 export class DepositRequests extends Effect.Service<DepositRequests>()("deposits/DepositRequests", {
   effect: make,
   dependencies: [ActorHost.Default, ChangeFeed.layer, Ids.layer]
-}) {
-  /** The ports and the database come from the composition root. */
-  static readonly layer = DepositRequests.Default
-}
+}) {}
 
 export type { DepositRequestWire }

@@ -195,7 +195,4 @@ const make = Effect.gen(function* () {
 export class Reconciliation extends Effect.Service<Reconciliation>()("deposits/Reconciliation", {
   effect: make,
   dependencies: [ChainEndpoints.layer]
-}) {
-  /** The database comes from the composition root. */
-  static readonly layer = Reconciliation.Default
-}
+}) {}

@@ -212,6 +212,4 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
     } as const
   }),
   dependencies: [CredentialCache.Default, Ids.layer]
-}) {
-  static readonly layer = Accounts.Default
-}
+}) {}

@@ -245,7 +245,4 @@ export class Attachments extends Effect.Service<Attachments>()("deposits/Attachm
     } as const
   }),
   dependencies: [AttachmentRows.Default, Ids.layer, SignedLinks.layer]
-}) {
-  /** The object store (a port) and the database come from the composition root. */
-  static readonly layer = Attachments.Default
-}
+}) {}

@@ -58,6 +58,4 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("deposits
 
     return { lookup, remember, changed } as const
   })
-}) {
-  static readonly layer = CredentialCache.Default
-}
+}) {}

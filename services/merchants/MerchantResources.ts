@@ -13,9 +13,7 @@ export class Customers extends Effect.Service<Customers>()("deposits/Customers",
     hideEnded: true
   }),
   dependencies: [Ids.layer]
-}) {
-  static readonly layer = Customers.Default
-}
+}) {}
 
 /** Issuer identities (`iss_`): the name a payer sees. Deleted ones disappear from reads. */
 export class Issuers extends Effect.Service<Issuers>()("deposits/Issuers", {
@@ -28,9 +26,7 @@ export class Issuers extends Effect.Service<Issuers>()("deposits/Issuers", {
     hideEnded: true
   }),
   dependencies: [Ids.layer]
-}) {
-  static readonly layer = Issuers.Default
-}
+}) {}
 
 /** Payout addresses (`pa_`): disabled ones stay readable but take no new deposit request. */
 export class PayoutAddresses extends Effect.Service<PayoutAddresses>()("deposits/PayoutAddresses", {
@@ -43,9 +39,7 @@ export class PayoutAddresses extends Effect.Service<PayoutAddresses>()("deposits
     hideEnded: false
   }),
   dependencies: [Ids.layer]
-}) {
-  static readonly layer = PayoutAddresses.Default
-}
+}) {}
 
 /** The three merchant resource stores. */
 export const MerchantResourcesLive = Layer.mergeAll(

@@ -51,7 +51,4 @@ export class PayerFlow extends Effect.Service<PayerFlow>()("deposits/PayerFlow",
     KeyVault.Default,
     Ids.layer
   ]
-}) {
-  /** The mailer (a port) and the database come from the composition root. */
-  static readonly layer = PayerFlow.Default
-}
+}) {}

@@ -249,7 +249,4 @@ const make = Effect.gen(function* () {
 export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("deposits/WebhookEndpoints", {
   effect: make,
   dependencies: [Ids.layer, WebhookUrlCheck.layer]
-}) {
-  /** The resolver (a port) and the database come from the composition root. */
-  static readonly layer = WebhookEndpoints.Default
-}
+}) {}

@@ -23,7 +23,7 @@ export const createMerchant = async (
   const serviceEnv = options.serviceEnv ?? "sandbox"
   // Long enough to outlive tests that move the service's clock forward by days.
   const sessionTtlMs = options.sessionTtlMs ?? 30 * 24 * 60 * 60 * 1000
-  const layer = Accounts.layer.pipe(
+  const layer = Accounts.Default.pipe(
     Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
     Layer.provideMerge(DatabaseLive),
     Layer.provide(settingsLayer({ databaseUrl: Option.some(Redacted.make(databaseUrl)), serviceEnv }))

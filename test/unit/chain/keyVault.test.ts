@@ -92,20 +92,20 @@ describe("KeyVault", () => {
   })
 
   it("layer: the sandbox default, a configured seed, and no default in production", () => {
-    const sandbox = vaultFrom(KeyVault.layer)
+    const sandbox = vaultFrom(KeyVault.Default)
     expect(Exit.isSuccess(sandbox) && sandbox.value.depositAddress(0)).toBe(
       vault(SANDBOX_DEPOSIT_MNEMONIC).depositAddress(0)
     )
-    const configured = vaultFrom(KeyVault.layer, { DEPOSIT_KEY_MNEMONIC: ANVIL_MNEMONIC })
+    const configured = vaultFrom(KeyVault.Default, { DEPOSIT_KEY_MNEMONIC: ANVIL_MNEMONIC })
     expect(Exit.isSuccess(configured) && configured.value.depositAddress(0)).toBe(
       "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
     )
     const own = generateMnemonic(english)
-    const production = vaultFrom(KeyVault.layer, { SERVICE_ENV: "production", DEPOSIT_KEY_MNEMONIC: own })
+    const production = vaultFrom(KeyVault.Default, { SERVICE_ENV: "production", DEPOSIT_KEY_MNEMONIC: own })
     expect(Exit.isSuccess(production) && production.value.depositAddress(0)).toBe(
       mnemonicToAccount(own, { addressIndex: 0 }).address
     )
-    const missing = vaultFrom(KeyVault.layer, { SERVICE_ENV: "production" })
+    const missing = vaultFrom(KeyVault.Default, { SERVICE_ENV: "production" })
     expect(Exit.isFailure(missing)).toBe(true)
     expect(String(missing)).toContain("DEPOSIT_KEY_MNEMONIC: must be set when SERVICE_ENV=production")
   })
@@ -113,7 +113,7 @@ describe("KeyVault", () => {
   it.each(PUBLISHED_TEST_MNEMONICS)(
     "refuses the published mnemonic %s in production, in any spacing or case",
     (m) => {
-      const refused = vaultFrom(KeyVault.layer, {
+      const refused = vaultFrom(KeyVault.Default, {
         SERVICE_ENV: "production",
         DEPOSIT_KEY_MNEMONIC: `  ${m.toUpperCase().replaceAll(" ", "   ")} `
       })
