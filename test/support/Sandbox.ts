@@ -24,3 +24,21 @@ export const sandboxLayer = (
       ({ service }) => Effect.promise(() => service.stop())
     )
   )
+
+/** A merchant call to the sandbox's service over HTTP, as an effect. */
+export const sandboxCall = <T = Record<string, unknown>>(...args: Parameters<MerchantClient["call"]>) =>
+  Effect.flatMap(Sandbox, ({ api }) => Effect.promise(() => api.call<T>(...args)))
+
+/** A payer's call (no credentials) to the sandbox's service: the status and the JSON body. */
+export const sandboxPayerCall = <T>(method: string, path: string, body?: unknown) =>
+  Effect.flatMap(Sandbox, ({ service }) =>
+    Effect.promise(async () => {
+      const res = await service.request(path, {
+        method,
+        ...(body === undefined
+          ? {}
+          : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
+      })
+      return { status: res.status, body: (await res.json()) as T }
+    })
+  )

@@ -138,6 +138,20 @@ const receiptOf = (hash: Hash) =>
     Effect.promise(() => c.publicClient.waitForTransactionReceipt({ hash }))
   )
 
+/** The relayer (the treasury's role) sends a signed transfer authorization on chain; its transaction hash. */
+const relayTransfer = (args: SignedAuthorization["args"], gas?: bigint) =>
+  Effect.flatMap(TokenChain, ({ c, token }) =>
+    Effect.promise(() =>
+      c.wallet(relayer).writeContract({
+        address: token,
+        abi,
+        functionName: "transferWithAuthorization",
+        args,
+        ...(gas === undefined ? {} : { gas })
+      })
+    )
+  )
+
 const signAuthorization = (
   from: HDAccount,
   primaryType: "TransferWithAuthorization" | "ReceiveWithAuthorization",
@@ -250,14 +264,7 @@ layer(Layer.merge(TokenChainLive, VaultLive), { timeout: 60_000 })("local chain:
           to: payout,
           value: 100_000_000n
         })
-        const settleHash = yield* Effect.promise(() =>
-          c.wallet(relayer).writeContract({
-            address: token,
-            abi,
-            functionName: "transferWithAuthorization",
-            args: settle.args
-          })
-        )
+        const settleHash = yield* relayTransfer(settle.args)
         const settleReceipt = yield* receiptOf(settleHash)
         assert.strictEqual(settleReceipt.status, "success")
         console.log(`transferWithAuthorization gas used: ${settleReceipt.gasUsed}`)
@@ -266,14 +273,7 @@ layer(Layer.merge(TokenChainLive, VaultLive), { timeout: 60_000 })("local chain:
           to: payer,
           value: 25_000_001n
         })
-        const refundHash = yield* Effect.promise(() =>
-          c.wallet(relayer).writeContract({
-            address: token,
-            abi,
-            functionName: "transferWithAuthorization",
-            args: refund.args
-          })
-        )
+        const refundHash = yield* relayTransfer(refund.args)
         const refundReceipt = yield* receiptOf(refundHash)
         assert.strictEqual(refundReceipt.status, "success")
 
@@ -312,15 +312,7 @@ layer(Layer.merge(TokenChainLive, VaultLive), { timeout: 60_000 })("local chain:
         to: freshAddress(),
         value: 4_000_000n
       })
-      const relayerWallet = c.wallet(relayer)
-      const first = yield* Effect.promise(() =>
-        relayerWallet.writeContract({
-          address: token,
-          abi,
-          functionName: "transferWithAuthorization",
-          args: signed.args
-        })
-      )
+      const first = yield* relayTransfer(signed.args)
       assert.strictEqual((yield* receiptOf(first)).status, "success")
 
       const simulated = yield* revertName(() =>
@@ -334,15 +326,7 @@ layer(Layer.merge(TokenChainLive, VaultLive), { timeout: 60_000 })("local chain:
       )
       assert.strictEqual(simulated, "AuthorizationUsedOrCanceled")
       // With an explicit gas limit there is no estimate to fail first: the replay is mined and reverts.
-      const replay = yield* Effect.promise(() =>
-        relayerWallet.writeContract({
-          address: token,
-          abi,
-          functionName: "transferWithAuthorization",
-          args: signed.args,
-          gas: 200_000n
-        })
-      )
+      const replay = yield* relayTransfer(signed.args, 200_000n)
       assert.strictEqual((yield* receiptOf(replay)).status, "reverted")
       assert.strictEqual(yield* usdc(deposit.address), 6_000_000n)
     })

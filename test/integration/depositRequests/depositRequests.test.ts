@@ -5,7 +5,7 @@ import { merchantClient } from "../../support/Api"
 import { countRows } from "../../support/Database"
 import { createMerchant } from "../../support/Merchant"
 import { MerchantReferences, sandboxWithReferences } from "../../support/MerchantReferences"
-import { Sandbox, sandboxLayer } from "../../support/Sandbox"
+import { Sandbox, sandboxCall, sandboxLayer } from "../../support/Sandbox"
 
 type Wire = Record<string, unknown> & { id: string; status: string; version: string }
 type ErrorBody = { error: { code: string; message: string; param?: string } }
@@ -15,13 +15,7 @@ const Live = sandboxWithReferences(sandboxLayer(() => ({ config: { rateLimitCapa
 
 const key = () => `key-${randomUUID()}`
 
-/** A merchant call over HTTP, as an effect. */
-const call = <T = Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers?: Record<string, string>
-) => Effect.flatMap(Sandbox, ({ api }) => Effect.promise(() => api.call<T>(method, path, body, headers)))
+const call = sandboxCall
 
 const create = (body: Record<string, unknown>, idempotencyKey = key()) =>
   Effect.flatMap(MerchantReferences, (refs) =>

@@ -2,13 +2,12 @@ import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { MerchantClient } from "../../support/Api"
-import { Sandbox, sandboxLayer } from "../../support/Sandbox"
+import { sandboxCall, sandboxLayer } from "../../support/Sandbox"
 
 type Body = Record<string, unknown> & { id: string; error: { code: string; param?: string } }
 
 /** A JSON call as the sandbox's merchant. */
-const call = <T = Body>(...args: Parameters<MerchantClient["call"]>) =>
-  Effect.flatMap(Sandbox, ({ api }) => Effect.promise(() => api.call<T>(...args)))
+const call = <T = Body>(...args: Parameters<MerchantClient["call"]>) => sandboxCall<T>(...args)
 
 layer(
   sandboxLayer(() => ({ config: { rateLimitCapacity: 10_000 } })),

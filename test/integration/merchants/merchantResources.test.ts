@@ -7,7 +7,7 @@ import { v7 } from "uuid"
 import { Api } from "../../../src/Api"
 import type { MerchantClient } from "../../support/Api"
 import { pause } from "../../support/eventually"
-import { Sandbox, sandboxLayer } from "../../support/Sandbox"
+import { Sandbox, sandboxCall, sandboxLayer } from "../../support/Sandbox"
 import { newMerchantClient, scopedPgClient } from "../../support/scopedResources"
 
 type Body = Record<string, unknown> & {
@@ -28,8 +28,7 @@ const ServiceLive = Layer.provideMerge(
 )
 
 /** A JSON call as the sandbox's merchant. */
-const call = <T = Body>(...args: Parameters<MerchantClient["call"]>) =>
-  Effect.flatMap(Sandbox, ({ api }) => Effect.promise(() => api.call<T>(...args)))
+const call = <T = Body>(...args: Parameters<MerchantClient["call"]>) => sandboxCall<T>(...args)
 const query = (text: string, values: Array<unknown>) =>
   Effect.flatMap(Db, (db) => Effect.promise(() => db.query(text, values)))
 

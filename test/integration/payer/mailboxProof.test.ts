@@ -6,34 +6,15 @@ import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from "viem
 import { typedData } from "../../../services/payer/WalletAttestation"
 import { Inbox, mailingSandboxLayer } from "../../support/MailingSandbox"
 import { MerchantReferences, sandboxWithReferences } from "../../support/MerchantReferences"
-import { Sandbox } from "../../support/Sandbox"
+import { Sandbox, sandboxCall, sandboxPayerCall } from "../../support/Sandbox"
 
 const Live = sandboxWithReferences(mailingSandboxLayer({ config: { rateLimitCapacity: 10_000 } }))
 
 /** A payer's call (no credentials) to the service. */
 const payer = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
-  Effect.flatMap(Sandbox, ({ service }) =>
-    Effect.promise(async () => {
-      const res = await service.request(path, {
-        method,
-        ...(body === undefined
-          ? {}
-          : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
-      })
-      return {
-        status: res.status,
-        body: (await res.json()) as T & { error: { code: string; param?: string } }
-      }
-    })
-  )
+  sandboxPayerCall<T & { error: { code: string; param?: string } }>(method, path, body)
 
-/** A merchant call over HTTP, as an effect. */
-const call = <T = Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers?: Record<string, string>
-) => Effect.flatMap(Sandbox, ({ api }) => Effect.promise(() => api.call<T>(method, path, body, headers)))
+const call = sandboxCall
 
 /** A request of the merchant's with this payer policy (and the extra fields it needs). */
 const createRequest = <T extends { id: string }>(extra: Record<string, unknown>) =>

@@ -10,7 +10,7 @@ import { deployContractWallet } from "../../support/ContractWallet"
 import { ControlledClock } from "../../support/ControlledClock"
 import { Inbox, mailingSandboxLayer } from "../../support/MailingSandbox"
 import { MerchantReferences, sandboxWithReferences } from "../../support/MerchantReferences"
-import { Sandbox, sandboxLayer } from "../../support/Sandbox"
+import { Sandbox, sandboxCall, sandboxLayer, sandboxPayerCall } from "../../support/Sandbox"
 
 type PayerView = Record<string, unknown> & {
   id: string
@@ -20,13 +20,7 @@ type PayerView = Record<string, unknown> & {
 }
 type ErrorBody = { error: { code: string; param?: string } }
 
-/** A merchant call over HTTP to the suite's service, as an effect. */
-const call = <T = Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers?: Record<string, string>
-) => Effect.flatMap(Sandbox, ({ api }) => Effect.promise(() => api.call<T>(method, path, body, headers)))
+const call = sandboxCall
 
 /** A deposit request of the suite's merchant, with its references. */
 const createWith = <T = { id: string }>(body: Record<string, unknown>) =>
@@ -54,17 +48,7 @@ const request = (path: string, init?: RequestInit) =>
 
 /** A payer's call (no credentials) to the suite's service. */
 const payer = <T = PayerView>(method: string, path: string, body?: unknown) =>
-  Effect.flatMap(Sandbox, ({ service }) =>
-    Effect.promise(async () => {
-      const res = await service.request(path, {
-        method,
-        ...(body === undefined
-          ? {}
-          : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
-      })
-      return { status: res.status, body: (await res.json()) as T & ErrorBody }
-    })
-  )
+  sandboxPayerCall<T & ErrorBody>(method, path, body)
 
 const sign = (requestId: string, opts: { chainId?: number; expiresAt?: number; forRequest?: string } = {}) =>
   Effect.promise(async () => {
