@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
 import { getAddress } from "viem"
-import type { Recovery } from "../../machines/DepositRequest"
+import type { DepositRequestContext, Recovery } from "../../machines/DepositRequest"
 import { type ChainSettings, chainSettings } from "../chain/ChainSettings"
 import type { DepositRequestRow } from "../depositRequests/DepositRequestWire"
 import { lifecycleFactsOf } from "../depositRequests/DepositRequestWire"
@@ -15,6 +15,8 @@ import { attestationDomain, attestationTypes } from "./WalletAttestation"
 
 export type PayerRow = DepositRequestRow & {
   issuer_name: string | null
+  issuer_support_email: string | null
+  issuer_support_url: string | null
   merchant_session_secret_digest: Uint8Array | null
 }
 
@@ -31,6 +33,22 @@ export const proofOwed = (row: PayerRow) => {
     row.payer_policy_mode !== "none" &&
     facts.verificationCompletedAt === null
   return { facts, owed }
+}
+
+/**
+ * The payer's receipt once settled: the amount, when, and every transaction that paid it, in full. A credit id is
+ * `chain:tx_hash:log_index`; one transaction can carry several credits, so hashes are listed once each.
+ */
+const receiptOf = (context: Partial<DepositRequestContext> | undefined) => {
+  const settlement = context?.settlement ?? null
+  if (settlement === null) return null
+  const hashes = (context?.credit_ids ?? []).map((id) => id.split(":")[1] ?? "").filter((h) => h !== "")
+  return {
+    amount: formatAmount(BigInt(context?.amount_base_units ?? "0")),
+    amount_base_units: BigInt(context?.amount_base_units ?? "0").toString(),
+    paid_at: formatTimestamp(new Date(settlement.settled_at)),
+    transaction_hashes: [...new Set(hashes)]
+  }
 }
 
 /** The payer-safe view: enough to pay and follow, never metadata, reference, expected email or payer reference. */
@@ -50,6 +68,8 @@ export const payerViewOf = (row: PayerRow, config: Pick<ChainSettings, "serviceE
     received_base_units: BigInt(facts.receivedBaseUnits).toString(),
     heading: row.heading,
     issuer_display_name: row.issuer_name,
+    issuer_support_email: row.issuer_support_email,
+    issuer_support_url: row.issuer_support_url,
     payer_policy_mode: row.payer_policy_mode,
     proof_required: owed ? row.payer_policy_mode : null,
     wallet_required: walletOwed,
@@ -70,6 +90,7 @@ export const payerViewOf = (row: PayerRow, config: Pick<ChainSettings, "serviceE
       : null,
     expires_at: formatTimestamp(row.expires_at),
     version: row.version,
+    receipt: receiptOf((row.snapshot as { context?: Partial<DepositRequestContext> }).context),
     // What came back to the payer: theirs to see (amount, why, the transaction), never merchant-private.
     returns: (
       (row.snapshot as { context?: { recoveries?: ReadonlyArray<Recovery> } }).context?.recoveries ?? []
@@ -96,7 +117,9 @@ export class PayerView extends Effect.Service<PayerView>()("deposits/PayerView",
 
     const load = (uuid: string) =>
       sql<PayerRow>`
-        select d.*, i.display_name as issuer_name from deposit_requests d
+        select d.*, i.display_name as issuer_name, i.support_email as issuer_support_email,
+          i.support_url as issuer_support_url
+        from deposit_requests d
         left join issuers i on i.id = d.issuer_id
         where d.id = ${uuid}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
 

@@ -23,6 +23,12 @@ export const PayerDepositRequest = Schema.Struct({
   received_base_units: Schema.String,
   heading: Schema.String,
   issuer_display_name: Schema.NullOr(Schema.String),
+  issuer_support_email: Schema.NullOr(Schema.String).annotations({
+    description: "The issuer's support email, when it has one."
+  }),
+  issuer_support_url: Schema.NullOr(Schema.String).annotations({
+    description: "The issuer's support page (https), when it has one."
+  }),
   payer_policy_mode: PayerPolicyMode,
   proof_required: Schema.NullOr(PayerPolicyMode).annotations({
     description: "The proof still owed before the wallet, or null."
@@ -52,6 +58,17 @@ export const PayerDepositRequest = Schema.Struct({
   }),
   expires_at: Schema.String,
   version: Schema.String,
+  receipt: Schema.NullOr(
+    Schema.Struct({
+      amount: Schema.String,
+      amount_base_units: Schema.String,
+      paid_at: Schema.String,
+      transaction_hashes: Schema.Array(Schema.String)
+    })
+  ).annotations({
+    description:
+      "Once settled: the amount paid, when it settled, and every transaction that paid it (full hashes); null before."
+  }),
   attachments: Schema.Array(
     Schema.Struct({
       id: Schema.String,
