@@ -5,6 +5,7 @@ export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Pay with USDC</title>
+<link rel="icon" href="/favicon.ico" sizes="32x32">
 <link rel="stylesheet" href="/checkout/assets/app.css">
 <script src="/checkout/assets/app.js" defer></script>
 </head>
@@ -12,7 +13,7 @@ export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
 <main>
   <p class="issuer" id="issuer"></p>
   <h1 id="heading">Payment request</h1>
-  <dl>
+  <dl id="summary">
     <dt>Amount</dt><dd id="amount">…</dd>
     <dt>Received</dt><dd id="received">…</dd>
     <dt>Still owed</dt><dd id="owed">…</dd>
@@ -45,13 +46,33 @@ export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
   </section>
   <section id="pay" hidden aria-labelledby="pay-title">
     <h2 id="pay-title">Pay</h2>
-    <p>Send USDC on this network to:</p>
+    <p>Send <strong id="pay-amount"></strong> on <strong id="network"></strong> to this address:</p>
     <p class="address" id="address"></p>
-    <div id="qr" role="img" aria-label="QR code of the payment link"></div>
+    <div id="qr" role="img" aria-label="QR code for a wallet app: the amount and the address"></div>
     <div class="row">
       <button id="copy" type="button" class="secondary">Copy address</button>
-      <button id="pay-from-wallet" type="button">Pay from this wallet</button>
+      <button id="pay-from-wallet" type="button" aria-describedby="pay-reason">Pay from this wallet</button>
     </div>
+    <p class="reason" id="pay-reason"></p>
+  </section>
+  <section id="phone" hidden aria-labelledby="phone-title">
+    <h2 id="phone-title">Continue on your phone</h2>
+    <p>Wallet on your phone? Scan this with its camera and open the link in your wallet app's browser: you carry on there from where you are.</p>
+    <div id="phone-qr" role="img" aria-label="QR code of this page's link"></div>
+    <p class="address" id="checkout-link"></p>
+    <button id="copy-link" type="button" class="secondary">Copy link</button>
+  </section>
+  <section id="receipt" hidden aria-labelledby="receipt-title">
+    <h2 id="receipt-title">Receipt</h2>
+    <dl>
+      <dt>Paid</dt><dd id="receipt-amount"></dd>
+      <dt>To</dt><dd id="receipt-issuer"></dd>
+      <dt>When</dt><dd><time id="receipt-time"></time></dd>
+      <dt>Network</dt><dd id="receipt-network"></dd>
+    </dl>
+    <p id="receipt-tx-title">Transaction</p>
+    <ul class="address" id="receipt-tx" aria-labelledby="receipt-tx-title"></ul>
+    <p id="receipt-contact"></p>
   </section>
   <section id="sandbox" hidden aria-labelledby="sandbox-title">
     <h2 id="sandbox-title">Sandbox</h2>
@@ -61,11 +82,12 @@ export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
       <button id="fund" type="button" class="secondary">Fund the test wallet</button>
     </div>
     <div class="row" id="sandbox-pay">
-      <button type="button" class="secondary" data-mode="exact">Pay exactly</button>
-      <button type="button" class="secondary" data-mode="partial">Pay part</button>
-      <button type="button" class="secondary" data-mode="over">Pay too much</button>
-      <button type="button" class="secondary" data-mode="stranger">Pay from a stranger</button>
+      <button type="button" class="secondary" data-mode="exact" aria-describedby="sandbox-reason">Pay exactly</button>
+      <button type="button" class="secondary" data-mode="partial" aria-describedby="sandbox-reason">Pay part</button>
+      <button type="button" class="secondary" data-mode="over" aria-describedby="sandbox-reason">Pay too much</button>
+      <button type="button" class="secondary" data-mode="stranger" aria-describedby="sandbox-reason">Pay from a stranger</button>
     </div>
+    <p class="reason" id="sandbox-reason"></p>
   </section>
   <section id="returned" hidden aria-labelledby="returned-title">
     <h2 id="returned-title">Returned to you</h2>

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url"
 import { uuidFromId } from "../../services/domain/PrefixedId"
 import { ApiSettings } from "../Config"
 import { checkoutHtml } from "./CheckoutPage"
+import { favicon } from "./Favicon"
 import { styles } from "./page/styles"
 
 /** Where the hosted checkout lives (outside `/v1`): `/checkout/dr_…`, and its two assets. */
@@ -52,6 +53,17 @@ export const CheckoutRoutesLive = HttpApiBuilder.Router.use((router) =>
     const settings = yield* ApiSettings
     const script = yield* Effect.cached(loadScript)
     const html = checkoutHtml(settings.serviceEnv === "sandbox")
+    const icon = favicon()
+    // Every page of this origin (checkout, docs, dashboard) gets it; a day's caching is plenty for an icon.
+    yield* router.get(
+      "/favicon.ico",
+      Effect.sync(() =>
+        HttpServerResponse.uint8Array(icon, {
+          contentType: "image/x-icon",
+          headers: { "x-content-type-options": "nosniff", "cache-control": "public, max-age=86400" }
+        })
+      )
+    )
     yield* router.get(
       `${CHECKOUT_PATH}assets/app.js`,
       Effect.map(script, (text) =>
@@ -75,9 +87,12 @@ export const CheckoutRoutesLive = HttpApiBuilder.Router.use((router) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const id = request.url.split("?")[0]?.slice(CHECKOUT_PATH.length) ?? ""
-        return uuidFromId("dr", id) === undefined
-          ? HttpServerResponse.text("No such payment request.", { status: 404, headers: pageHeaders })
-          : HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8", headers: pageHeaders })
+        // A malformed id gets the page too, with a 404: it says "not found" the way an unknown request does.
+        return HttpServerResponse.text(html, {
+          status: uuidFromId("dr", id) === undefined ? 404 : 200,
+          contentType: "text/html; charset=utf-8",
+          headers: pageHeaders
+        })
       })
     )
   })

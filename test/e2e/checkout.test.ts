@@ -16,6 +16,7 @@ import { merchantClient } from "../support/Api"
 import { createMerchant } from "../support/Merchant"
 import { startService } from "../support/Service"
 import { Option } from "effect"
+import QRCode from "qrcode"
 
 /**
  * Issue 18: the hosted checkout in headless Chromium (Debian's, driven by playwright-core) against the whole
@@ -72,6 +73,7 @@ const openWallet = async (payerIndex: number) => {
   page.on("pageerror", (e) => errors.push(e.message))
   // Wallet behaviour a test can change: refuse the next signature (EIP-1193 4001), say the chain is unknown (4902).
   const quirks = { refuseNextSignature: false, unknownChain: false }
+  const sent: Array<Hex> = []
   const answer = async (args: { method: string; params?: Array<unknown> }): Promise<unknown> => {
     switch (args.method) {
       case "eth_requestAccounts":
@@ -100,6 +102,7 @@ const openWallet = async (payerIndex: number) => {
       case "eth_sendTransaction": {
         const tx = args.params?.[0] as { to: Hex; data: Hex }
         const hash = await client.sendTransaction({ to: tx.to, data: tx.data })
+        sent.push(hash)
         await client.waitForTransactionReceipt({ hash })
         return hash
       }
@@ -130,7 +133,7 @@ const openWallet = async (payerIndex: number) => {
         detail: { info: { uuid: "test", name: "Test wallet", icon: "data:,", rdns: "test.wallet" }, provider }
       }))
     )`)
-  return { page, context, account, foreign, errors, quirks, chainIdNow: () => chainId }
+  return { page, context, account, foreign, errors, quirks, sent, chainIdNow: () => chainId }
 }
 
 const createRequest = async (amount: string, extra: Record<string, unknown> = {}) => {
@@ -165,24 +168,60 @@ describe("the hosted checkout", () => {
   it("takes a payer from the link to settled: wallet found, chain switched, statement signed, paid from the wallet", async () => {
     const request = await createRequest("4.250000")
     expect(request.checkout_url).toBe(`${running.service.baseUrl}/checkout/${request.id}`)
-    const { page, context, account, foreign, errors, chainIdNow } = await openWallet(7)
+    const { page, context, account, foreign, errors, sent, chainIdNow } = await openWallet(7)
     await local.mint(account.address, 4_250_000n)
     const started = Date.now()
     const res = await page.goto(request.checkout_url)
     expect(res?.headers()["content-security-policy"]).toContain("default-src 'none'")
-    await waitForText(page, "#amount", "equals", "4.250000 USDC")
+    await waitForText(page, "#amount", "equals", "4.25 USDC")
     const firstRenderMs = Date.now() - started
     expect(await page.textContent("#heading")).toBe("Order 1042")
+    // Issue 35: no proof is asked of a payer on a request that needs none.
+    expect(await page.textContent("#state")).toBe(
+      "Choose the wallet you will pay from to get the payment address."
+    )
+    expect(await page.textContent("main")).not.toMatch(/prove who you are/i)
     await axe(page, "wallet")
     await page.click("#connect-wallet")
     await page.waitForSelector("#pay:not([hidden])")
     expect(chainIdNow()).toBe("0x279f")
-    expect(await page.textContent("#address")).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    const address = await page.textContent("#address")
+    expect(address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    // The network by name and the amount beside the address, as people read money.
+    expect(await page.textContent("#pay-amount")).toBe("4.25 USDC")
+    expect(await page.textContent("#network")).toBe("the sandbox test network (chain 10143)")
+    expect(await page.textContent("#pay p")).toBe(
+      "Send 4.25 USDC on the sandbox test network (chain 10143) to this address:"
+    )
     expect(await page.$("#qr svg")).not.toBeNull()
+    expect(await page.isEnabled("#pay-from-wallet")).toBe(true)
+    expect(await page.textContent("#pay-reason")).toBe("")
     await axe(page, "pay")
+    await page.screenshot({ path: join(artifacts, "checkout-pay.png"), fullPage: true })
     await page.click("#pay-from-wallet")
+    // While the payment is on its way, no pay button can send it again, and each says why.
+    expect(await page.isDisabled("#pay-from-wallet")).toBe(true)
+    for (const button of await page.$$("#sandbox-pay button")) expect(await button.isDisabled()).toBe(true)
+    await waitForText(page, "#pay-reason", "startsWith", "A payment is on its way")
+    expect(await page.isDisabled("#pay-from-wallet")).toBe(true)
+    expect(await page.getAttribute("#pay-from-wallet", "aria-describedby")).toBe("pay-reason")
+    await page.screenshot({ path: join(artifacts, "checkout-on-its-way.png"), fullPage: true })
     await page.waitForSelector('body[data-status="settled"]', { timeout: 30_000 })
-    expect(await page.textContent("#owed")).toBe("0.000000 USDC")
+    expect(await page.textContent("#owed")).toBe("0.00 USDC")
+    // The receipt: amount, time, network and the full hash of the transaction that paid it.
+    await page.waitForSelector("#receipt:not([hidden])")
+    expect(await page.textContent("#receipt-amount")).toBe("4.25 USDC")
+    expect(await page.textContent("#receipt-issuer")).toBe("Acme Books")
+    expect(await page.textContent("#receipt-network")).toBe("The sandbox test network (chain 10143)")
+    expect(sent).toHaveLength(1)
+    expect(await page.textContent("#receipt-tx")).toBe(sent[0])
+    const paidAt = Date.parse((await page.getAttribute("#receipt-time", "datetime")) ?? "")
+    expect(Math.abs(paidAt - Date.now())).toBeLessThan(120_000)
+    expect(await page.textContent("#receipt-time")).not.toBe("")
+    expect(await page.textContent("#receipt-contact")).toBe(
+      "Questions about this payment? Ask Acme Books and quote this page's link."
+    )
+    expect(await page.textContent("#state")).toBe("Paid. Thank you. Your receipt is below.")
     await axe(page, "settled")
     await page.screenshot({ path: join(artifacts, "checkout-settled.png"), fullPage: true })
     expect(foreign).toEqual([])
@@ -199,24 +238,51 @@ describe("the hosted checkout", () => {
   }, 90_000)
 
   it("shows the payer what was returned after an overpayment, and takes the merchant-session secret from the fragment", async () => {
+    const issuer = await running.api.call<{ id: string }>("POST", "/v1/issuers", {
+      display_name: "Beacon Tools",
+      support_email: "help@beacon.example",
+      support_url: "https://beacon.example/support"
+    })
+    expect(issuer.status).toBe(201)
     const request = await createRequest("2.000000", {
       payer_policy_mode: "merchant_session",
-      payer_reference: "u-9"
+      payer_reference: "u-9",
+      issuer_id: issuer.body.id
     })
     const { page, context, account, errors } = await openWallet(8)
+    // Before the secret is exchanged, the page asks for the merchant's site, not for a wallet or a proof of identity.
+    await page.goto(request.checkout_url)
+    await waitForText(page, "#state", "equals", "Open this page from the merchant's site to continue.")
+    expect(await page.isVisible("#phone")).toBe(false)
+    // A fresh load (a change of fragment alone would not load the page again).
+    await page.goto("about:blank")
     await page.goto(`${request.checkout_url}#secret=${request.merchant_session_secret}`)
     // The secret is exchanged and dropped from the address bar; the wallet step comes next.
     await page.waitForSelector("#connect:not([hidden])")
     expect(new URL(page.url()).hash).toBe("")
+    // The phone's link is the page's own, without the secret (the service keeps the proof).
+    await page.waitForSelector("#phone:not([hidden])")
+    expect(await page.textContent("#checkout-link")).toBe(request.checkout_url)
     await page.click("#connect-wallet")
     await page.waitForSelector("#pay:not([hidden])")
     const address = (await page.textContent("#address")) as Hex
     await local.mint(account.address, 3_500_000n)
     await local.pay(account, address, 3_500_000n)
     await page.waitForSelector("#returned:not([hidden])", { timeout: 30_000 })
-    expect(await page.textContent("#returns")).toContain(
-      "1.500000 USDC returned because you sent more than was asked"
+    expect(await page.textContent("#returns")).toMatch(
+      /^1\.50 USDC returned because you sent more than was asked\. Transaction: 0x[0-9a-f]{64}$/
     )
+    // The receipt names the requested amount and the issuer's support email and page, as links.
+    await page.waitForSelector("#receipt:not([hidden])", { timeout: 30_000 })
+    expect(await page.textContent("#receipt-amount")).toBe("2.00 USDC")
+    expect(await page.textContent("#receipt-tx")).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(await page.textContent("#receipt-contact")).toBe(
+      "Questions about this payment? Contact Beacon Tools: help@beacon.example or https://beacon.example/support."
+    )
+    expect(await page.$$eval("#receipt-contact a", (as) => as.map((a) => a.getAttribute("href")))).toEqual([
+      "mailto:help@beacon.example",
+      "https://beacon.example/support"
+    ])
     await axe(page, "returned")
     await page.screenshot({ path: join(artifacts, "checkout-returned.png"), fullPage: true })
     expect(errors).toEqual([])
@@ -242,6 +308,9 @@ describe("the hosted checkout", () => {
     const { page, context, errors } = await openWallet(10)
     await page.goto(request.checkout_url)
     await page.waitForSelector("#mailbox:not([hidden])")
+    expect(await page.textContent("#state")).toBe(
+      "Confirm your email address, then choose the wallet you will pay from."
+    )
     await axe(page, "mailbox")
     await page.click("#send-code")
     await waitForText(page, "#status", "startsWith", "We sent a code to")
@@ -309,20 +378,115 @@ describe("the hosted checkout", () => {
     await page.waitForSelector("#sandbox:not([hidden])")
     await page.click("#test-wallet")
     await page.waitForSelector("#sandbox-pay:not([hidden])")
+    // The test wallet lives in the page, not in a wallet of this browser: the button says why it is greyed.
+    expect(await page.isDisabled("#pay-from-wallet")).toBe(true)
+    expect(await page.textContent("#pay-reason")).toBe(
+      "No wallet is connected in this browser. Send 3.00 USDC to the address above from the wallet you chose."
+    )
     await page.click("#fund")
-    await waitForText(page, "#status", "startsWith", "The test wallet got 100.000000")
+    await waitForText(page, "#status", "startsWith", "The test wallet got 100.00")
     await axe(page, "sandbox")
     await page.click('#sandbox-pay button[data-mode="partial"]')
+    // Paying twice is not one click away: every pay button waits, with the reason beside them.
+    for (const button of await page.$$("#sandbox-pay button")) expect(await button.isDisabled()).toBe(true)
+    await waitForText(page, "#sandbox-reason", "startsWith", "A payment is on its way")
     await page.waitForSelector('body[data-status="partially_deposited"]', { timeout: 30_000 })
-    await waitForText(page, "#owed", "equals", "1.500000 USDC")
+    await waitForText(page, "#owed", "equals", "1.50 USDC")
+    // It arrived: the buttons come back for the rest.
+    expect(await page.isEnabled('#sandbox-pay button[data-mode="exact"]')).toBe(true)
+    expect(await page.textContent("#sandbox-reason")).toBe("")
+    expect(await page.textContent("#pay-amount")).toBe("1.50 USDC")
     await page.click('#sandbox-pay button[data-mode="exact"]')
     await page.waitForSelector('body[data-status="settled"]', { timeout: 30_000 })
-    expect(await page.textContent("#received")).toBe("3.000000 USDC")
+    expect(await page.textContent("#received")).toBe("3.00 USDC")
+    // Two transfers paid it: the receipt lists both, in full.
+    await page.waitForSelector("#receipt:not([hidden])")
+    expect(await page.textContent("#receipt-tx-title")).toBe("Transactions")
+    expect(
+      await page.$$eval("#receipt-tx li", (items) =>
+        items.map((i) => /^0x[0-9a-f]{64}$/.test(i.textContent ?? ""))
+      )
+    ).toEqual([true, true])
     expect(await page.isVisible("#sandbox")).toBe(false)
     await page.screenshot({ path: join(artifacts, "checkout-sandbox-settled.png"), fullPage: true })
     expect(errors).toEqual([])
     await context.close()
   }, 90_000)
+
+  it("offers a phone the page's own link as a QR code and as text, and names the network in the wallet step", async () => {
+    const request = await createRequest("1234.500001")
+    const { page, context, foreign, errors } = await openWallet(13)
+    await page.goto(request.checkout_url)
+    await waitForText(page, "#amount", "equals", "1,234.500001 USDC")
+    await page.waitForSelector("#phone:not([hidden])")
+    expect(await page.textContent("#checkout-link")).toBe(request.checkout_url)
+    // The QR encodes exactly the link: the modules drawn are the ones the library draws for it here.
+    await page.waitForSelector("#phone-qr svg")
+    const modules = (svg: string) => [...svg.matchAll(/\sd="([^"]+)"/g)].map((m) => m[1])
+    const expected = await QRCode.toString(request.checkout_url, {
+      type: "svg",
+      margin: 1,
+      errorCorrectionLevel: "M"
+    })
+    expect(modules(await page.innerHTML("#phone-qr"))).toEqual(modules(expected))
+    expect(modules(expected).length).toBeGreaterThan(0)
+    await axe(page, "phone")
+    await page.screenshot({ path: join(artifacts, "checkout-phone.png"), fullPage: true })
+    // Once the wallet is attested the address is on the page and the phone's part is done.
+    await page.click("#connect-wallet")
+    await page.waitForSelector("#pay:not([hidden])")
+    expect(await page.isVisible("#phone")).toBe(false)
+    expect(await page.textContent("#pay-amount")).toBe("1,234.500001 USDC")
+    expect(foreign).toEqual([])
+    expect(errors).toEqual([])
+    await context.close()
+  }, 60_000)
+
+  it("shows an unknown request as not found, never amounts stuck at “…”", async () => {
+    const { page, context, foreign, errors } = await openWallet(14)
+    for (const [path, status] of [
+      [`/checkout/dr_${randomUUID()}`, 200],
+      ["/checkout/not-a-request", 404]
+    ] as const) {
+      const res = await page.goto(`${running.service.baseUrl}${path}`)
+      expect(res?.status()).toBe(status)
+      expect(res?.headers()["content-security-policy"]).toContain("default-src 'none'")
+      await page.waitForSelector('body[data-status="not_found"]')
+      expect(await page.textContent("#heading")).toBe("Payment request not found")
+      expect(await page.textContent("#state")).toMatch(/^There is no payment request at this link/)
+      expect(await page.isVisible("#summary")).toBe(false)
+      expect(await page.textContent("main")).not.toContain("…")
+      for (const step of ["#connect", "#pay", "#phone", "#receipt", "#sandbox"])
+        expect(await page.isVisible(step)).toBe(false)
+      await axe(page, `not found ${status}`)
+    }
+    await page.screenshot({ path: join(artifacts, "checkout-not-found.png"), fullPage: true })
+    expect(foreign).toEqual([])
+    expect(errors).toEqual([])
+    await context.close()
+  }, 60_000)
+
+  it("serves its favicon from its own origin, and Chromium draws it 32 × 32", async () => {
+    const request = await createRequest("1.000000")
+    const { page, context, foreign } = await openWallet(15)
+    const icons: Array<{ url: string; status: number }> = []
+    page.on("response", (r) => {
+      if (r.url().endsWith("/favicon.ico")) icons.push({ url: r.url(), status: r.status() })
+    })
+    await page.goto(request.checkout_url)
+    await waitForText(page, "#amount", "equals", "1.00 USDC")
+    expect(await page.getAttribute('link[rel="icon"]', "href")).toBe("/favicon.ico")
+    const res = await page.goto(`${running.service.baseUrl}/favicon.ico`)
+    expect(res?.status()).toBe(200)
+    expect(res?.headers()["content-type"]).toBe("image/x-icon")
+    await page.waitForSelector("img")
+    expect(await page.$eval("img", (img) => [img.naturalWidth, img.naturalHeight])).toEqual([32, 32])
+    expect(icons.every((i) => i.url === `${running.service.baseUrl}/favicon.ico` && i.status === 200)).toBe(
+      true
+    )
+    expect(foreign).toEqual([])
+    await context.close()
+  }, 60_000)
 
   it("shows an expired request as expired, with nothing left to do", async () => {
     // A service of its own on a clock the test moves: requests live at least 5 minutes.

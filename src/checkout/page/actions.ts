@@ -1,7 +1,7 @@
 import { encodeFunctionData, erc20Abi } from "viem"
 import { owed } from "./amounts"
 import { $, call, say, state } from "./page"
-import { render } from "./render"
+import { checkoutLink, paymentSent, refreshPayButtons, render } from "./render"
 import { discoverWallet } from "./wallet"
 
 /** A wallet's refusal (EIP-1193 codes) or ours, as a sentence. */
@@ -18,10 +18,15 @@ const sentenceOf = (e: unknown): string => {
 export const act = (button: HTMLButtonElement, run: () => Promise<void>) =>
   button.addEventListener("click", () => {
     button.disabled = true
+    button.dataset.busy = "true"
+    refreshPayButtons()
     run()
       .catch((e: unknown) => say(sentenceOf(e), "error"))
       .finally(() => {
         button.disabled = false
+        delete button.dataset.busy
+        // A pay button stays disabled, with its reason, while what it sent is on its way.
+        refreshPayButtons()
       })
   })
 
@@ -123,6 +128,7 @@ export const wirePayerActions = () => {
         }
       ]
     })
+    paymentSent()
     say("Payment sent. Waiting for the network to confirm it…")
   })
 
@@ -132,5 +138,10 @@ export const wirePayerActions = () => {
       await navigator.clipboard.writeText(current.address)
       say("Address copied.")
     }
+  })
+
+  act($("#copy-link"), async () => {
+    await navigator.clipboard.writeText(checkoutLink())
+    say("Link copied.")
   })
 }

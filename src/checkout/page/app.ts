@@ -1,7 +1,7 @@
 import { wirePayerActions } from "./actions"
 import { follow } from "./follow"
 import { call, say } from "./page"
-import { countdown, render } from "./render"
+import { countdown, render, renderNotFound } from "./render"
 import { wireSandboxActions } from "./sandboxActions"
 
 /**
@@ -25,7 +25,8 @@ const start = async () => {
   try {
     render(await call(""))
   } catch (e) {
-    say(e instanceof Error ? e.message : String(e), "error")
+    if ((e as { httpStatus?: number }).httpStatus === 404) renderNotFound()
+    else say(e instanceof Error ? e.message : String(e), "error")
     return
   }
   setInterval(countdown, 1000)

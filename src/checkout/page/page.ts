@@ -9,11 +9,15 @@ export const $ = <E extends HTMLElement>(selector: string) => document.querySele
 export const status = $<HTMLElement>("#status")
 export const sandbox = document.body.dataset.sandbox === "true"
 
-/** The last read rendered, and the wallet the payer connected (none until then). */
+/**
+ * The last read rendered, the wallet the payer connected (none until then), and a payment sent from this page
+ * that the request has not shown yet (what had been received when it left, and until when to wait for it).
+ */
 export const state: {
   current: PayerRead | undefined
   wallet: { provider: Eip1193; account: string } | undefined
-} = { current: undefined, wallet: undefined }
+  sending: { receivedBefore: string; until: number } | undefined
+} = { current: undefined, wallet: undefined, sending: undefined }
 
 /** One line in the live region, read by screen readers as it changes. */
 export const say = (text: string, tone: "info" | "error" = "info") => {
@@ -28,6 +32,9 @@ export const call = async <A = PayerRead>(path: string, body?: unknown): Promise
     body: body === undefined ? null : JSON.stringify(body)
   })
   const json = (await res.json()) as { error?: { code?: string; message?: string } }
-  if (!res.ok) throw new Error(describeRefusal(json.error?.code, json.error?.message))
+  if (!res.ok)
+    throw Object.assign(new Error(describeRefusal(json.error?.code, json.error?.message)), {
+      httpStatus: res.status
+    })
   return json as A
 }

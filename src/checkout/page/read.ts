@@ -8,6 +8,8 @@ export interface PayerRead {
   readonly received_base_units: string
   readonly heading: string
   readonly issuer_display_name: string | null
+  readonly issuer_support_email: string | null
+  readonly issuer_support_url: string | null
   readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
   readonly proof_required: "mailbox" | "merchant_session" | null
   readonly wallet_required: boolean
@@ -23,11 +25,22 @@ export interface PayerRead {
   } | null
   readonly expires_at: string
   readonly version: string
+  readonly receipt: {
+    readonly amount: string
+    readonly amount_base_units: string
+    readonly paid_at: string
+    readonly transaction_hashes: ReadonlyArray<string>
+  } | null
   readonly attachments: ReadonlyArray<{
     id: string
     file_name: string
     size_bytes: number
     download_url: string
   }>
-  readonly returns: ReadonlyArray<{ amount: string; reason: string; transaction_hash: string }>
+  readonly returns: ReadonlyArray<{
+    amount: string
+    amount_base_units: string
+    reason: string
+    transaction_hash: string
+  }>
 }

@@ -1,7 +1,7 @@
 import { act, statementFor } from "./actions"
-import { formatUnits } from "./amounts"
+import { usdc } from "./amounts"
 import { $, call, id, say, state } from "./page"
-import { render } from "./render"
+import { paymentSent, render } from "./render"
 import { testWallet } from "./testWallet"
 
 /** Sandbox only: a test wallet whose key lives in this browser session, and the local chain's faucet and payers. */
@@ -29,7 +29,7 @@ export const wireSandboxActions = () => {
       body: JSON.stringify({ address: testWallet().address })
     })
     say(
-      sandboxCall.ok ? "The test wallet got 100.000000 test USDC." : "The faucet refused.",
+      sandboxCall.ok ? "The test wallet got 100.00 test USDC." : "The faucet refused.",
       sandboxCall.ok ? "info" : "error"
     )
   })
@@ -42,9 +42,8 @@ export const wireSandboxActions = () => {
       })
       const json = (await res.json()) as { amount_base_units?: string; error?: { message?: string } }
       if (!res.ok) throw new Error(json.error?.message ?? "The sandbox payment failed.")
-      say(
-        `Sent ${formatUnits(BigInt(json.amount_base_units ?? "0"))} USDC. Waiting for the network to confirm it…`
-      )
+      paymentSent()
+      say(`Sent ${usdc(json.amount_base_units ?? "0")}. Waiting for the network to confirm it…`)
     })
   }
 }

@@ -16,7 +16,13 @@ button:disabled { opacity: 0.55; cursor: not-allowed; }
 :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 input { font: inherit; padding: 0.6rem; border: 1px solid var(--line); border-radius: 0.5rem; width: 9rem; letter-spacing: 0.2em; }
 .address { font-family: ui-monospace, monospace; word-break: break-all; }
-#qr svg { width: 12rem; height: 12rem; display: block; margin: 0.5rem 0; background: #fff; }
+#qr svg, #phone-qr svg { width: 12rem; height: 12rem; display: block; margin: 0.5rem 0; background: #fff; }
+a { color: var(--accent); }
+.reason { color: var(--muted); font-size: 0.9rem; margin: 0.5rem 0 0; }
+.reason:empty { display: none; }
+#receipt ul { list-style: none; padding: 0; margin: 0 0 1rem; }
+#receipt-tx-title { color: var(--muted); margin: 0; }
+#returns .address { display: block; }
 #status { min-height: 1.5rem; font-weight: 600; }
 #status[data-tone="error"] { color: var(--bad); }
 body[data-status="settled"] #state { color: var(--ok); font-weight: 600; }
