@@ -1,6 +1,7 @@
 import ipaddr from "ipaddr.js"
 import { Config, Context, Effect, Layer } from "effect"
 import { lookup } from "node:dns/promises"
+import type { ServiceEnv } from "../domain/Environment"
 import { serviceEnv } from "../platform/Settings"
 
 export interface ResolvedAddress {
@@ -59,6 +60,39 @@ export const staticRefusal = (raw: string, allowPrivate: boolean): string | unde
   return undefined
 }
 
+/** Names that never leave the machine or the local network (RFC 6761 `localhost`, mDNS `.local`, `.internal`). */
+const LOCAL_NAME = /(^|\.)(localhost|local|internal)$/i
+
+/**
+ * Whether a URL points at the developer's own machine or network: a loopback, private, link-local or otherwise
+ * non-public IP literal, or a name that is not public (a single label, `localhost`, `*.local`, `*.internal`).
+ */
+export const isLocalReceiver = (raw: string): boolean => {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return false
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  if (ipaddr.isValid(host)) return addressRefusal(host) !== undefined
+  return !host.includes(".") || LOCAL_NAME.test(host.replace(/\.$/, ""))
+}
+
+/** What the sandbox adds to a local receiver's refusal: the setting that allows it, and that it is read at start. */
+export const SANDBOX_LOCAL_RECEIVER_HINT =
+  "for a receiver on this machine, start the sandbox with WEBHOOKS_ALLOW_PRIVATE=true " +
+  "(read at start: restart the service after setting it)"
+
+/**
+ * A refusal as the merchant reads it: in the sandbox, while `WEBHOOKS_ALLOW_PRIVATE` is off, a local receiver's
+ * refusal names the setting that allows it. Production's refusals stay as they are: the setting is refused there.
+ */
+export const refusalFor = (reason: string, raw: string, env: ServiceEnv, allowPrivate: boolean): string =>
+  env === "sandbox" && !allowPrivate && isLocalReceiver(raw)
+    ? `${reason}; ${SANDBOX_LOCAL_RECEIVER_HINT}`
+    : reason
+
 /**
  * `WEBHOOKS_ALLOW_PRIVATE`, sandbox only: let webhooks reach http:// and private addresses (a receiver on a
  * developer's laptop). Production refuses to start with it.
@@ -90,21 +124,35 @@ export class WebhookUrlCheck extends Context.Tag("deposits/WebhookUrlCheck")<
     Effect.gen(function* () {
       const resolver = yield* WebhookResolver
       const webhooksAllowPrivate = yield* webhooksAllowPrivateSetting
+      const env = yield* serviceEnv
       // Untraced: it runs before every delivery attempt, already inside that attempt's WebhookSender.send span.
       const resolve = Effect.fnUntraced(function* (raw: string) {
         const refusal = staticRefusal(raw, webhooksAllowPrivate)
-        if (refusal !== undefined) return yield* Effect.fail(refusal)
+        if (refusal !== undefined)
+          return yield* Effect.fail(refusalFor(refusal, raw, env, webhooksAllowPrivate))
         const url = new URL(raw)
         const host = url.hostname.replace(/^\[|\]$/g, "")
         const addresses = ipaddr.isValid(host)
           ? [{ address: host, family: host.includes(":") ? 6 : 4 } as const]
-          : yield* resolver.resolve(host)
-        if (addresses.length === 0) return yield* Effect.fail(`the name ${host} has no address`)
+          : yield* Effect.mapError(resolver.resolve(host), (reason) =>
+              refusalFor(reason, raw, env, webhooksAllowPrivate)
+            )
+        if (addresses.length === 0) {
+          return yield* Effect.fail(
+            refusalFor(`the name ${host} has no address`, raw, env, webhooksAllowPrivate)
+          )
+        }
         if (!webhooksAllowPrivate) {
           // Every address must pass: one private answer among public ones refuses the name.
           for (const a of addresses) {
             const reason = addressRefusal(a.address)
-            if (reason !== undefined) return yield* Effect.fail(`${host} resolves to ${reason}`)
+            if (reason !== undefined) {
+              // A public-looking name that resolves inward is as local as a literal: the sandbox names the setting.
+              const refused = `${host} resolves to ${reason}`
+              return yield* Effect.fail(
+                env === "sandbox" ? `${refused}; ${SANDBOX_LOCAL_RECEIVER_HINT}` : refused
+              )
+            }
           }
         }
         return { url, addresses }

@@ -43,13 +43,23 @@ const table: Record<string, Array<Array<string>>> = {
 }
 
 /** The refusal reason of a URL, or undefined when it is accepted. */
-const check = (url: string, resolver = resolverFrom(table), allowPrivate = false) =>
+const check = (
+  url: string,
+  resolver = resolverFrom(table),
+  allowPrivate = false,
+  env: "sandbox" | "production" = "sandbox"
+) =>
   Effect.flatMap(WebhookUrlCheck, (c) => c.check(url)).pipe(
     Effect.match({ onFailure: (reason): string | undefined => reason, onSuccess: () => undefined }),
     Effect.provide(WebhookUrlCheck.layer),
     Effect.provide(resolver),
     Effect.withConfigProvider(
-      ConfigProvider.fromMap(new Map([["WEBHOOKS_ALLOW_PRIVATE", String(allowPrivate)]]))
+      ConfigProvider.fromMap(
+        new Map([
+          ["WEBHOOKS_ALLOW_PRIVATE", String(allowPrivate)],
+          ["SERVICE_ENV", env]
+        ])
+      )
     )
   )
 
@@ -116,6 +126,50 @@ describe("webhook URL rules", () => {
       expect(yield* check("http://loopback.example.com/hook", resolverFrom(table), false)).toEqual(
         expect.any(String)
       )
+    })
+  )
+
+  // Issue 35, item 5: a developer pointing the sandbox at a receiver on their laptop learns what allows it.
+  it.effect.each([
+    ["http://127.0.0.1:4000/hooks", "it must use https://"],
+    ["http://localhost:3000/hooks", "it must use https://"],
+    ["https://localhost/hooks", "it must name a public host"],
+    ["https://localhost:8443/hooks", "it must name a public host"],
+    ["https://127.0.0.1:8443/hooks", "it must name a host, not an IP address"],
+    ["https://[::1]/hooks", "it must name a host, not an IP address"],
+    ["https://192.168.1.20/hooks", "it must name a host, not an IP address"],
+    ["https://laptop/hooks", "it must name a public host"],
+    ["https://api.localhost/hooks", "a receiver on this machine"],
+    ["https://loopback.example.com/hooks", "loopback.example.com resolves to 127.0.0.1 is a loopback address"]
+  ])(
+    "in the sandbox, refuses the local receiver %s naming WEBHOOKS_ALLOW_PRIVATE and a restart",
+    ([url, reason]) =>
+      Effect.map(check(url!), (refusal) => {
+        expect(refusal).toContain(reason)
+        expect(refusal).toContain(
+          "; for a receiver on this machine, start the sandbox with WEBHOOKS_ALLOW_PRIVATE=true " +
+            "(read at start: restart the service after setting it)"
+        )
+      })
+  )
+
+  it.effect("in production, a local receiver's refusal stays as it was and names no sandbox setting", () =>
+    Effect.gen(function* () {
+      const production = (url: string) => check(url, resolverFrom(table), false, "production")
+      expect(yield* production("http://127.0.0.1:4000/hooks")).toBe("it must use https://")
+      expect(yield* production("https://localhost/hooks")).toBe("it must name a public host")
+      expect(yield* production("https://127.0.0.1/hooks")).toBe("it must name a host, not an IP address")
+      expect(yield* production("https://loopback.example.com/hooks")).toBe(
+        "loopback.example.com resolves to 127.0.0.1 is a loopback address"
+      )
+    })
+  )
+
+  it.effect("in the sandbox, a public receiver's refusal does not point at the private-address setting", () =>
+    Effect.gen(function* () {
+      expect(yield* check("http://public.example.com/hooks")).toBe("it must use https://")
+      expect(yield* check("https://user@public.example.com/hooks")).toBe("it must not contain credentials")
+      expect(yield* check("https://93.184.216.34/hooks")).toBe("it must name a host, not an IP address")
     })
   )
 
