@@ -21,6 +21,7 @@ import type { DepositRequestRow } from "./ActorRow"
 import { makeActorStatement } from "./ActorStatement"
 import { type ActorEvent, type Member, type Plan, planCommit, type Stepped } from "./CommitPlan"
 import { LifecycleBodies } from "./LifecycleBodies"
+import { LifecycleLog } from "./LifecycleLog"
 import { Inspector } from "./StepInspector"
 
 export { DepositRequestMissing, SnapshotVersionError } from "./ActorErrors"
@@ -87,6 +88,8 @@ const make = Effect.gen(function* () {
   const inspector = yield* Inspector
   const metrics = yield* Metrics
   const bodies = yield* LifecycleBodies
+  // Optional: the sandbox's start provides it; elsewhere nothing is formatted or written.
+  const lifecycleLog = Option.getOrUndefined(yield* Effect.serviceOption(LifecycleLog))
   const newId = () => ids.next()
   const memory = makeActorMemory()
 
@@ -138,6 +141,7 @@ const make = Effect.gen(function* () {
         inspector.stepped(toId("dr", s.id), s.event, s.step.snapshot)
         metrics.actorSteps.inc({ event: s.event.type })
       }
+      if (lifecycleLog !== undefined) yield* lifecycleLog.stepped(committed.stepped)
       yield* Effect.forEach(committed.finals.values(), (row) => feed.changed(row.id, row.version), {
         discard: true
       })
@@ -228,6 +232,7 @@ const make = Effect.gen(function* () {
       memory.remember(row)
       inspector.created(toId("dr", row.id), row.snapshot)
     })
+    if (lifecycleLog !== undefined) yield* lifecycleLog.created(row)
   })
 
   return { created, apply, applyMany } as const
