@@ -42,6 +42,7 @@ import { EdgeLive } from "./middleware/Edge"
 import { MetricsServerLive } from "./MetricsServer"
 import { AttachmentsLive } from "./api/Attachments/Http"
 import { ObjectRoutesLive } from "./ObjectRoutes"
+import { HomeRouteLive } from "./HomeRoute"
 import { CheckoutRoutesLive } from "./checkout/CheckoutRoutes"
 import { SandboxRoutesLive } from "./checkout/SandboxRoutes"
 import { PublicUrl } from "../services/platform/PublicUrl"
@@ -84,6 +85,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(EdgeLive),
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(ObjectRoutesLive),
+  Layer.provide(HomeRouteLive),
   Layer.provide(CheckoutRoutesLive),
   Layer.provide(SandboxRoutesLive),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),

@@ -1,10 +1,12 @@
+import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { LifecycleLog } from "../services/actors/LifecycleLog"
 import { describeDatabase } from "../services/platform/Database"
 import { rpcEndpointsOf } from "../services/chain/ChainSettings"
 import { embeddedChain, withChain } from "../infra/chain/EmbeddedChain"
 import { ApiSettings, loadConfig, settingsLayer } from "./Config"
-import { withSandboxTreasury } from "./SandboxStart"
+import { baseUrlOf, sandboxBanner, withSandboxTreasury } from "./SandboxStart"
 import { AppLive } from "./Server"
 import { startupRefusals } from "./StartupChecks"
 
@@ -31,9 +33,27 @@ const program = Effect.gen(function* () {
   yield* Effect.logInfo(
     `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}; chain: ${rpcEndpointsOf(effective).join(", ") || "none"}${rpcEndpointsOf(config).length === 0 && rpcEndpointsOf(effective).length > 0 ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
   )
-  return yield* Layer.launch(
-    AppLive.pipe(Layer.provide(ApiSettings.layer), Layer.provide(settingsLayer(effective)))
+  const sandbox = config.serviceEnv === "sandbox"
+  const app = yield* Layer.build(
+    AppLive.pipe(
+      Layer.provide(ApiSettings.layer),
+      Layer.provide(settingsLayer(effective)),
+      // The sandbox tells each lifecycle change in one line; production's log stays as it is.
+      Layer.provide(sandbox ? LifecycleLog.toLog : Layer.empty)
+    )
   )
+  // The port is open (the layer is built): tell a newcomer what to do next.
+  const address = Context.get(app, HttpServer.HttpServer).address
+  if (sandbox && address._tag === "TcpAddress") {
+    yield* Effect.logInfo(
+      sandboxBanner({
+        baseUrl: baseUrlOf(config.publicBaseUrl, address.hostname, address.port),
+        mailRelay: Option.isSome(config.smtpUrl),
+        webhooksAllowPrivate: config.webhooksAllowPrivate
+      })
+    )
+  }
+  return yield* Effect.never
 }).pipe(Effect.scoped)
 
 NodeRuntime.runMain(program)

@@ -166,6 +166,17 @@ describe("a production start", () => {
       }, 60_000)
       expect(await mainnet.balanceOf(payout)).toBe(6_000_000n)
       expect(await mainnet.balanceOf(address)).toBe(0n)
+
+      // Issue 35: production prints no sandbox hints, no lifecycle lines, and its home page has no first steps.
+      expect(service.output()).toMatch(/Listening on/)
+      expect(service.output()).not.toMatch(
+        /the sandbox is ready|npm run cli|WEBHOOKS_ALLOW_PRIVATE|lifecycle dr_/
+      )
+      const home = await fetch(`${service.baseUrl}/`)
+      expect(home.status).toBe(200)
+      const page = await home.text()
+      expect(page).toContain('href="/docs"')
+      expect(page).not.toMatch(/sandbox|npm run cli/)
     } finally {
       await service.stop()
     }
