@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
+import { launchChromium } from "../support/Browser"
 import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
@@ -96,6 +97,28 @@ describe("npm start in the sandbox", () => {
     // Each link answers.
     for (const link of links) expect((await fetch(`${service.baseUrl}${link}`)).status).toBe(200)
   })
+
+  it("shows GET / in Chromium with no request to another origin and no CSP violation", async () => {
+    const browser = await launchChromium()
+    try {
+      const page = await browser.newPage()
+      const requested: Array<string> = []
+      const complaints: Array<string> = []
+      page.on("request", (r) => requested.push(r.url()))
+      page.on("console", (m) => {
+        if (m.type() === "error" || m.type() === "warning") complaints.push(m.text())
+      })
+      const res = await page.goto(`${service.baseUrl}/`)
+      expect(res?.status()).toBe(200)
+      expect(await page.textContent("h1")).toBe("Deposit requests (sandbox)")
+      expect(await page.getAttribute("a[href='/docs']", "href")).toBe("/docs")
+      expect(requested.length).toBeGreaterThan(0)
+      for (const url of requested) expect(new URL(url).origin).toBe(service.baseUrl)
+      expect(complaints).toEqual([])
+    } finally {
+      await browser.close()
+    }
+  }, 60_000)
 
   it("refuses a receiver on this machine naming WEBHOOKS_ALLOW_PRIVATE and the restart it needs", async () => {
     const merchant = await createMerchant(database.url)

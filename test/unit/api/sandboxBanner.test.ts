@@ -1,0 +1,27 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Option } from "effect"
+import { baseUrlOf, sandboxBanner } from "../../../src/SandboxStart"
+
+describe("the sandbox's start banner", () => {
+  it("names the origin a browser on this machine uses: PUBLIC_BASE_URL, else the bound address, loopback for a wildcard", () => {
+    expect(baseUrlOf(Option.some("https://pay.example.com/"), "0.0.0.0", 8080)).toBe(
+      "https://pay.example.com"
+    )
+    expect(baseUrlOf(Option.none(), "0.0.0.0", 8080)).toBe("http://127.0.0.1:8080")
+    expect(baseUrlOf(Option.none(), "::", 8080)).toBe("http://127.0.0.1:8080")
+    expect(baseUrlOf(Option.none(), "127.0.0.1", 43001)).toBe("http://127.0.0.1:43001")
+    expect(baseUrlOf(Option.none(), "::1", 8080)).toBe("http://[::1]:8080")
+  })
+
+  it("says where mail codes go and whether a receiver on this machine is reachable, as configured", () => {
+    const base = "http://127.0.0.1:8080"
+    const plain = sandboxBanner({ baseUrl: base, mailRelay: false, webhooksAllowPrivate: false })
+    expect(plain.split("\n")).toHaveLength(7)
+    expect(plain).toContain("logged here (no SMTP_URL set)")
+    expect(plain).toContain("restart with WEBHOOKS_ALLOW_PRIVATE=true")
+    const configured = sandboxBanner({ baseUrl: base, mailRelay: true, webhooksAllowPrivate: true })
+    expect(configured).toContain("sent through SMTP_URL")
+    expect(configured).toContain("allowed (WEBHOOKS_ALLOW_PRIVATE=true)")
+    expect(configured).not.toContain("restart")
+  })
+})
