@@ -11,6 +11,7 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
+import { typedData } from "../services/payer/WalletAttestation"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
 import { abi } from "../infra/contracts/TestUsdc"
 import { parseAmount } from "../services/domain/Amount"
@@ -18,16 +19,16 @@ import { rpcEndpointsOf } from "../services/chain/ChainSettings"
 import type { AppConfigShape } from "./Config"
 import { chainIdOf } from "../services/domain/Environment"
 
-/**
- * The local chain a sandbox command talks to: the configured one, or the embedded chain of a running `npm start`
- * on the same DATA_DIR (see `withRunningChain`). Refused in production and when no chain is known.
- */
 /** What the sandbox commands need of the settings: the environment, the chain endpoints and the token. */
 export type DevnetSettings = Pick<
   AppConfigShape,
   "serviceEnv" | "chainRpcUrl" | "chainRpcUrls" | "tokenAddress"
 >
 
+/**
+ * The local chain a sandbox command talks to: the configured one, or the embedded chain of a running `npm start`
+ * on the same DATA_DIR (see `withRunningChain`). Refused in production and when no chain is known.
+ */
 const localChain = (config: DevnetSettings, command: string) => {
   if (config.serviceEnv !== "sandbox") throw new Error(`${command} is for the sandbox only`)
   const rpcUrl = rpcEndpointsOf(config)[0]
@@ -152,6 +153,69 @@ export const setTreasuryGas = async (config: AppConfigShape, eth: string | undef
   return { treasury, balance_wei: value.toString() }
 }
 
+/**
+ * The sandbox payer: a dev account of the local chain (anvil's public mnemonic, an index neither the faucet nor the
+ * treasury uses), so its key is known to everyone and it is never a wallet anyone's money depends on.
+ */
+export const SANDBOX_PAYER_INDEX = 9
+
+/**
+ * Sandbox: attests the sandbox payer's wallet for a request waiting for its payer, the way the checkout does: the
+ * wallet signs the EIP-712 statement and the running service's payer route checks it and releases the one-time
+ * address. Through the service, not its tables: the attestation is the request's lifecycle step, and the service's
+ * watcher learns the new address from it. A request whose policy still owes a proof is refused as the route
+ * refuses it.
+ */
+export const attestWallet = async (
+  config: Pick<AppConfigShape, "serviceEnv">,
+  serviceUrl: string,
+  depositRequestId: string,
+  nowMs: number = Date.now()
+) => {
+  if (config.serviceEnv !== "sandbox") throw new Error("devnet attest is for the sandbox only")
+  const payer = anvilDevAccount(SANDBOX_PAYER_INDEX)
+  const statement = {
+    depositRequest: depositRequestId,
+    wallet: payer.address,
+    chainId: chainIdOf(config.serviceEnv),
+    // Ten minutes: a statement may be valid for at most 24 hours, and this one is used at once.
+    expiresAt: Math.floor(nowMs / 1000) + 600
+  }
+  const url = `${serviceUrl.replace(/\/+$/, "")}/v1/payer/deposit-requests/${depositRequestId}/wallet`
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      wallet: statement.wallet,
+      chain_id: statement.chainId,
+      expires_at: statement.expiresAt,
+      signature: await payer.signTypedData(typedData(statement))
+    })
+  }).catch((e: unknown) => {
+    throw new Error(
+      `no service answers at ${serviceUrl} (${e instanceof Error ? e.message : String(e)}): start it with \`npm start\`, or pass --url`
+    )
+  })
+  const body = (await res.json().catch(() => ({}))) as {
+    readonly address?: string
+    readonly error?: { readonly code?: string; readonly message?: string }
+  }
+  if (!res.ok || body.address === undefined) {
+    throw new Error(
+      `the service refused the attestation (${res.status} ${body.error?.code ?? "no error code"}): ${body.error?.message ?? "no message"}`
+    )
+  }
+  return {
+    deposit_request_id: depositRequestId,
+    wallet: payer.address,
+    deposit_address: getAddress(body.address)
+  }
+}
+
+/** Why `payTargetOf` has no target while the request still waits for its payer's wallet. */
+export const NO_WALLET_YET =
+  "the request has no deposit address yet: attest a wallet first (devnet attest --request DR_ID)"
+
 /** The request as `payRequest` needs it: its deposit address and attested wallet, amount and what arrived. */
 export const payTargetOf = (uuid: string) =>
   Effect.gen(function* () {
@@ -167,8 +231,7 @@ export const payTargetOf = (uuid: string) =>
       from deposit_requests where id = ${uuid}`
     const row = rows[0]
     if (row === undefined) return Either.left("no such deposit request")
-    if (row.deposit_address === null || row.payer_wallet === null)
-      return Either.left("the request has no deposit address yet: attest a wallet first")
+    if (row.deposit_address === null || row.payer_wallet === null) return Either.left(NO_WALLET_YET)
     return Either.right({
       depositAddress: row.deposit_address,
       payerWallet: row.payer_wallet,

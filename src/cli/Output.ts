@@ -1,0 +1,63 @@
+/**
+ * What every command shares and nothing heavy: the usage text, argument parsing and printing. Kept free of Effect
+ * and the services, so `--help` and a mistyped command answer at once (src/cli.ts loads a command's module only
+ * when that command runs).
+ */
+import { parseArgs } from "node:util"
+
+export const usage = `Usage: deposits <command> [options]      (from a clone: npx deposits …, or npm run -s cli -- …)
+
+  sandbox [--name NAME] [--account ACCT_ID] [--json]
+                                              an account with a dashboard session and an API key; with --account,
+                                              the same account again: a new session, and a new API key while the
+                                              one it replaces keeps working for 24 hours (no new account per run)
+  accounts create [--name NAME] [--json]      create an account and a dashboard session token
+  sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
+  devnet fund --address 0x… --amount 12.500000  sandbox faucet: mint test USDC on the local chain
+  devnet attest --request DR_ID [--url URL]   sandbox: attest the sandbox payer wallet (a dev account of the local
+                                              chain) for a request waiting for its payer, through the running
+                                              service (default: PUBLIC_BASE_URL, or http://HOST:PORT)
+  devnet pay --request DR_ID --mode exact|partial|over|late|stranger [--amount 1.500000] [--url URL]
+                                              sandbox: pay a request on the local chain from its payer's wallet
+                                              (impersonated) or a stranger's, to try every money path; a request
+                                              with no wallet yet is attested first, as devnet attest does
+  devnet treasury-gas --eth 0|10               sandbox: set the treasury's gas; 0 makes the next payout fail
+                                              (the request pauses with treasury_out_of_gas until resumed)
+  reconcile --account ACCT_ID [--from T] [--to T] [--json]
+                                              per request: payments, settlements, returns, recoveries and the
+                                              deposit address's finalized balance, with every difference named
+
+  --json prints one JSON object on stdout and nothing else; messages and errors go to stderr.
+
+With DATABASE_URL set it uses that database; otherwise the embedded one under DATA_DIR (through the socket of a
+running \`npm start\`, or directly when none runs).`
+
+/** A refusal the user can act on: printed as one line on stderr, exit code 1. */
+export class CliError extends Error {}
+
+export const parseCliArgs = (argv: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      name: { type: "string" },
+      account: { type: "string" },
+      from: { type: "string" },
+      to: { type: "string" },
+      request: { type: "string" },
+      mode: { type: "string" },
+      amount: { type: "string" },
+      address: { type: "string" },
+      eth: { type: "string" },
+      url: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false }
+    }
+  })
+
+export type CliValues = ReturnType<typeof parseCliArgs>["values"]
+
+export const print = (json: boolean, value: Readonly<Record<string, string | null>>) => {
+  if (json) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+  else for (const [key, v] of Object.entries(value)) process.stdout.write(`${key.padEnd(26)} ${v ?? "-"}\n`)
+}
