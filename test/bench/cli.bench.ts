@@ -3,7 +3,7 @@
  * against a real PostgreSQL. Target: under 1 s each, median of 5 (issue 35). Beside them, in the same interleaved
  * rounds, what no command can beat: `node -e 0` (the runtime) and `tsx -e 0` (the runtime plus TypeScript's
  * loader), and `sandbox` run from source through tsx, which the bin (a bundle in plain node, bin/deposits.mjs)
- * replaces. Knob: `BENCH_CLI_RUNS` (default 5).
+ * replaces, and `sandbox` through `npm run -s cli` (npm's start-up on top). Knob: `BENCH_CLI_RUNS` (default 5).
  */
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
@@ -22,6 +22,8 @@ const median = (values: ReadonlyArray<number>): number => {
 
 interface Target {
   readonly name: string
+  /** The program run: node unless named (npm, for the command as the README writes it). */
+  readonly file?: string
   readonly args: ReadonlyArray<string>
   /** A command held to the target (the baselines and the source run are not). */
   readonly command?: string
@@ -47,6 +49,12 @@ export async function run(): Promise<void> {
       },
       { name: "sandbox", args: bin("sandbox", "--json"), command: "sandbox" },
       { name: "sandbox --account", args: bin("sandbox", "--account", account, "--json"), command: "sandbox" },
+      // npm's own start-up on top of the bin: what `npm run -s cli -- sandbox --json | jq .` costs.
+      {
+        name: "npm run -s cli -- sandbox",
+        file: "npm",
+        args: ["run", "-s", "cli", "--", "sandbox", "--json"]
+      },
       {
         name: "sandbox from source (tsx src/cli.ts)",
         args: ["--import", "tsx", "src/cli.ts", "sandbox", "--json"]
@@ -57,7 +65,7 @@ export async function run(): Promise<void> {
     for (let round = 1; round <= RUNS; round++) {
       for (const [index, target] of targets.entries()) {
         const started = performance.now()
-        await exec(process.execPath, [...target.args], { env })
+        await exec(target.file ?? process.execPath, [...target.args], { env })
         samples[index]!.push(performance.now() - started)
       }
       process.stderr.write(
