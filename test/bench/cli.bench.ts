@@ -2,7 +2,7 @@
  * The command line's one-row commands, wall time per run as a merchant's shell sees it (process start to exit),
  * against a real PostgreSQL. Target: under 1 s each, median of 5 (issue 35). Beside them, in the same interleaved
  * rounds, what no command can beat: `node -e 0` (the runtime) and `tsx -e 0` (the runtime plus TypeScript's
- * loader), and `sandbox` run from source through tsx, which the bin (a bundle in plain node, bin/deposits.mjs)
+ * loader), and `sandbox` run from source through tsx, which the bin (a bundle in plain node, src/bin/deposits.mjs)
  * replaces, and `sandbox` through `npm run -s cli` (npm's start-up on top). Knob: `BENCH_CLI_RUNS` (default 5).
  */
 import { execFile } from "node:child_process"
@@ -29,7 +29,7 @@ interface Target {
   readonly command?: string
 }
 
-const bin = (...args: Array<string>) => ["bin/deposits.mjs", ...args]
+const bin = (...args: Array<string>) => ["src/bin/deposits.mjs", ...args]
 
 export async function run(): Promise<void> {
   const database = await createTestDatabase()

@@ -32,7 +32,10 @@ const portIsFree = (port: number) =>
 
 const bash = (script: string, env: Record<string, string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn("bash", ["-c", `set -euo pipefail\n${script}`], { env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn("bash", ["-c", `set -euo pipefail\n${script}`], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => {

@@ -5,11 +5,20 @@
 // rebuilt, with esbuild, whenever a file it was built from is newer than it, so an edit is never run stale; each
 // build goes to a folder of its own and is switched to by renaming one small file, so concurrent runs never see
 // half a build.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const home = join(root, ".build", "bin")
 const current = join(home, "current.json")
 const functionsDirectory = join(root, "infra", "sql", "functions")
@@ -71,11 +80,15 @@ const build = async () => {
     ],
     define: { BUNDLED_SQL_FUNCTIONS: JSON.stringify(sqlFunctions()) },
     // Bundled CommonJS dependencies call require(): give the ES module one.
-    banner: { js: 'import { createRequire as __cliRequire } from "node:module"; const require = __cliRequire(import.meta.url);' },
+    banner: {
+      js: 'import { createRequire as __cliRequire } from "node:module"; const require = __cliRequire(import.meta.url);'
+    },
     logLevel: "warning"
   })
   const inputs = [
-    ...Object.keys(result.metafile.inputs).filter((file) => !file.includes("node_modules/") && !file.startsWith("<")),
+    ...Object.keys(result.metafile.inputs).filter(
+      (file) => !file.includes("node_modules/") && !file.startsWith("<")
+    ),
     ...readdirSync(functionsDirectory).map((file) => relative(root, join(functionsDirectory, file))),
     // An install may change any bundled dependency.
     "package-lock.json"
