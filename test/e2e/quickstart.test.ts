@@ -9,7 +9,7 @@ import { spawnService } from "../support/Process"
 /**
  * Issue 35: the README's quickstart works as written. The blocks marked `<!-- quickstart -->` are run, in order, in
  * one bash with `set -euo pipefail`, against `WEBHOOKS_ALLOW_PRIVATE=true npm start` on its embedded defaults (the
- * only difference: `API` names this test's port, as the quickstart's first line allows).
+ * only difference: the port, which `API` names for curl and `PORT` for the CLI, as they would on 8080).
  */
 const README = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
 
@@ -30,9 +30,11 @@ const portIsFree = (port: number) =>
     server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
   })
 
+/** Runs the script as one bash session; the receiver it starts is stopped whatever happens. */
 const bash = (script: string, env: Record<string, string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn("bash", ["-c", `set -euo pipefail\n${script}`], {
+    const guarded = `set -euo pipefail\ntrap 'kill \${RECEIVER:-} 2>/dev/null || true' EXIT\n${script}`
+    const child = spawn("bash", ["-c", guarded], {
       env,
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -69,6 +71,7 @@ describe("the README's quickstart", () => {
       const run = await bash(quickstartBlocks(README).join("\n"), {
         ...bare,
         DATA_DIR: dataDir,
+        PORT: new URL(service.baseUrl).port,
         API: service.baseUrl
       })
       expect(run.code, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`).toBe(0)
