@@ -80,10 +80,28 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
 
 export const HandlersLive = makeHandlers()
 
+/**
+ * Scalar as a local page: no font from fonts.scalar.com, no toolbar (its Share and Generate SDKs upload the
+ * document to scalar.com), no analytics, and the bearer scheme chosen. Keys past `ScalarConfig` are options of the
+ * bundled Scalar that @effect/platform's type does not list.
+ */
+const docsConfig: HttpApiScalar.ScalarConfig & {
+  readonly showToolbar: "always" | "localhost" | "never"
+  readonly telemetry: boolean
+  readonly authentication: { readonly preferredSecurityScheme: string }
+  readonly defaultHttpClient: { readonly targetKey: string; readonly clientKey: string }
+} = {
+  withDefaultFonts: false,
+  showToolbar: "never",
+  telemetry: false,
+  authentication: { preferredSecurityScheme: "bearer" },
+  defaultHttpClient: { targetKey: "shell", clientKey: "curl" }
+}
+
 /** The API with its handlers, docs and edge; it needs an HTTP server, the config and the services. */
 export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(EdgeLive),
-  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: docsConfig })),
   Layer.provide(ObjectRoutesLive),
   Layer.provide(HomeRouteLive),
   Layer.provide(CheckoutRoutesLive),

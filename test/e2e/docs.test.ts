@@ -1,0 +1,75 @@
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchChromium } from "../support/Browser"
+import { type RunningService, startService } from "../support/Service"
+
+/**
+ * Issue 35: `/docs` in headless Chromium works offline. Every request the page makes is recorded from the
+ * browser's network log; none may leave the service's origin, and Scalar's cloud features are not on the page.
+ */
+const artifacts = join(process.cwd(), "test", ".artifacts")
+
+let service: RunningService
+let browser: Browser
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true })
+  service = await startService()
+  browser = await launchChromium()
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+  await service?.stop()
+})
+
+const openDocs = async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  const page: Page = await context.newPage()
+  const requests: Array<string> = []
+  const failed: Array<string> = []
+  page.on("request", (r) => requests.push(r.url()))
+  page.on("requestfailed", (r) => failed.push(r.url()))
+  await page.goto(`${service.baseUrl}/docs`, { waitUntil: "networkidle" })
+  await page.waitForSelector("text=Client Libraries", { timeout: 30_000 })
+  return { page, requests, failed, close: () => context.close() }
+}
+
+describe("/docs", () => {
+  it("makes no request to another origin, so it renders offline", async () => {
+    const { page, requests, failed, close } = await openDocs()
+    // Open an operation and the API client too: more of the bundle runs, and more could reach out.
+    await page.click("text=depositRequests")
+    await page.click("text=Create a deposit request")
+    await page.click("text=Open API Client")
+    await page.waitForLoadState("networkidle")
+    await page.screenshot({ path: join(artifacts, "docs.png") })
+    const foreign = requests.filter(
+      (url) => !url.startsWith(`${service.baseUrl}/`) && !url.startsWith("data:")
+    )
+    expect(foreign).toEqual([])
+    // Chromium asks for /favicon.ico on its own; whether the service has one is not this page's concern.
+    expect(failed.filter((url) => !url.endsWith("/favicon.ico"))).toEqual([])
+    expect(requests[0]).toBe(`${service.baseUrl}/docs`)
+    await close()
+  })
+
+  it("shows no cloud features: no Share, no Generate SDKs, no Scalar toolbar", async () => {
+    const { page, close } = await openDocs()
+    const text = await page.innerText("body")
+    expect(text).toContain("Deposit Request Service")
+    for (const cloud of ["Share", "Generate SDKs", "Deploy", "Configure"]) {
+      expect(await page.$(`button:has-text("${cloud}")`)).toBeNull()
+      expect(text).not.toContain(cloud)
+    }
+    await close()
+  })
+
+  it("preselects bearer authentication", async () => {
+    const { page, close } = await openDocs()
+    expect(await page.isVisible("text=Bearer Token")).toBe(true)
+    expect(await page.isVisible("text=No authentication selected")).toBe(false)
+    await page.screenshot({ path: join(artifacts, "docs-auth.png"), fullPage: false })
+    await close()
+  })
+})
