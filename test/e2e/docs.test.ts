@@ -56,6 +56,7 @@ describe("/docs", () => {
 
   it("shows no cloud features: no Share, no Generate SDKs, no Scalar toolbar", async () => {
     const { page, close } = await openDocs()
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text; textContent would include the CSS
     const text = await page.innerText("body")
     expect(text).toContain("Deposit Request Service")
     for (const cloud of ["Share", "Generate SDKs", "Deploy", "Configure"]) {
