@@ -29,7 +29,9 @@ export const Id = <P extends IdPrefix>(prefix: P) => {
   const regex = idRegex(prefix)
   return Schema.String.pipe(
     Schema.filter(
-      (s) => regex.test(s) || `must be a ${prefix}_ id (the ${prefix}_ prefix and a canonical UUID)`
+      (s) =>
+        regex.test(s) ||
+        `must be ${/^[aeiou]/.test(prefix) ? "an" : "a"} ${prefix}_ id (the ${prefix}_ prefix and a canonical UUID)`
     ),
     Schema.brand(`${prefix}_id`),
     Schema.annotations({

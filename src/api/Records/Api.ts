@@ -7,10 +7,19 @@ import { Id, type IdPrefix } from "../../../services/domain/PrefixedId"
 import { IdParam, Limit, ListOf, Metadata, StrictStruct } from "../Schemas"
 import { Text } from "../../../services/domain/Text"
 
-const Email = Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/)).annotations({
+const Email = Text.pipe(
+  Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/, {
+    message: () => "must be an email address, such as ops@example.com"
+  })
+).annotations({
   description: "An email address."
 })
-const HttpsUrl = Text.pipe(Schema.maxLength(2048), Schema.pattern(/^https:\/\/[^\s]+$/)).annotations({
+const HttpsUrl = Text.pipe(
+  Schema.maxLength(2048),
+  Schema.pattern(/^https:\/\/[^\s]+$/, {
+    message: () => "must be an https:// URL, such as https://example.com/help"
+  })
+).annotations({
   description: "An https:// URL."
 })
 const Timestamp = Schema.String.annotations({ description: "RFC 3339 UTC, second precision, Z." })
