@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Option, Schema, SchemaAST } from "effect"
 import { type IdPrefix, idPattern } from "../../services/domain/PrefixedId"
 import { Text } from "../../services/domain/Text"
 
@@ -12,6 +12,26 @@ export const IdParam = (prefix: IdPrefix) =>
     description: `A \`${prefix}_\` id. A malformed id, a bare UUID or another prefix answers 404.`,
     jsonSchema: { type: "string", pattern: idPattern(prefix) }
   })
+
+/**
+ * The example OpenAPI (and so /docs) shows for a schema, written as a client sends it. It is decoded here, so an
+ * example the schema refuses stops the service from loading rather than reaching a reader.
+ */
+export const withExample = <S extends Schema.Schema.AnyNoContext>(
+  schema: S,
+  encoded: Schema.Schema.Encoded<S>
+): S =>
+  schema.annotations({
+    examples: [Schema.decodeUnknownSync(schema)(encoded)],
+    // Annotating again drops the identifier, and with it the named component in OpenAPI: carry it over.
+    ...Option.match(SchemaAST.getIdentifierAnnotation(schema.ast), {
+      onNone: () => ({}),
+      onSome: (identifier) => ({ identifier })
+    })
+  }) as S
+
+/** Ids in examples: one fixed, recognisable UUID after the prefix; replace them with your own resources' ids. */
+export const exampleId = (prefix: IdPrefix) => `${prefix}_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b`
 
 /** Block numbers and log indexes travel as decimal strings. */
 export const BlockNumber = Schema.String.pipe(Schema.pattern(/^\d+$/)).annotations({

@@ -73,4 +73,18 @@ describe("/docs", () => {
     await page.screenshot({ path: join(artifacts, "docs-auth.png"), fullPage: false })
     await close()
   })
+
+  it("shows the create example as the OpenAPI gives it: no empty strings, a real idempotency key", async () => {
+    const { page, close } = await openDocs()
+    await page.click("text=depositRequests")
+    await page.click("text=Create a deposit request")
+    await page.waitForSelector("text=Request Example for", { timeout: 30_000 })
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text; textContent would include the CSS
+    const text = await page.innerText("body")
+    const sample = text.slice(text.indexOf("curl", text.indexOf("Create a deposit request")))
+    expect(sample).toContain("--header 'idempotency-key: order-4711-2e7c9a4b'")
+    expect(sample).toContain('"amount": "25.000000"')
+    expect(sample.slice(0, sample.indexOf("}'"))).not.toContain('""')
+    await close()
+  })
 })

@@ -50,7 +50,7 @@ export class Session extends Schema.Class<Session>("Session")({
 const EmptyBody = Schema.Record({
   key: Schema.String,
   value: Schema.Never.annotations({ message: () => "unknown field" })
-}).annotations({ identifier: "EmptyBody", description: "An empty object." })
+}).annotations({ identifier: "EmptyBody", description: "An empty object.", examples: [{}] })
 
 const sessionsOnly =
   "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB."

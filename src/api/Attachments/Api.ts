@@ -12,7 +12,7 @@ import {
   ServiceUnavailable,
   Unauthenticated
 } from "../Errors"
-import { IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
+import { exampleId, IdParam, Limit, ListOf, StrictStruct, withExample } from "../Schemas"
 
 const Timestamp = Schema.String.annotations({ description: "RFC 3339 UTC, second precision, Z." })
 
@@ -54,21 +54,27 @@ const Sha256 = Schema.String.pipe(
   Schema.pattern(/^[0-9a-fA-F]{64}$/, { message: () => "must be 64 hexadecimal digits" })
 )
 
-export const CreateAttachment = StrictStruct({
-  file_name: Text.pipe(
-    Schema.minLength(1),
-    Schema.maxLength(255),
-    Schema.filter((s) => !/[\\/]/.test(s) || "must be a file name, without / or \\")
-  ),
-  size_bytes: Schema.Int.pipe(Schema.between(1, MAX_ATTACHMENT_BYTES)).annotations({
-    description: `The PDF's size in bytes, 1 to ${MAX_ATTACHMENT_BYTES} (10 MiB).`
-  }),
-  sha256: Schema.optional(Sha256)
-}).annotations({ identifier: "CreateAttachment" })
+export const CreateAttachment = withExample(
+  StrictStruct({
+    file_name: Text.pipe(
+      Schema.minLength(1),
+      Schema.maxLength(255),
+      Schema.filter((s) => !/[\\/]/.test(s) || "must be a file name, without / or \\")
+    ),
+    size_bytes: Schema.Int.pipe(Schema.between(1, MAX_ATTACHMENT_BYTES)).annotations({
+      description: `The PDF's size in bytes, 1 to ${MAX_ATTACHMENT_BYTES} (10 MiB).`
+    }),
+    sha256: Schema.optional(Sha256)
+  }).annotations({ identifier: "CreateAttachment" }),
+  { file_name: "invoice-4711.pdf", size_bytes: 48213 }
+)
 
-export const SetAttachments = StrictStruct({
-  attachment_ids: Schema.Array(Id("att")).pipe(Schema.maxItems(MAX_ATTACHMENTS_PER_REQUEST))
-}).annotations({ identifier: "SetAttachments" })
+export const SetAttachments = withExample(
+  StrictStruct({
+    attachment_ids: Schema.Array(Id("att")).pipe(Schema.maxItems(MAX_ATTACHMENTS_PER_REQUEST))
+  }).annotations({ identifier: "SetAttachments" }),
+  { attachment_ids: [exampleId("att")] }
+)
 
 export const AttachmentList = Schema.Struct({ attachments: Schema.Array(Attachment) })
 

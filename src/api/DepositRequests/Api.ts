@@ -13,7 +13,16 @@ import {
   Unauthenticated
 } from "../Errors"
 import { Amount } from "../../../services/domain/Amount"
-import { DecimalInteger, IdParam, Limit, ListOf, Metadata, StrictStruct } from "../Schemas"
+import {
+  DecimalInteger,
+  exampleId,
+  IdParam,
+  Limit,
+  ListOf,
+  Metadata,
+  StrictStruct,
+  withExample
+} from "../Schemas"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Text } from "../../../services/domain/Text"
 import { Timestamp } from "../../../services/domain/Timestamp"
@@ -148,21 +157,35 @@ export const CreatedDepositRequest = Schema.Struct({
   })
 }).annotations({ identifier: "CreatedDepositRequest" })
 
-export const CreateDepositRequest = StrictStruct({
-  amount: Amount,
-  heading: Schema.optional(Text.pipe(Schema.maxLength(200))),
-  reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
-  metadata: Schema.optional(Metadata),
-  customer_id: Schema.optional(Id("cus")),
-  issuer_id: Id("iss"),
-  payout_address_id: Id("pa"),
-  // Absent means `none`, applied by the service: a default in the schema turns the whole payload into a
-  // transformation, which makes its decoding much dearer (README: Decisions).
-  payer_policy_mode: Schema.optional(PayerPolicyMode),
-  expected_email: Schema.optional(Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))),
-  payer_reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
-  expires_at: Schema.optional(Timestamp)
-}).annotations({ identifier: "CreateDepositRequest" })
+export const CreateDepositRequest = withExample(
+  StrictStruct({
+    amount: Amount,
+    heading: Schema.optional(Text.pipe(Schema.maxLength(200))),
+    reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
+    metadata: Schema.optional(Metadata),
+    customer_id: Schema.optional(Id("cus")),
+    issuer_id: Id("iss"),
+    payout_address_id: Id("pa"),
+    // Absent means `none`, applied by the service: a default in the schema turns the whole payload into a
+    // transformation, which makes its decoding much dearer (README: Decisions).
+    payer_policy_mode: Schema.optional(PayerPolicyMode),
+    expected_email: Schema.optional(Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))),
+    payer_reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
+    expires_at: Schema.optional(Timestamp)
+  }).annotations({
+    identifier: "CreateDepositRequest",
+    description:
+      "`issuer_id` and `payout_address_id` name your own issuer and payout address (create them first). Without `expires_at` the request expires after the default period; with it, 5 minutes to 30 days from now."
+  }),
+  {
+    amount: "25.000000",
+    heading: "Order #4711",
+    reference: "order-4711",
+    metadata: { order_id: "4711" },
+    issuer_id: exampleId("iss"),
+    payout_address_id: exampleId("pa")
+  }
+)
 
 /** Only these fields can change after creation; the rest are immutable and compared for idempotency. */
 const Immutable = Schema.optional(
@@ -171,19 +194,25 @@ const Immutable = Schema.optional(
   })
 )
 
-export const UpdateDepositRequest = StrictStruct({
-  amount: Immutable,
-  issuer_id: Immutable,
-  payout_address_id: Immutable,
-  payer_policy_mode: Immutable,
-  expected_email: Immutable,
-  payer_reference: Immutable,
-  expires_at: Immutable,
-  heading: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
-  reference: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
-  metadata: Schema.optional(Schema.NullOr(Metadata)),
-  customer_id: Schema.optional(Schema.NullOr(Id("cus")))
-}).annotations({ identifier: "UpdateDepositRequest" })
+export const UpdateDepositRequest = withExample(
+  StrictStruct({
+    amount: Immutable,
+    issuer_id: Immutable,
+    payout_address_id: Immutable,
+    payer_policy_mode: Immutable,
+    expected_email: Immutable,
+    payer_reference: Immutable,
+    expires_at: Immutable,
+    heading: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
+    reference: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
+    metadata: Schema.optional(Schema.NullOr(Metadata)),
+    customer_id: Schema.optional(Schema.NullOr(Id("cus")))
+  }).annotations({ identifier: "UpdateDepositRequest" }),
+  {
+    heading: "Order #4711 (2 items)",
+    metadata: { order_id: "4711", channel: "web" }
+  }
+)
 
 export const IdempotencyKeyHeader = Schema.Struct({
   "idempotency-key": Schema.String.pipe(
@@ -191,7 +220,11 @@ export const IdempotencyKeyHeader = Schema.Struct({
       const bytes = Buffer.byteLength(s, "utf8")
       return (bytes >= 1 && bytes <= 255) || "must be 1 to 255 bytes"
     })
-  ).annotations({ description: "Required. 1 to 255 bytes, unique per create you mean; kept 24 hours." })
+  ).annotations({
+    description: "Required. 1 to 255 bytes, unique per create you mean; kept 24 hours.",
+    examples: ["order-4711-2e7c9a4b"],
+    jsonSchema: { minLength: 1, maxLength: 255 }
+  })
 })
 
 const idPath = Schema.Struct({ id: IdParam("dr") })

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
 import { InvalidRequest, InvalidState, NotFound, RateLimited, Unauthenticated } from "../Errors"
 import { Id } from "../../../services/domain/PrefixedId"
-import { IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
+import { exampleId, IdParam, Limit, ListOf, StrictStruct, withExample } from "../Schemas"
 
 export const Event = Schema.Struct({
   id: Schema.String,
@@ -32,7 +32,7 @@ export class EventsApi extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.post("redeliver", "/events/:id/redeliver")
       .setPath(Schema.Struct({ id: IdParam("evt") }))
-      .setPayload(StrictStruct({ webhook_id: Id("wh") }))
+      .setPayload(withExample(StrictStruct({ webhook_id: Id("wh") }), { webhook_id: exampleId("wh") }))
       .addSuccess(Schema.Struct({ event_id: Schema.String, webhook_id: Schema.String }), { status: 202 })
       .addError(NotFound)
       .addError(InvalidState)

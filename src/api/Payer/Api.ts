@@ -10,7 +10,7 @@ import {
   RateLimited,
   ServiceUnavailable
 } from "../Errors"
-import { IdParam, StrictStruct } from "../Schemas"
+import { IdParam, StrictStruct, withExample } from "../Schemas"
 import { Text } from "../../../services/domain/Text"
 import { recoveryReasons } from "../../../services/domain/Lifecycle"
 
@@ -127,7 +127,9 @@ export class PayerApi extends HttpApiGroup.make("payer")
   .add(
     HttpApiEndpoint.post("mailboxVerify", "/payer/deposit-requests/:id/mailbox/verify")
       .setPath(path)
-      .setPayload(StrictStruct({ code: Schema.String.pipe(Schema.pattern(/^\d{6}$/)) }))
+      .setPayload(
+        withExample(StrictStruct({ code: Schema.String.pipe(Schema.pattern(/^\d{6}$/)) }), { code: "482913" })
+      )
       .addSuccess(PayerDepositRequest)
       .addError(InvalidState)
       .annotate(OpenApi.Summary, "Prove the mailbox with the code it received")
@@ -135,7 +137,11 @@ export class PayerApi extends HttpApiGroup.make("payer")
   .add(
     HttpApiEndpoint.post("merchantSession", "/payer/deposit-requests/:id/merchant-session")
       .setPath(path)
-      .setPayload(StrictStruct({ secret: Text.pipe(Schema.maxLength(200)) }))
+      .setPayload(
+        withExample(StrictStruct({ secret: Text.pipe(Schema.maxLength(200)) }), {
+          secret: "mss_8kq3VxT1bN0rYw5Zc2Ld"
+        })
+      )
       .addSuccess(PayerDepositRequest)
       .addError(InvalidState)
       .annotate(
@@ -147,14 +153,23 @@ export class PayerApi extends HttpApiGroup.make("payer")
     HttpApiEndpoint.post("wallet", "/payer/deposit-requests/:id/wallet")
       .setPath(path)
       .setPayload(
-        StrictStruct({
-          wallet: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/)),
-          chain_id: Schema.Number.pipe(Schema.int()),
-          expires_at: Schema.Number.pipe(Schema.int()).annotations({
-            description: "Unix seconds, as signed."
+        withExample(
+          StrictStruct({
+            wallet: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/)),
+            chain_id: Schema.Number.pipe(Schema.int()),
+            expires_at: Schema.Number.pipe(Schema.int()).annotations({
+              description: "Unix seconds, as signed."
+            }),
+            signature: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]+$/))
           }),
-          signature: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]+$/))
-        })
+          // A made-up statement: the shape to send. A real one is signed by the wallet (EIP-712), as the checkout does.
+          {
+            wallet: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+            chain_id: 10143,
+            expires_at: 1798761600,
+            signature: `0x${"1b".repeat(65)}`
+          }
+        )
       )
       .addSuccess(PayerDepositRequest)
       .addError(InvalidState)

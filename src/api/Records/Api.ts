@@ -4,7 +4,7 @@ import { Authentication } from "../../middleware/Authentication"
 import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unauthenticated } from "../Errors"
 import { Address } from "../../../services/domain/Address"
 import { Id, type IdPrefix } from "../../../services/domain/PrefixedId"
-import { IdParam, Limit, ListOf, Metadata, StrictStruct } from "../Schemas"
+import { IdParam, Limit, ListOf, Metadata, StrictStruct, withExample } from "../Schemas"
 import { Text } from "../../../services/domain/Text"
 
 const Email = Text.pipe(
@@ -67,51 +67,82 @@ const DisplayName = Text.pipe(Schema.minLength(1), Schema.maxLength(100))
 const Label = Text.pipe(Schema.maxLength(200))
 const Description = Text.pipe(Schema.maxLength(1000))
 
-export const CreateCustomer = StrictStruct({
-  name: Name,
-  email: Schema.optional(Email),
-  description: Schema.optional(Description),
-  metadata: Schema.optional(Metadata)
-}).annotations({ identifier: "CreateCustomer" })
-export const UpdateCustomer = StrictStruct({
-  name: Schema.optional(Name),
-  email: Nullable(Email),
-  description: Nullable(Description),
-  metadata: Nullable(Metadata)
-}).annotations({ identifier: "UpdateCustomer" })
+export const CreateCustomer = withExample(
+  StrictStruct({
+    name: Name,
+    email: Schema.optional(Email),
+    description: Schema.optional(Description),
+    metadata: Schema.optional(Metadata)
+  }).annotations({ identifier: "CreateCustomer" }),
+  {
+    name: "Ada Lovelace",
+    email: "ada@example.com",
+    description: "Wholesale buyer",
+    metadata: { crm_id: "C-1001" }
+  }
+)
+export const UpdateCustomer = withExample(
+  StrictStruct({
+    name: Schema.optional(Name),
+    email: Nullable(Email),
+    description: Nullable(Description),
+    metadata: Nullable(Metadata)
+  }).annotations({ identifier: "UpdateCustomer" }),
+  { email: "ada@example.org", description: null }
+)
 
-export const CreateIssuer = StrictStruct({
-  display_name: DisplayName,
-  legal_name: Schema.optional(Name),
-  support_email: Schema.optional(Email),
-  support_url: Schema.optional(HttpsUrl),
-  metadata: Schema.optional(Metadata)
-}).annotations({ identifier: "CreateIssuer" })
-export const UpdateIssuer = StrictStruct({
-  display_name: Schema.optional(DisplayName),
-  legal_name: Nullable(Name),
-  support_email: Nullable(Email),
-  support_url: Nullable(HttpsUrl),
-  metadata: Nullable(Metadata)
-}).annotations({ identifier: "UpdateIssuer" })
+export const CreateIssuer = withExample(
+  StrictStruct({
+    display_name: DisplayName,
+    legal_name: Schema.optional(Name),
+    support_email: Schema.optional(Email),
+    support_url: Schema.optional(HttpsUrl),
+    metadata: Schema.optional(Metadata)
+  }).annotations({ identifier: "CreateIssuer" }),
+  {
+    display_name: "Acme Store",
+    legal_name: "Acme Store Ltd.",
+    support_email: "support@acme.example",
+    support_url: "https://acme.example/help"
+  }
+)
+export const UpdateIssuer = withExample(
+  StrictStruct({
+    display_name: Schema.optional(DisplayName),
+    legal_name: Nullable(Name),
+    support_email: Nullable(Email),
+    support_url: Nullable(HttpsUrl),
+    metadata: Nullable(Metadata)
+  }).annotations({ identifier: "UpdateIssuer" }),
+  { support_url: "https://acme.example/support" }
+)
 
 const NonZeroAddress = Address.pipe(
   Schema.filter((a) => a !== "0x0000000000000000000000000000000000000000" || "must not be the zero address")
 )
-export const CreatePayoutAddress = StrictStruct({
-  address: NonZeroAddress,
-  label: Schema.optional(Label),
-  metadata: Schema.optional(Metadata)
-}).annotations({ identifier: "CreatePayoutAddress" })
-export const UpdatePayoutAddress = StrictStruct({
-  address: Schema.optional(
-    Schema.Never.annotations({
-      message: () => "cannot change; add a new payout address and disable this one"
-    })
-  ),
-  label: Nullable(Label),
-  metadata: Nullable(Metadata)
-}).annotations({ identifier: "UpdatePayoutAddress" })
+export const CreatePayoutAddress = withExample(
+  StrictStruct({
+    address: NonZeroAddress,
+    label: Schema.optional(Label),
+    metadata: Schema.optional(Metadata)
+  }).annotations({ identifier: "CreatePayoutAddress" }),
+  {
+    address: "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720",
+    label: "Treasury"
+  }
+)
+export const UpdatePayoutAddress = withExample(
+  StrictStruct({
+    address: Schema.optional(
+      Schema.Never.annotations({
+        message: () => "cannot change; add a new payout address and disable this one"
+      })
+    ),
+    label: Nullable(Label),
+    metadata: Nullable(Metadata)
+  }).annotations({ identifier: "UpdatePayoutAddress" }),
+  { label: "Main treasury" }
+)
 
 /** Create, list, read and update: the shape every merchant record shares. */
 const recordEndpoints = <

@@ -10,7 +10,7 @@ import {
   Unauthenticated
 } from "../Errors"
 import { Id } from "../../../services/domain/PrefixedId"
-import { IdParam, Limit, ListOf, StrictStruct } from "../Schemas"
+import { IdParam, Limit, ListOf, StrictStruct, withExample } from "../Schemas"
 
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,
@@ -53,7 +53,11 @@ const page = Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("w
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("create", "/webhooks")
-      .setPayload(StrictStruct({ url: Schema.String.pipe(Schema.maxLength(2048)) }))
+      .setPayload(
+        withExample(StrictStruct({ url: Schema.String.pipe(Schema.maxLength(2048)) }), {
+          url: "https://shop.example.com/webhooks/deposits"
+        })
+      )
       .addSuccess(CreatedWebhookEndpoint, { status: 201 })
       .addError(PayloadTooLarge)
       .annotate(OpenApi.Summary, "Register a webhook endpoint (HTTPS, public address)")
