@@ -4,6 +4,7 @@ import { WebhookEndpoints } from "../../../services/webhooks/WebhookEndpoints"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
 import { NotFound } from "../Errors"
+import type { Event } from "../Events/Api"
 import { uuidFromId } from "../../../services/domain/PrefixedId"
 
 const requireId = (id: string) => {
@@ -61,6 +62,12 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
             limit: urlParams.limit,
             startingAfter: after(urlParams.starting_after)
           })
+        ).pipe(
+          // The stored bodies are what the emitters wrote; `Event` types them, and the answer is encoded through it.
+          Effect.map(
+            (page) =>
+              page as unknown as { events: ReadonlyArray<typeof Event.Type>; next_cursor: string | null }
+          )
         )
       )
       .handle("redeliver", ({ path, payload }) =>

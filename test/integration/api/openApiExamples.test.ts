@@ -1,4 +1,6 @@
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Event } from "../../../src/api/Events/Api"
 import { localReceiverNetwork, makeCertificates } from "../../support/HttpsReceiver"
 import { createMerchant, type Merchant } from "../../support/Merchant"
 import { type RunningService, startService } from "../../support/Service"
@@ -163,5 +165,11 @@ describe("OpenAPI examples", () => {
         : `${op.method} ${op.path} ${other.status} ${other.code}`
     })
     expect(outcomes.map((o) => o.replace(/ 2\d\d -$/, " 2xx"))).toEqual(expected)
+    // The events the examples caused (the webhook test) are listed as sent, and `Event` types them exactly.
+    const listed = (await (
+      await service.request("/v1/events", { headers: merchant.headers("api_key") })
+    ).json()) as { events: Array<unknown> }
+    expect(listed.events.length).toBeGreaterThan(0)
+    for (const body of listed.events) Schema.decodeUnknownSync(Event, { onExcessProperty: "error" })(body)
   })
 })
