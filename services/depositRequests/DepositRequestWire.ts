@@ -190,10 +190,13 @@ export const viewOf = (row: DepositRequestRow, chainId: number, publicBaseUrl: s
  */
 export const lifecycleBodiesOf =
   (chainId: number, publicBaseUrl: string) => (row: DepositRequestRow, s: Step) => {
-    const subset = webhookSubset(toWire(row, lifecycleFactsOf(s), chainId, publicBaseUrl))
+    const wire = toWire(row, lifecycleFactsOf(s), chainId, publicBaseUrl)
+    const subset = webhookSubset(wire)
     return (eventId: string, event: LifecycleEvent, at: Date): string => {
       const data: Record<string, unknown> = { deposit_request: subset }
       if (event.recovery !== undefined) data.recovery = recoveryWire(event.recovery)
+      // The spec: the pause's payload carries the same attention object the API shows.
+      if (event.type === "deposit_request.needs_attention") data.attention = wire.attention
       return JSON.stringify({
         id: toId("evt", eventId),
         type: event.type,

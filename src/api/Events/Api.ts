@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema, Struct } from "effect"
 import { webhookFields } from "../../../services/depositRequests/DepositRequestWire"
-import { DepositRequest, Recovery } from "../DepositRequests/Api"
+import { Attention, DepositRequest, Recovery } from "../DepositRequests/Api"
 import { Authentication } from "../../middleware/Authentication"
 import { InvalidRequest, InvalidState, NotFound, RateLimited, Unauthenticated } from "../Errors"
 import { Id } from "../../../services/domain/PrefixedId"
@@ -33,7 +33,7 @@ const depositRequestEvents = {
   "deposit_request.likely_unsolicited":
     "Finalized funds first arrived from a wallet other than the attested one.",
   "deposit_request.needs_attention":
-    "Automatic movement paused; read the request for its `attention` object. At most once."
+    "Automatic movement paused; `data.attention` is the request's `attention` object as the API shows it. At most once."
 } as const
 
 const eventName = (type: string) =>
@@ -48,6 +48,15 @@ const depositRequestEvent = <T extends keyof typeof depositRequestEvents>(type: 
     type: Schema.Literal(type),
     data: Schema.Struct({ deposit_request: WebhookDepositRequest })
   }).annotations({ identifier: eventName(type), description: depositRequestEvents[type] })
+
+export const NeedsAttentionEvent = Schema.Struct({
+  ...envelope,
+  type: Schema.Literal("deposit_request.needs_attention"),
+  data: Schema.Struct({ deposit_request: WebhookDepositRequest, attention: Attention })
+}).annotations({
+  identifier: eventName("deposit_request.needs_attention"),
+  description: depositRequestEvents["deposit_request.needs_attention"]
+})
 
 export const RecoveredFundsEvent = Schema.Struct({
   ...envelope,
@@ -80,7 +89,7 @@ export const Event = Schema.Union(
   depositRequestEvent("deposit_request.returned"),
   RecoveredFundsEvent,
   depositRequestEvent("deposit_request.likely_unsolicited"),
-  depositRequestEvent("deposit_request.needs_attention"),
+  NeedsAttentionEvent,
   WebhookTestEvent
 ).annotations({
   identifier: "Event",

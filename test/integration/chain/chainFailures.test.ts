@@ -126,11 +126,19 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("what the chain
           assert.strictEqual(paused.attention?.code, "transfer_reverted")
           assert.match(paused.attention?.resolution ?? "", /resume/)
           const events = yield* Effect.promise(() =>
-            api.call<{ events: Array<{ type: string }> }>("GET", `/v1/events?deposit_request_id=${id}`)
+            api.call<{ events: Array<{ type: string; data: { attention?: unknown } }> }>(
+              "GET",
+              `/v1/events?deposit_request_id=${id}`
+            )
           )
           assert.include(
             events.body.events.map((e) => e.type),
             "deposit_request.needs_attention"
+          )
+          // The pause's payload carries the same attention object the API shows.
+          assert.deepStrictEqual(
+            events.body.events.find((e) => e.type === "deposit_request.needs_attention")?.data.attention,
+            paused.attention
           )
 
           // Only a dashboard session resumes; a request that does not need attention cannot be resumed.

@@ -68,7 +68,20 @@ describe("the Event union", () => {
   it.each(cases)(
     "decodes the body the emitter builds for %s, and encodes it back unchanged",
     (type, status) => {
-      const step = { snapshot: {}, status, context, emitted: [] } as unknown as Step
+      const paused = {
+        attention: {
+          code: "transfer_reverted",
+          message: "The settlement transaction reverted.",
+          since: Date.parse("2026-11-26T08:04:00Z"),
+          resolution: "Check the deposit address's balance, then resume the request."
+        }
+      }
+      const step = {
+        snapshot: {},
+        status,
+        context: status === "needs_attention" ? { ...context, ...paused } : context,
+        emitted: []
+      } as unknown as Step
       const event = {
         kind: "lifecycle",
         type,
@@ -97,6 +110,14 @@ describe("the Event union", () => {
       expect(Schema.encodeSync(Event)(decoded)).toEqual(json)
       if (decoded.type === "deposit_request.recovered_funds")
         expect(decoded.data.recovery.reason).toBe("overpayment")
+      // The spec: the pause's payload carries the same attention object the API shows.
+      if (decoded.type === "deposit_request.needs_attention")
+        expect(decoded.data.attention).toEqual({
+          code: "transfer_reverted",
+          message: "The settlement transaction reverted.",
+          since: "2026-11-26T08:04:00Z",
+          resolution: "Check the deposit address's balance, then resume the request."
+        })
     }
   )
 
