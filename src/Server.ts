@@ -52,6 +52,7 @@ import { InspectorLive, MailerLive, MessagingLive, ObjectStoreLive } from "./Por
 import { SignedLinks } from "../services/platform/objectStore/SignedLinks"
 import { spanProcessorOf, tracedBy, tracingSettings } from "./Tracing"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { DOCS_PATH } from "./middleware/DocsPolicy"
 import { LongPollRegistry } from "./middleware/LongPollRegistry"
 import { ListeningServer, shutdownAware } from "./middleware/ListeningServer"
 import { Metrics } from "../services/platform/Metrics"
@@ -101,7 +102,7 @@ const docsConfig: HttpApiScalar.ScalarConfig & {
 /** The API with its handlers, docs and edge; it needs an HTTP server, the config and the services. */
 export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(EdgeLive),
-  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: docsConfig })),
+  Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH, scalar: docsConfig })),
   Layer.provide(ObjectRoutesLive),
   Layer.provide(HomeRouteLive),
   Layer.provide(CheckoutRoutesLive),

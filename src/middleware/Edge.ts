@@ -18,6 +18,7 @@ import { bodyLimitFor, readBody } from "./BodyLimit"
 import { OBJECT_PATHS } from "../ObjectRoutes"
 import { checkJsonBody, checkQuery, isJsonContentType } from "./JsonBody"
 import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
+import { DOCS_PATH, makeDocsPolicy } from "./DocsPolicy"
 import { classifyCause, logUnexpected, renderError } from "./ErrorEnvelope"
 import { resolveRequestId } from "./RequestId"
 import { makeRouteLookup } from "./Routes"
@@ -52,8 +53,9 @@ export const EdgeLive = HttpApiBuilder.middleware(
     const metrics = yield* Metrics
     const methodsForPath = makeRouteLookup(Api, [
       ["GET", "/openapi.json"],
-      ["GET", "/docs"]
+      ["GET", DOCS_PATH]
     ])
+    const withDocsPolicy = makeDocsPolicy()
     // The metrics label of a request's route, remembered by its path with ids as `:id`: matching every route's
     // pattern on every request would be work on the hot path. Bounded, since odd paths make keys of their own.
     const routeLabels = new Map<string, string>()
@@ -183,7 +185,8 @@ export const EdgeLive = HttpApiBuilder.middleware(
         return Effect.flatMap(Effect.exit(handled), (exit) => {
           const cors = corsHeaders(routeKind(path, method), origin, config)
           if (Exit.isSuccess(exit)) {
-            return Effect.succeed(observed(withEdgeHeaders(exit.value, cors, answerHeaders, requestId)))
+            const answer = path === DOCS_PATH ? withDocsPolicy(exit.value) : exit.value
+            return Effect.succeed(observed(withEdgeHeaders(answer, cors, answerHeaders, requestId)))
           }
           const { error, unexpected } = classifyCause(exit.cause, methodsForPath, method, path)
           const rendered = observed(

@@ -28,11 +28,15 @@ const openDocs = async () => {
   const page: Page = await context.newPage()
   const requests: Array<string> = []
   const failed: Array<string> = []
+  const refused: Array<string> = []
   page.on("request", (r) => requests.push(r.url()))
   page.on("requestfailed", (r) => failed.push(r.url()))
-  await page.goto(`${service.baseUrl}/docs`, { waitUntil: "networkidle" })
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content Security Policy/i.test(m.text())) refused.push(m.text())
+  })
+  const answer = await page.goto(`${service.baseUrl}/docs`, { waitUntil: "networkidle" })
   await page.waitForSelector("text=Client Libraries", { timeout: 30_000 })
-  return { page, requests, failed, close: () => context.close() }
+  return { page, requests, failed, refused, answer, close: () => context.close() }
 }
 
 describe("/docs", () => {
@@ -51,6 +55,22 @@ describe("/docs", () => {
     // Chromium asks for /favicon.ico on its own; whether the service has one is not this page's concern.
     expect(failed.filter((url) => !url.endsWith("/favicon.ico"))).toEqual([])
     expect(requests[0]).toBe(`${service.baseUrl}/docs`)
+    await close()
+  })
+
+  it("runs under a strict policy: only its own inline scripts, by digest, and nothing refused", async () => {
+    const { page, refused, answer, close } = await openDocs()
+    const policy = (await answer!.allHeaders())["content-security-policy"] ?? ""
+    expect(policy).toMatch(
+      /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+' 'sha256-[A-Za-z0-9+/=]+' 'wasm-unsafe-eval';/
+    )
+    expect(policy).not.toMatch(/script-src[^;]*'unsafe-(inline|eval)'/)
+    expect(policy).toContain("connect-src 'self'")
+    // The page still works under it: an operation and the API client open, and the browser refused nothing.
+    await page.click("text=depositRequests")
+    await page.click("text=Create a deposit request")
+    await page.waitForLoadState("networkidle")
+    expect(refused).toEqual([])
     await close()
   })
 
