@@ -31,7 +31,7 @@ export class Api extends HttpApi.make("deposits")
       description:
         'Ask payers for USDC on an EVM chain, settle exactly the amount to the merchant, return any excess, and tell the merchant through signed webhooks. Errors share one body: `{ "error": { "code", "message" }, "request_id" }`.',
       license: { name: "Proprietary", url: "https://example.com/license" },
-      servers: [{ url: "http://127.0.0.1:8080", description: "Local sandbox (npm start)" }],
+      servers: [{ url: "/", description: "The origin that serves this description" }],
       transform: envelopeOpenApi
     })
   ) {}
