@@ -6,14 +6,12 @@ import { promisify } from "node:util"
 import { type Address, createPublicClient, http } from "viem"
 import { afterAll, describe, expect, it } from "vitest"
 import { abi } from "../../infra/contracts/TestUsdc"
-import { spawnService } from "../support/Process"
+import { spawnService, environmentWithout } from "../support/Process"
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-embedded-"))
 // Nothing configured: no DATABASE_URL, no NATS_URL, no CHAIN_RPC_URL.
 const env = { DATA_DIR: dataDir, DATABASE_URL: "", NATS_URL: "", CHAIN_RPC_URL: "" }
-const bare = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "NATS_URL", "CHAIN_RPC_URL"].includes(k))
-) as Record<string, string>
+const bare = environmentWithout(["DATABASE_URL", "NATS_URL", "CHAIN_RPC_URL"])
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 

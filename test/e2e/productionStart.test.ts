@@ -12,7 +12,7 @@ import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
-import { spawnService } from "../support/Process"
+import { spawnService, environmentWithout } from "../support/Process"
 import type { RunningService } from "../support/Service"
 
 // `npm start` in production refuses to run on anything unsafe, with one line naming every setting at fault,
@@ -20,21 +20,16 @@ import type { RunningService } from "../support/Service"
 // EIP-3009), its own seed and a treasury key. A sandbox pointed at a chain checks it the same way.
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-production-"))
-const inherited = Object.fromEntries(
-  Object.entries(process.env).filter(
-    ([k]) =>
-      ![
-        "DATABASE_URL",
-        "NATS_URL",
-        "CHAIN_RPC_URL",
-        "CHAIN_RPC_URLS",
-        "TOKEN_ADDRESS",
-        "TREASURY_PRIVATE_KEY",
-        "DEPOSIT_KEY_MNEMONIC",
-        "SERVICE_ENV"
-      ].includes(k)
-  )
-) as Record<string, string>
+const inherited = environmentWithout([
+  "DATABASE_URL",
+  "NATS_URL",
+  "CHAIN_RPC_URL",
+  "CHAIN_RPC_URLS",
+  "TOKEN_ADDRESS",
+  "TREASURY_PRIVATE_KEY",
+  "DEPOSIT_KEY_MNEMONIC",
+  "SERVICE_ENV"
+])
 
 const start = (env: Record<string, string>) =>
   promisify(execFile)(process.execPath, ["--import", "tsx", "src/main.ts"], {

@@ -4,7 +4,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { spawnService } from "../support/Process"
+import { spawnService, environmentWithout } from "../support/Process"
 
 /**
  * Issue 35: the README's quickstart works as written. The blocks marked `<!-- quickstart -->` are run, in order, in
@@ -18,9 +18,7 @@ const quickstartBlocks = (markdown: string): Array<string> =>
   [...markdown.matchAll(/<!-- quickstart -->\n```sh\n([\s\S]*?)\n```/g)].map((m) => m[1]!)
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-quickstart-"))
-const bare = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "NATS_URL", "CHAIN_RPC_URL"].includes(k))
-) as Record<string, string>
+const bare = environmentWithout(["DATABASE_URL", "NATS_URL", "CHAIN_RPC_URL"])
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 const portIsFree = (port: number) =>

@@ -10,30 +10,25 @@ import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { readyRequest } from "../support/Payer"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
-import { type ServiceProcess, spawnService } from "../support/Process"
+import { type ServiceProcess, spawnService, environmentWithout } from "../support/Process"
 import type { RunningService } from "../support/Service"
 
 // Issue 35, items 1 and 5: `npm start` in the sandbox says what to do next once its port is open, `GET /` leads
 // somewhere, each lifecycle change is one line of the log, and a local receiver's refusal names the setting.
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-sandbox-start-"))
-const inherited = Object.fromEntries(
-  Object.entries(process.env).filter(
-    ([k]) =>
-      ![
-        "DATABASE_URL",
-        "NATS_URL",
-        "CHAIN_RPC_URL",
-        "CHAIN_RPC_URLS",
-        "TOKEN_ADDRESS",
-        "TREASURY_PRIVATE_KEY",
-        "SERVICE_ENV",
-        "SMTP_URL",
-        "PUBLIC_BASE_URL",
-        "WEBHOOKS_ALLOW_PRIVATE"
-      ].includes(k)
-  )
-) as Record<string, string>
+const inherited = environmentWithout([
+  "DATABASE_URL",
+  "NATS_URL",
+  "CHAIN_RPC_URL",
+  "CHAIN_RPC_URLS",
+  "TOKEN_ADDRESS",
+  "TREASURY_PRIVATE_KEY",
+  "SERVICE_ENV",
+  "SMTP_URL",
+  "PUBLIC_BASE_URL",
+  "WEBHOOKS_ALLOW_PRIVATE"
+])
 
 let chain: LocalChain
 let database: { url: string; drop: () => Promise<void> }

@@ -92,3 +92,11 @@ export const chainServiceEnv = (options: {
   DATA_DIR: options.dataDir,
   RATE_LIMIT_CAPACITY: "10000"
 })
+
+/** This process's environment without the named settings: a spawned service or CLI then uses its own defaults. */
+export const environmentWithout = (settings: ReadonlyArray<string>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && !settings.includes(entry[0])
+    )
+  )

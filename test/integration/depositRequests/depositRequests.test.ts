@@ -156,7 +156,7 @@ layer(Live, { timeout: 120_000 })((it) => {
           payout_address_id: refs.payoutAddressId
         })
         assert.strictEqual(noKey.status, 400)
-        assert.strictEqual(noKey.body.error.param, "idempotency-key")
+        assert.strictEqual(noKey.body.error.param, "Idempotency-Key")
         const longKey = yield* create({ amount: "1.000000" }, "k".repeat(256))
         assert.strictEqual(longKey.status, 400)
         assert.deepStrictEqual(yield* rowCounts, before)
