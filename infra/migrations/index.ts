@@ -30,6 +30,7 @@ import actorStepsGenericPlans from "./0028_actor_steps_generic_plans"
 import actorStepsDedupeProbes from "./0029_actor_steps_dedupe_probes"
 import createReferencesProbed from "./0030_create_references_probed"
 import functionsFromFiles from "./0031_functions_from_files"
+import returnUrls from "./0032_return_urls"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -63,7 +64,8 @@ export const migrations = {
   "0028_actor_steps_generic_plans": actorStepsGenericPlans,
   "0029_actor_steps_dedupe_probes": actorStepsDedupeProbes,
   "0030_create_references_probed": createReferencesProbed,
-  "0031_functions_from_files": functionsFromFiles
+  "0031_functions_from_files": functionsFromFiles,
+  "0032_return_urls": returnUrls
 }
 
 /**

@@ -21,6 +21,8 @@ export interface DepositRequestRow {
   readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
   readonly expected_email: string | null
   readonly payer_reference: string | null
+  /** Where the hosted checkout links the payer back to the merchant; null when the merchant gave none. */
+  readonly return_url: string | null
   readonly deposit_index: number | null
   readonly deposit_address: string | null
   readonly expires_at: Date
@@ -69,6 +71,7 @@ export const firstRow = (fields: FirstRowFields, s: Step): DepositRequestRow => 
   payer_policy_mode: fields.payer_policy_mode,
   expected_email: fields.expected_email,
   payer_reference: fields.payer_reference,
+  return_url: fields.return_url,
   deposit_index: fields.deposit_index,
   deposit_address: fields.deposit_address,
   expires_at: fields.expires_at,
@@ -100,6 +103,7 @@ export const nextRow = (before: DepositRequestRow, s: Step, at: Date): DepositRe
   payer_policy_mode: before.payer_policy_mode,
   expected_email: before.expected_email,
   payer_reference: before.payer_reference,
+  return_url: before.return_url,
   deposit_index: before.deposit_index,
   deposit_address: typeof s.context.address === "string" ? s.context.address : before.deposit_address,
   expires_at: before.expires_at,

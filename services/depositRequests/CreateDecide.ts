@@ -44,6 +44,7 @@ export const decideFirstStep = (
       payer_policy_mode: policy,
       expected_email: input.expected_email ?? null,
       payer_reference: input.payer_reference ?? null,
+      return_url: input.return_url ?? null,
       deposit_index: null,
       deposit_address: null,
       expires_at: expiresAt,

@@ -7,6 +7,8 @@ export const MIN_TTL_MS = 5 * 60 * 1000
 export const MAX_TTL_MS = 30 * 24 * 60 * 60 * 1000
 /** Largest amount one request may ask: 10^12 USDC, far above any payment and far below numeric limits. */
 export const MAX_AMOUNT_BASE_UNITS = 10n ** 18n
+/** Longest `return_url`, in characters: the length browsers and proxies reliably carry. */
+export const MAX_RETURN_URL_LENGTH = 2048
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
 
@@ -23,6 +25,8 @@ export interface CreateInput {
   readonly expected_email?: string | undefined
   readonly payer_reference?: string | undefined
   readonly expires_at?: Date | undefined
+  /** Where the hosted checkout links the payer back to the merchant. */
+  readonly return_url?: string | undefined
 }
 
 export const uuidOfId = (id: string) => id.slice(id.indexOf("_") + 1)
@@ -42,15 +46,47 @@ export const fingerprintOf = (input: CreateInput) =>
       policyOf(input),
       input.expected_email ?? null,
       input.payer_reference ?? null,
-      input.expires_at?.toISOString() ?? null
+      input.expires_at?.toISOString() ?? null,
+      input.return_url ?? null
     ])
   )
 
+/** The sandbox's local shops: a return link to this machine may use plain http. */
+const LOCAL_SHOP_HOST = /^(localhost|127\.0\.0\.1)$/i
+
+/**
+ * Why a `return_url` is refused, or undefined. The payer's browser follows it and the service never fetches it, so
+ * no resolution: an absolute https URL (the sandbox also takes http://localhost and http://127.0.0.1), no
+ * credentials, at most `MAX_RETURN_URL_LENGTH` characters.
+ */
+export const returnUrlRefusal = (raw: string, allowLocalShop: boolean): string | undefined => {
+  if (raw.length > MAX_RETURN_URL_LENGTH) return `it must be at most ${MAX_RETURN_URL_LENGTH} characters`
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return "it must be an absolute URL"
+  }
+  const localShop = allowLocalShop && url.protocol === "http:" && LOCAL_SHOP_HOST.test(url.hostname)
+  if (url.protocol !== "https:" && !localShop) {
+    return allowLocalShop
+      ? "it must use https:// (or http://localhost or http://127.0.0.1 in the sandbox)"
+      : "it must use https://"
+  }
+  if (url.username !== "" || url.password !== "") return "it must not contain credentials"
+  return undefined
+}
+
 /**
  * Validate: the rules a create's own fields must meet, before anything is read: the deadline when they hold, else
- * the error. A plain function (no Effect): it runs on every create.
+ * the error. A plain function (no Effect): it runs on every create. `allowLocalShop`: the sandbox's relaxation of
+ * `return_url`.
  */
-export const checkFields = (input: CreateInput, now: Date): Date | InvalidRequest => {
+export const checkFields = (
+  input: CreateInput,
+  now: Date,
+  allowLocalShop: boolean
+): Date | InvalidRequest => {
   if (input.amount <= 0n)
     return new InvalidRequest({ message: "'amount' must be above zero.", param: "amount" })
   if (input.amount > MAX_AMOUNT_BASE_UNITS) {
@@ -74,6 +110,12 @@ export const checkFields = (input: CreateInput, now: Date): Date | InvalidReques
       message: "'payer_reference' is only allowed when payer_policy_mode is 'merchant_session'.",
       param: "payer_reference"
     })
+  }
+  if (input.return_url !== undefined) {
+    const refusal = returnUrlRefusal(input.return_url, allowLocalShop)
+    if (refusal !== undefined) {
+      return new InvalidRequest({ message: `'return_url' is refused: ${refusal}.`, param: "return_url" })
+    }
   }
   const expiresAt = input.expires_at ?? new Date(now.getTime() + DEFAULT_TTL_MS)
   const ttl = expiresAt.getTime() - now.getTime()

@@ -80,6 +80,7 @@ export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowM
           payer_policy_mode: row.payer_policy_mode,
           expected_email: row.expected_email,
           payer_reference: row.payer_reference,
+          return_url: row.return_url,
           expires_at: row.expires_at.toISOString(),
           created_at: row.created_at.toISOString(),
           secret_digest: secretDigest

@@ -42,8 +42,10 @@ export const makeCreateRequest = (deps: {
     accountId: string,
     uuid: string
   ) => Effect.Effect<Option.Option<DepositRequestRow>, SqlError.SqlError>
+  /** The sandbox: a `return_url` may also point at a shop on this machine over http. */
+  readonly allowLocalShop: boolean
 }) => {
-  const { sql, host, ids, viewOf, load } = deps
+  const { sql, host, ids, viewOf, load, allowLocalShop } = deps
 
   /**
    * The payout address of each payout-address id seen: an address never changes (only its disabled flag does,
@@ -128,7 +130,7 @@ export const makeCreateRequest = (deps: {
         if (Buffer.from(read!.fingerprint!).toString("hex") !== fingerprintOf(input)) {
           return yield* new IdempotencyConflict({
             message:
-              "This Idempotency-Key was already used with different immutable fields (amount, issuer, payout address, payer policy or deadline). Use a new key for a new request."
+              "This Idempotency-Key was already used with different immutable fields (amount, issuer, payout address, payer policy, deadline or return URL). Use a new key for a new request."
           })
         }
         const row = yield* load(accountId, read!.resource_id)
@@ -138,7 +140,7 @@ export const makeCreateRequest = (deps: {
           secret: undefined
         })
       }
-      const expiresAt = checkFields(input, now)
+      const expiresAt = checkFields(input, now, allowLocalShop)
       if (expiresAt instanceof InvalidRequest) return yield* expiresAt
       const refused = referenceError(read!, input)
       if (refused !== undefined) return yield* refused
@@ -161,7 +163,7 @@ export const makeCreateRequest = (deps: {
       if (knownPayout !== undefined) {
         const now = new Date(yield* Clock.currentTimeMillis)
         // A field error may still be a replay of a request that was valid then: let the full path decide.
-        const expiresAt = checkFields(input, now)
+        const expiresAt = checkFields(input, now, allowLocalShop)
         if (!(expiresAt instanceof InvalidRequest)) {
           const created = yield* claimAndInsert(accountId, idempotencyKey, input, now, expiresAt, knownPayout)
           if (Option.isSome(created)) return created.value

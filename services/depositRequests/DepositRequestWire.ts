@@ -58,6 +58,7 @@ export const toWire = (
   created_at: formatTimestamp(row.created_at),
   payout_address_id: toId("pa", row.payout_address_id) as string,
   expected_email: row.expected_email,
+  return_url: row.return_url,
   attention: facts.attention && {
     ...facts.attention,
     since: formatTimestamp(new Date(facts.attention.since))

@@ -33,7 +33,8 @@ const make = Effect.gen(function* () {
   const host = yield* ActorHost
   const ids = yield* Ids
   const feed = yield* ChangeFeed
-  const chainId = chainIdOf(yield* serviceEnv)
+  const env = yield* serviceEnv
+  const chainId = chainIdOf(env)
   const baseUrl = yield* publicBaseUrl
   /** The merchant's view of a stored request. */
   const view = (row: DepositRequestRow) => viewOf(row, chainId, baseUrl)
@@ -50,7 +51,14 @@ const make = Effect.gen(function* () {
       Effect.map((rows) => Option.fromNullable(rows[0]))
     )
 
-  const createRequest = makeCreateRequest({ sql, host, ids, viewOf: view, load })
+  const createRequest = makeCreateRequest({
+    sql,
+    host,
+    ids,
+    viewOf: view,
+    load,
+    allowLocalShop: env === "sandbox"
+  })
 
   const get = (accountId: string, uuid: string) => Effect.map(load(accountId, uuid), Option.map(view))
 

@@ -70,6 +70,7 @@ export const payerViewOf = (row: PayerRow, config: Pick<ChainSettings, "serviceE
     issuer_display_name: row.issuer_name,
     issuer_support_email: row.issuer_support_email,
     issuer_support_url: row.issuer_support_url,
+    return_url: row.return_url,
     payer_policy_mode: row.payer_policy_mode,
     proof_required: owed ? row.payer_policy_mode : null,
     wallet_required: walletOwed,

@@ -26,7 +26,7 @@ begin
       machine_version integer, snapshot jsonb, amount_base_units numeric, received_base_units numeric,
       heading text, reference text, metadata jsonb, customer_id uuid, issuer_id uuid, payout_address_id uuid,
       payer_policy_mode text, expected_email text, payer_reference text, expires_at timestamptz,
-      created_at timestamptz, secret_digest text)
+      created_at timestamptz, secret_digest text, return_url text)
   ),
   claimed as (
     insert into idempotency_keys as k (account_id, key, fingerprint, resource_id, created_at)
@@ -48,11 +48,11 @@ begin
     id, account_id, status, version, machine_version, snapshot, amount_base_units, received_base_units,
     heading, reference, metadata, customer_id, issuer_id, payout_address_id, payer_policy_mode,
     expected_email, payer_reference, deposit_index, deposit_address, expires_at, created_at, updated_at,
-    merchant_session_secret_digest)
+    merchant_session_secret_digest, return_url)
   select i.id, i.account_id, i.status, 1, i.machine_version, i.snapshot, i.amount_base_units,
     i.received_base_units, i.heading, i.reference, i.metadata, i.customer_id, i.issuer_id,
     i.payout_address_id, i.payer_policy_mode, i.expected_email, i.payer_reference, null, null, i.expires_at,
-    i.created_at, i.created_at, decode(i.secret_digest, 'hex')
+    i.created_at, i.created_at, decode(i.secret_digest, 'hex'), i.return_url
   from input i join claimed c on c.resource_id = i.id
   returning d.id;
 end $$;

@@ -118,6 +118,10 @@ export const DepositRequest = Schema.Struct({
   // merchant-only fields
   payout_address_id: Schema.String,
   expected_email: Schema.NullOr(Schema.String),
+  return_url: Schema.NullOr(Schema.String).annotations({
+    description:
+      "Where the hosted checkout links the payer back to your shop (on the receipt, when the request closes, and while waiting); null when none was given. Set at creation only."
+  }),
   attention: Schema.NullOr(Attention),
   settlement: Schema.NullOr(Settlement),
   chain_id: Schema.Number,
@@ -171,7 +175,15 @@ export const CreateDepositRequest = withExample(
     payer_policy_mode: Schema.optional(PayerPolicyMode),
     expected_email: Schema.optional(Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))),
     payer_reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
-    expires_at: Schema.optional(Timestamp)
+    expires_at: Schema.optional(Timestamp),
+    // Its rules (absolute https, the sandbox's local shops) are checked by the service, as `param: "return_url"`.
+    return_url: Schema.optional(
+      Schema.String.annotations({
+        description:
+          "Optional. Where the hosted checkout links the payer back to your shop: an absolute `https://` URL of at most 2,048 characters (the sandbox also takes `http://localhost…` and `http://127.0.0.1…`). Followed by the payer's browser, never fetched by the service. Create-only: it cannot change later, and a replay must repeat it.",
+        jsonSchema: { maxLength: 2048 }
+      })
+    )
   }).annotations({
     identifier: "CreateDepositRequest",
     description:
@@ -183,7 +195,8 @@ export const CreateDepositRequest = withExample(
     reference: "order-4711",
     metadata: { order_id: "4711" },
     issuer_id: exampleId("iss"),
-    payout_address_id: exampleId("pa")
+    payout_address_id: exampleId("pa"),
+    return_url: "https://shop.example.com/orders/4711"
   }
 )
 
@@ -203,6 +216,7 @@ export const UpdateDepositRequest = withExample(
     expected_email: Immutable,
     payer_reference: Immutable,
     expires_at: Immutable,
+    return_url: Immutable,
     heading: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
     reference: Schema.optional(Schema.NullOr(Text.pipe(Schema.maxLength(200)))),
     metadata: Schema.optional(Schema.NullOr(Metadata)),

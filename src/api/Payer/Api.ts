@@ -29,6 +29,10 @@ export const PayerDepositRequest = Schema.Struct({
   issuer_support_url: Schema.NullOr(Schema.String).annotations({
     description: "The issuer's support page (https), when it has one."
   }),
+  return_url: Schema.NullOr(Schema.String).annotations({
+    description:
+      "The merchant's link back to its shop, when it gave one: the checkout offers it on the receipt, when the request closes, and while waiting."
+  }),
   payer_policy_mode: PayerPolicyMode,
   proof_required: Schema.NullOr(PayerPolicyMode).annotations({
     description: "The proof still owed before the wallet, or null."

@@ -45,6 +45,7 @@ const created: typeof CreatedDepositRequest.Type = {
   created_at: "2026-11-22T19:00:00Z",
   payout_address_id: "pa_019ab0c1-7a6e-7c3b-9d2f-0c1e2d3f4a5d",
   expected_email: null,
+  return_url: null,
   attention: null,
   settlement: null,
   chain_id: 10143,

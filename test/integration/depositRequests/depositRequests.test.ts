@@ -54,6 +54,7 @@ layer(Live, { timeout: 120_000 })((it) => {
         assert.strictEqual(b.reference, "")
         assert.deepStrictEqual(b.metadata, { order: "7" })
         assert.strictEqual(b.payer_policy_mode, "none")
+        assert.isNull(b.return_url)
         assert.isNull(b.address)
         assert.isNull(b.payer_wallet)
         assert.strictEqual(b.issuer_id, refs.issuerId)
@@ -79,6 +80,36 @@ layer(Live, { timeout: 120_000 })((it) => {
           assert.strictEqual(conflict.status, 409)
           assert.strictEqual(conflict.body.error.code, "idempotency_conflict")
         })
+    )
+
+    it.effect("keeps a return_url, shows it on reads, and counts it as immutable for replays", () =>
+      Effect.gen(function* () {
+        const url = "https://shop.example.com/orders/4711?step=done"
+        const k = key()
+        const made = yield* create({ amount: "2.000000", return_url: url }, k)
+        assert.strictEqual(made.status, 201)
+        assert.strictEqual(made.body.return_url, url)
+        const read = yield* call<Wire>("GET", `/v1/deposit-requests/${made.body.id}`)
+        assert.strictEqual(read.body.return_url, url)
+        const replay = yield* create({ amount: "2.000000", return_url: url }, k)
+        assert.strictEqual(replay.status, 200)
+        assert.strictEqual(replay.body.id, made.body.id)
+        for (const other of [{ return_url: "https://shop.example.com/elsewhere" }, {}]) {
+          const conflict = yield* create({ amount: "2.000000", ...other }, k)
+          assert.strictEqual(conflict.status, 409)
+          assert.strictEqual(conflict.body.error.code, "idempotency_conflict")
+          assert.match(conflict.body.error.message, /return URL/)
+        }
+        // The sandbox takes a shop on this machine over http.
+        const local = yield* create({ amount: "2.000000", return_url: "http://localhost:3000/thanks" })
+        assert.strictEqual(local.status, 201)
+        assert.strictEqual(local.body.return_url, "http://localhost:3000/thanks")
+        const patched = yield* call<ErrorBody>("PATCH", `/v1/deposit-requests/${made.body.id}`, {
+          return_url: "https://shop.example.com/other"
+        })
+        assert.strictEqual(patched.status, 400)
+        assert.strictEqual(patched.body.error.param, "return_url")
+      })
     )
 
     it.effect("creates exactly one request for 50 concurrent creates with one key", () =>
@@ -140,7 +171,21 @@ layer(Live, { timeout: 120_000 })((it) => {
           [{ amount: "1.000000", heading: "bell\u0007" }, 400, "invalid_request", "heading"],
           [{ amount: "1.000000", payer_policy_mode: "mailbox" }, 400, "invalid_request", "expected_email"],
           [{ amount: "1.000000", expected_email: "a@b.example" }, 400, "invalid_request", "expected_email"],
-          [{ amount: "1.000000", expires_at: "2020-01-01T00:00:00Z" }, 400, "invalid_request", "expires_at"]
+          [{ amount: "1.000000", expires_at: "2020-01-01T00:00:00Z" }, 400, "invalid_request", "expires_at"],
+          ...[
+            "http://example.com/back",
+            "ftp://shop.example.com/back",
+            "javascript:alert(1)",
+            "/orders/4711",
+            "shop.example.com/back",
+            `https://shop.example.com/${"a".repeat(2048)}`
+          ].map((return_url): [Record<string, unknown>, number, string, string] => [
+            { amount: "1.000000", return_url },
+            400,
+            "invalid_request",
+            "return_url"
+          ]),
+          [{ amount: "1.000000", return_url: 42 }, 400, "invalid_request", "return_url"]
         ]
         for (const [body, status, code, param] of cases) {
           const res = yield* create(body)

@@ -116,6 +116,7 @@ const PAYER_FIELDS = [
   "receipt",
   "received",
   "received_base_units",
+  "return_url",
   "returns",
   "status",
   "token_address",
@@ -149,7 +150,8 @@ layer(PayerFlowLive, { timeout: 120_000, excludeTestServices: true })("the payer
           heading: "Order 42",
           issuer_display_name: "Acme Books",
           wallet_required: true,
-          address: null
+          address: null,
+          return_url: null
         })
         for (const key of ["metadata", "reference", "expected_email", "payer_reference", "payout_address_id"])
           assert.notProperty(view.body, key)
@@ -176,6 +178,15 @@ layer(PayerFlowLive, { timeout: 120_000, excludeTestServices: true })("the payer
         assert.strictEqual(replay.status, 409)
         assert.deepStrictEqual(yield* eventTypes(made.body.id), ["deposit_request.ready"])
       })
+  )
+
+  it.effect("carries the merchant's return_url to the payer read", () =>
+    Effect.gen(function* () {
+      const made = yield* create({ return_url: "https://shop.example.com/orders/42?back=1" })
+      const view = yield* payer("GET", `/v1/payer/deposit-requests/${made.body.id}`)
+      assert.strictEqual(view.status, 200)
+      assert.strictEqual(view.body.return_url, "https://shop.example.com/orders/42?back=1")
+    })
   )
 
   it.effect("refuses statements for another request, chain or wallet, expired ones and bad signatures", () =>

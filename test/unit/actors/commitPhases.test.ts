@@ -29,6 +29,7 @@ const first = (): DepositRequestRow =>
       payer_policy_mode: "none",
       expected_email: null,
       payer_reference: null,
+      return_url: null,
       deposit_index: null,
       deposit_address: null,
       expires_at: new Date("2026-11-26T12:00:00Z"),

@@ -31,6 +31,7 @@ const row: DepositRequestRow = {
   payer_policy_mode: "none",
   expected_email: null,
   payer_reference: null,
+  return_url: null,
   deposit_index: 3,
   deposit_address: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
   expires_at: new Date("2026-11-27T08:00:00Z"),

@@ -32,14 +32,14 @@ const refs = { issuer: true, payout_address: PAYOUT, payout_disabled: false, cus
 
 describe("create: validate", () => {
   it("answers the deadline of valid fields, the default one when none is given", () => {
-    const expiresAt = checkFields(input, now)
+    const expiresAt = checkFields(input, now, false)
     assert.instanceOf(expiresAt, Date)
     assert.strictEqual((expiresAt as Date).getTime(), now.getTime() + DEFAULT_TTL_MS)
   })
 
   it("refuses each field rule with the parameter to fix", () => {
-    const refused = (fields: Parameters<typeof checkFields>[0]) => {
-      const outcome = checkFields(fields, now)
+    const refused = (fields: Parameters<typeof checkFields>[0], allowLocalShop = false) => {
+      const outcome = checkFields(fields, now, allowLocalShop)
       assert.instanceOf(outcome, InvalidRequest)
       return (outcome as InvalidRequest).param
     }
@@ -49,6 +49,46 @@ describe("create: validate", () => {
     assert.strictEqual(refused({ ...input, expected_email: "a@example.com" }), "expected_email")
     assert.strictEqual(refused({ ...input, payer_reference: "r" }), "payer_reference")
     assert.strictEqual(refused({ ...input, expires_at: new Date(now.getTime() + 60_000) }), "expires_at")
+  })
+
+  it("takes an absolute https return_url up to 2,048 characters, and local shops over http in the sandbox", () => {
+    const long = `https://shop.example.com/${"a".repeat(2048 - "https://shop.example.com/".length)}`
+    assert.lengthOf(long, 2048)
+    for (const [url, sandbox] of [
+      ["https://shop.example.com/orders/4711?done=1", false],
+      [long, false],
+      ["http://localhost:3000/thanks", true],
+      ["http://127.0.0.1:8080/thanks", true],
+      ["https://shop.example.com/back", true]
+    ] as const) {
+      assert.instanceOf(checkFields({ ...input, return_url: url }, now, sandbox), Date, url)
+    }
+  })
+
+  it("refuses a return_url that is not an absolute https URL, or too long, naming return_url", () => {
+    const refused = (url: string, sandbox: boolean) => {
+      const outcome = checkFields({ ...input, return_url: url }, now, sandbox)
+      assert.instanceOf(outcome, InvalidRequest, url)
+      return (outcome as InvalidRequest).param
+    }
+    for (const sandbox of [false, true]) {
+      assert.strictEqual(refused("http://example.com/back", sandbox), "return_url")
+      assert.strictEqual(refused("ftp://shop.example.com/back", sandbox), "return_url")
+      assert.strictEqual(refused("javascript:alert(1)", sandbox), "return_url")
+      assert.strictEqual(refused("/orders/4711", sandbox), "return_url")
+      assert.strictEqual(refused("https://user:pw@shop.example.com/", sandbox), "return_url")
+      assert.strictEqual(refused(`https://shop.example.com/${"a".repeat(2048)}`, sandbox), "return_url")
+    }
+    // Local shops are the sandbox's only: production-like rules refuse them.
+    assert.strictEqual(refused("http://localhost:3000/thanks", false), "return_url")
+    assert.strictEqual(refused("http://127.0.0.1:8080/thanks", false), "return_url")
+  })
+
+  it("counts return_url among the immutable fields a replay must repeat", () => {
+    const a = fingerprintOf({ ...input, return_url: "https://shop.example.com/a" })
+    assert.notStrictEqual(a, fingerprintOf({ ...input, return_url: "https://shop.example.com/b" }))
+    assert.notStrictEqual(a, fingerprintOf(input))
+    assert.strictEqual(a, fingerprintOf({ ...input, return_url: "https://shop.example.com/a" }))
   })
 
   it("names the reference a merchant must fix", () => {

@@ -51,6 +51,7 @@ const row: fc.Arbitrary<DepositRequestRow> = fc.record({
   payer_policy_mode: fc.constantFrom("none" as const, "mailbox" as const, "merchant_session" as const),
   expected_email: fc.option(fc.emailAddress(), { nil: null }),
   payer_reference: fc.option(text, { nil: null }),
+  return_url: fc.option(text, { nil: null }),
   deposit_index: fc.option(fc.nat(), { nil: null }),
   deposit_address: fc.option(address, { nil: null }),
   expires_at: date,
