@@ -93,6 +93,7 @@ export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
     <h2 id="returned-title">Returned to you</h2>
     <ul id="returns"></ul>
   </section>
+  <p id="way-back" hidden><a id="way-back-link" rel="noopener noreferrer"></a></p>
 </main>
 </body>
 </html>

@@ -166,7 +166,8 @@ const axe = async (page: Page, step: string) => {
 
 describe("the hosted checkout", () => {
   it("takes a payer from the link to settled: wallet found, chain switched, statement signed, paid from the wallet", async () => {
-    const request = await createRequest("4.250000")
+    const returnUrl = "https://shop.example.com/orders/1042?paid=1"
+    const request = await createRequest("4.250000", { return_url: returnUrl })
     expect(request.checkout_url).toBe(`${running.service.baseUrl}/checkout/${request.id}`)
     const { page, context, account, foreign, errors, sent, chainIdNow } = await openWallet(7)
     await local.mint(account.address, 4_250_000n)
@@ -181,6 +182,9 @@ describe("the hosted checkout", () => {
       "Choose the wallet you will pay from to get the payment address."
     )
     expect(await page.textContent("main")).not.toMatch(/prove who you are/i)
+    // While it waits, the way back to the shop is there, quieter.
+    expect(await page.textContent("#way-back-link")).toBe("Back to Acme Books")
+    expect(await page.getAttribute("#way-back", "data-tone")).toBe("quiet")
     await axe(page, "wallet")
     await page.click("#connect-wallet")
     await page.waitForSelector("#pay:not([hidden])")
@@ -222,6 +226,13 @@ describe("the hosted checkout", () => {
       "Questions about this payment? Ask Acme Books and quote this page's link."
     )
     expect(await page.textContent("#state")).toBe("Paid. Thank you. Your receipt is below.")
+    // The merchant's return_url, as a plain link in the same tab.
+    expect(await page.isVisible("#way-back-link")).toBe(true)
+    expect(await page.textContent("#way-back-link")).toBe("Return to Acme Books")
+    expect(await page.getAttribute("#way-back-link", "href")).toBe(returnUrl)
+    expect(await page.getAttribute("#way-back-link", "rel")).toBe("noopener noreferrer")
+    expect(await page.getAttribute("#way-back-link", "target")).toBeNull()
+    expect(await page.getAttribute("#way-back", "data-tone")).toBe("")
     await axe(page, "settled")
     await page.screenshot({ path: join(artifacts, "checkout-settled.png"), fullPage: true })
     expect(foreign).toEqual([])
@@ -499,7 +510,12 @@ describe("the hosted checkout", () => {
       const made = await api.call<{ id: string; checkout_url: string }>(
         "POST",
         "/v1/deposit-requests",
-        { amount: "1.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
+        {
+          amount: "1.000000",
+          issuer_id: refs.issuerId,
+          payout_address_id: refs.payoutAddressId,
+          return_url: "http://localhost:3000/cart"
+        },
         { "idempotency-key": randomUUID() }
       )
       const page = await context.newPage()
@@ -511,6 +527,8 @@ describe("the hosted checkout", () => {
       await waitForText(page, "#deadline", "equals", "—")
       for (const step of ["#connect", "#pay", "#mailbox", "#sandbox"])
         expect(await page.isVisible(step)).toBe(false)
+      await waitForText(page, "#way-back-link", "startsWith", "Return to ")
+      expect(await page.getAttribute("#way-back-link", "href")).toBe("http://localhost:3000/cart")
       await axe(page, "expired")
       await page.screenshot({ path: join(artifacts, "checkout-expired.png"), fullPage: true })
     } finally {

@@ -10,6 +10,7 @@ export interface PayerRead {
   readonly issuer_display_name: string | null
   readonly issuer_support_email: string | null
   readonly issuer_support_url: string | null
+  readonly return_url: string | null
   readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
   readonly proof_required: "mailbox" | "merchant_session" | null
   readonly wallet_required: boolean

@@ -98,6 +98,27 @@ const renderReceipt = (read: PayerRead) => {
   $("#receipt-contact").replaceChildren(...contactOf(read))
 }
 
+/** Statuses after which nothing more happens on this page: the payer is done here. */
+const FINISHED = new Set(["settled", "expired", "returned"])
+
+/**
+ * The merchant's link back, when it gave one: "Return to" once the request is finished (receipt, expired,
+ * returned), a quieter "Back to" while it waits. A plain link in the same tab: the service never fetches it.
+ */
+const renderWayBack = (read: PayerRead) => {
+  const url = read.return_url
+  // The service takes only http(s) links; checked again so no other scheme ever becomes a link here.
+  const usable = url !== null && /^https?:\/\//i.test(url)
+  const wayBack = $("#way-back")
+  wayBack.hidden = !usable
+  if (!usable) return
+  const finished = FINISHED.has(read.status)
+  wayBack.dataset.tone = finished ? "" : "quiet"
+  const anchor = $<HTMLAnchorElement>("#way-back-link")
+  anchor.href = url
+  anchor.textContent = `${finished ? "Return to" : "Back to"} ${read.issuer_display_name ?? "the merchant"}`
+}
+
 const PAY_BUTTONS = "#pay-from-wallet, #sandbox-pay button"
 
 /**
@@ -200,6 +221,7 @@ export const render = (read: PayerRead) => {
     drawQr("#qr", read.payment_link)
   }
   renderReceipt(read)
+  renderWayBack(read)
   refreshPayButtons()
   if (sandbox) {
     $("#sandbox").hidden = !open
@@ -216,6 +238,7 @@ export const renderNotFound = () => {
   $("#issuer").textContent = ""
   $("#heading").textContent = "Payment request not found"
   $("#summary").hidden = true
+  $("#way-back").hidden = true
   for (const row of document.querySelectorAll("#summary dd")) row.textContent = "—"
   $("#state").textContent =
     "There is no payment request at this link. Check the link the merchant gave you, or ask them for a new one."

@@ -26,6 +26,9 @@ a { color: var(--accent); }
 #status { min-height: 1.5rem; font-weight: 600; }
 #status[data-tone="error"] { color: var(--bad); }
 body[data-status="settled"] #state { color: var(--ok); font-weight: 600; }
+#way-back { margin: 1rem 0 0; }
+#way-back[data-tone="quiet"] { font-size: 0.9rem; }
+#way-back[data-tone="quiet"] a { color: var(--muted); }
 .row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
 [hidden] { display: none !important; }
 `
