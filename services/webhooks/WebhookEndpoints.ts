@@ -165,15 +165,16 @@ const make = Effect.gen(function* () {
   const redeliver = (accountId: string, eventUuid: string, endpointUuid: string) =>
     sql.withTransaction(
       Effect.gen(function* () {
+        // The path's resource first: an unknown event is 404 whatever the endpoint named in the body.
+        const event =
+          yield* sql`select 1 from lifecycle_events where id = ${eventUuid} and account_id = ${accountId}`
+        if (event.length === 0) return yield* NotFound.of("event")
         const endpoint = yield* require(accountId, endpointUuid)
         if (endpoint.disabled_at !== null) {
           return yield* new InvalidState({
             message: "The webhook endpoint is disabled; it takes no redelivery."
           })
         }
-        const event =
-          yield* sql`select 1 from lifecycle_events where id = ${eventUuid} and account_id = ${accountId}`
-        if (event.length === 0) return yield* NotFound.of("event")
         yield* schedule(accountId, endpointUuid, eventUuid, true, yield* now)
       })
     )

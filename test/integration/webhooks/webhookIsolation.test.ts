@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import { createServer, type Server } from "node:https"
 import type { Socket } from "node:net"
 import { assert, describe, layer } from "@effect/vitest"
@@ -166,6 +167,13 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
             { webhook_id: id }
           )
           assert.deepStrictEqual([again.status, again.body.error.code], [409, "invalid_state"])
+          // The path's resource is resolved first: an event that does not exist is 404 even with a disabled endpoint.
+          const unknown = yield* call<{ error: { code: string } }>(
+            "POST",
+            `/v1/events/evt_${randomUUID()}/redeliver`,
+            { webhook_id: id }
+          )
+          assert.deepStrictEqual([unknown.status, unknown.body.error.code], [404, "event_not_found"])
         }),
       30_000
     )
