@@ -1,4 +1,5 @@
 import pg from "pg"
+import { httpTarget } from "../support/Service"
 import { merchantClient } from "../support/Api"
 import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
@@ -54,13 +55,7 @@ export async function run(): Promise<void> {
       ],
       async (servers) => {
         const service = servers.service!
-        const client = merchantClient(
-          {
-            baseUrl: service.baseUrl,
-            request: (path, init) => fetch(`${service.baseUrl}${path}`, init)
-          } as Parameters<typeof merchantClient>[0],
-          merchant
-        )
+        const client = merchantClient(httpTarget(service.baseUrl), merchant)
         const refs = await client.setup()
         const auth = { authorization: `Bearer ${merchant.apiKey}` }
         return measureAll([

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { httpTarget } from "../support/Service"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -44,11 +45,7 @@ describe("the hosted checkout across a restart", () => {
       RATE_LIMIT_CAPACITY: "10000"
     }
     let service = await spawnService(env)
-    const asRunning = (s: ServiceProcess) =>
-      ({
-        baseUrl: s.baseUrl,
-        request: (path: string, init?: RequestInit) => fetch(`${s.baseUrl}${path}`, init)
-      }) as never
+    const asRunning = (s: ServiceProcess) => httpTarget(s.baseUrl)
     const merchant = await createMerchant(database.url)
     let api = merchantClient(asRunning(service), merchant)
     const refs = await api.setup()

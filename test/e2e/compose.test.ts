@@ -17,7 +17,7 @@ import { createMerchant } from "../support/Merchant"
 import { localChainClients } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
 import { freePort } from "../support/Process"
-import type { RunningService } from "../support/Service"
+import { httpTarget } from "../support/Service"
 
 // The compose stack without a Docker engine: each service's command is a script of the project, run here as a
 // plain process with the compose file's own environment; only the hostnames of the other services become
@@ -127,10 +127,7 @@ describe("the compose stack", () => {
 
     const merchant = await createMerchant(database.url)
     const over = (port: number) => {
-      const service = {
-        baseUrl: `http://127.0.0.1:${port}`,
-        request: (path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${port}${path}`, init)
-      } as RunningService
+      const service = httpTarget(`http://127.0.0.1:${port}`)
       return { service, api: merchantClient(service, merchant) }
     }
     const { mint, pay, balanceOf } = localChainClients(

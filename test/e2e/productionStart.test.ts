@@ -13,7 +13,7 @@ import { createMerchant } from "../support/Merchant"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
 import { spawnService, environmentWithout } from "../support/Process"
-import type { RunningService } from "../support/Service"
+import { httpTarget } from "../support/Service"
 
 // `npm start` in production refuses to run on anything unsafe, with one line naming every setting at fault,
 // and starts when everything is real: PostgreSQL, NATS, a chain-143 node and a USDC-like token (6 decimals,
@@ -145,10 +145,7 @@ describe("a production start", () => {
       // A live merchant, a payer signing for chain 143, and the production treasury settling on it.
       const merchant = await createMerchant(database.url, { serviceEnv: "production" })
       expect(merchant.apiKey).toMatch(/^service_live_/)
-      const running = {
-        baseUrl: service.baseUrl,
-        request: (path: string, init?: RequestInit) => fetch(`${service.baseUrl}${path}`, init)
-      } as RunningService
+      const running = httpTarget(service.baseUrl)
       const api = merchantClient(running, merchant)
       const payer = anvilDevAccount(5)
       const payout = privateKeyToAccount(generatePrivateKey()).address

@@ -11,7 +11,7 @@ import { createMerchant } from "../support/Merchant"
 import { readyRequest } from "../support/Payer"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { type ServiceProcess, spawnService, environmentWithout } from "../support/Process"
-import type { RunningService } from "../support/Service"
+import { httpTarget } from "../support/Service"
 
 // Issue 35, items 1 and 5: `npm start` in the sandbox says what to do next once its port is open, `GET /` leads
 // somewhere, each lifecycle change is one line of the log, and a local receiver's refusal names the setting.
@@ -117,10 +117,7 @@ describe("npm start in the sandbox", () => {
 
   it("refuses a receiver on this machine naming WEBHOOKS_ALLOW_PRIVATE and the restart it needs", async () => {
     const merchant = await createMerchant(database.url)
-    const api = merchantClient(
-      { request: (p, i) => fetch(`${service.baseUrl}${p}`, i) } as RunningService,
-      merchant
-    )
+    const api = merchantClient(httpTarget(service.baseUrl), merchant)
     for (const url of ["http://127.0.0.1:4000/hooks", "https://localhost/hooks"]) {
       const res = await api.call<{ error: { code: string; message: string } }>("POST", "/v1/webhooks", {
         url
@@ -135,10 +132,7 @@ describe("npm start in the sandbox", () => {
 
   it("logs each lifecycle change of an overpaid request in one line: created, attested, paid, settled, excess returned", async () => {
     const merchant = await createMerchant(database.url)
-    const running = {
-      baseUrl: service.baseUrl,
-      request: (path: string, init?: RequestInit) => fetch(`${service.baseUrl}${path}`, init)
-    } as RunningService
+    const running = httpTarget(service.baseUrl)
     const api = merchantClient(running, merchant)
     const payer = anvilDevAccount(5)
     const payout = privateKeyToAccount(generatePrivateKey()).address

@@ -1,8 +1,8 @@
 import type { Merchant } from "./Merchant"
-import type { RunningService } from "./Service"
+import type { HttpTarget } from "./Service"
 
 /** JSON calls to a running service as a merchant, returning status, headers and the parsed body. */
-export const merchantClient = (service: RunningService, merchant: Merchant) => {
+export const merchantClient = (service: HttpTarget, merchant: Merchant) => {
   const call = async <T = Record<string, unknown>>(
     method: string,
     path: string,

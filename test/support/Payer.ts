@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto"
 import type { Address, HDAccount, LocalAccount } from "viem"
 import { typedData } from "../../services/payer/WalletAttestation"
 import type { MerchantClient } from "./Api"
-import type { RunningService } from "./Service"
+import type { HttpTarget } from "./Service"
 
 /**
  * A merchant request made ready by a payer over HTTP: created (to `payoutTo`, or the merchant's default payout
@@ -10,7 +10,7 @@ import type { RunningService } from "./Service"
  */
 export const readyRequest = async (
   parties: {
-    readonly service: RunningService
+    readonly service: HttpTarget
     readonly api: MerchantClient
     readonly payer: HDAccount | LocalAccount
   },

@@ -18,6 +18,15 @@ export interface RunningService {
   readonly stop: () => Promise<void>
 }
 
+/** What HTTP-only test helpers need of a service: where it is, and a request to it. */
+export type HttpTarget = Pick<RunningService, "baseUrl" | "request">
+
+/** A service reached over HTTP only (spawned as a process, or another instance). */
+export const httpTarget = (baseUrl: string): HttpTarget => ({
+  baseUrl,
+  request: (path, init) => fetch(`${baseUrl}${path}`, init)
+})
+
 /** The whole service on a random port against a fresh database on the real PostgreSQL. */
 export const startService = async (
   options: {
@@ -58,10 +67,9 @@ export const startService = async (
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
   const baseUrl = `http://127.0.0.1:${address.port}`
   return {
-    baseUrl,
+    ...httpTarget(baseUrl),
     runtime: runtime as never,
     databaseUrl: db.url,
-    request: (path, init) => fetch(`${baseUrl}${path}`, init),
     stop: async () => {
       await runtime.dispose()
       if (database === undefined) await db.drop()

@@ -12,7 +12,7 @@ import { createMerchant, type Merchant } from "../../support/Merchant"
 import { type LocalChain, startLocalChain } from "../../support/LocalChain"
 import { readyRequest } from "../../support/Payer"
 import { chainServiceEnv, type ServiceProcess, spawnService } from "../../support/Process"
-import type { RunningService } from "../../support/Service"
+import { httpTarget } from "../../support/Service"
 
 /**
  * Issue 6: the service as real processes on one PostgreSQL, against a local node. (1) A process SIGKILLed after
@@ -36,11 +36,7 @@ const env = () =>
   })
 
 /** The merchant client of the test support, over a service running as a child process. */
-const over = (service: ServiceProcess) =>
-  ({
-    baseUrl: service.baseUrl,
-    request: (path: string, init?: RequestInit) => fetch(`${service.baseUrl}${path}`, init)
-  }) as unknown as RunningService
+const over = (service: ServiceProcess) => httpTarget(service.baseUrl)
 
 beforeAll(async () => {
   local = await startLocalChain()
