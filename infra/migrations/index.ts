@@ -31,6 +31,7 @@ import actorStepsDedupeProbes from "./0029_actor_steps_dedupe_probes"
 import createReferencesProbed from "./0030_create_references_probed"
 import functionsFromFiles from "./0031_functions_from_files"
 import returnUrls from "./0032_return_urls"
+import membersAndSignIn from "./0033_members_and_sign_in"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -65,7 +66,8 @@ export const migrations = {
   "0029_actor_steps_dedupe_probes": actorStepsDedupeProbes,
   "0030_create_references_probed": createReferencesProbed,
   "0031_functions_from_files": functionsFromFiles,
-  "0032_return_urls": returnUrls
+  "0032_return_urls": returnUrls,
+  "0033_members_and_sign_in": membersAndSignIn
 }
 
 /**

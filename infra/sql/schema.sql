@@ -294,7 +294,10 @@ CREATE TABLE public.dashboard_sessions (
     account_id uuid NOT NULL,
     created_at timestamp with time zone NOT NULL,
     expires_at timestamp with time zone NOT NULL,
-    revoked_at timestamp with time zone
+    revoked_at timestamp with time zone,
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    member_id uuid,
+    user_agent text
 );
 
 --
@@ -437,6 +440,35 @@ CREATE TABLE public.mailbox_codes (
 );
 
 --
+-- Name: member_invites; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.member_invites (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    email text NOT NULL,
+    token_digest bytea NOT NULL,
+    invited_by uuid,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    accepted_at timestamp with time zone,
+    revoked_at timestamp with time zone
+);
+
+--
+-- Name: members; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.members (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    email text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    invited_by uuid,
+    removed_at timestamp with time zone
+);
+
+--
 -- Name: outbox; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -466,6 +498,22 @@ CREATE SEQUENCE public.outbox_id_seq
 --
 
 ALTER SEQUENCE public.outbox_id_seq OWNED BY public.outbox.id;
+
+--
+-- Name: passkeys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.passkeys (
+    id uuid NOT NULL,
+    member_id uuid NOT NULL,
+    credential_id text NOT NULL,
+    public_key bytea NOT NULL,
+    counter bigint NOT NULL,
+    transports text[] DEFAULT '{}'::text[] NOT NULL,
+    name text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    last_used_at timestamp with time zone
+);
 
 --
 -- Name: payout_addresses; Type: TABLE; Schema: public; Owner: -
@@ -499,6 +547,34 @@ CREATE TABLE public.rate_limit_buckets (
 CREATE TABLE public.service_secrets (
     name text NOT NULL,
     value text NOT NULL
+);
+
+--
+-- Name: sign_in_attempts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.sign_in_attempts (
+    id uuid NOT NULL,
+    kind text NOT NULL,
+    email text,
+    client text NOT NULL,
+    member_id uuid,
+    at timestamp with time zone NOT NULL,
+    outcome text NOT NULL
+);
+
+--
+-- Name: sign_in_codes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.sign_in_codes (
+    id uuid NOT NULL,
+    email text NOT NULL,
+    code_digest bytea NOT NULL,
+    link_digest bytea NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone
 );
 
 --
@@ -551,6 +627,21 @@ CREATE TABLE public.verification_attempts (
     wallet text,
     CONSTRAINT verification_attempts_kind_check CHECK ((kind = ANY (ARRAY['merchant_session'::text, 'wallet'::text, 'mailbox_send'::text, 'mailbox_code'::text]))),
     CONSTRAINT verification_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['accepted'::text, 'refused'::text])))
+);
+
+--
+-- Name: webauthn_challenges; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webauthn_challenges (
+    id uuid NOT NULL,
+    member_id uuid,
+    purpose text NOT NULL,
+    challenge text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone,
+    CONSTRAINT webauthn_challenges_purpose_check CHECK ((purpose = ANY (ARRAY['register'::text, 'sign_in'::text])))
 );
 
 --
@@ -737,11 +828,46 @@ ALTER TABLE ONLY public.mailbox_codes
     ADD CONSTRAINT mailbox_codes_pkey PRIMARY KEY (id);
 
 --
+-- Name: member_invites member_invites_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.member_invites
+    ADD CONSTRAINT member_invites_pkey PRIMARY KEY (id);
+
+--
+-- Name: member_invites member_invites_token_digest_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.member_invites
+    ADD CONSTRAINT member_invites_token_digest_key UNIQUE (token_digest);
+
+--
+-- Name: members members_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.members
+    ADD CONSTRAINT members_pkey PRIMARY KEY (id);
+
+--
 -- Name: outbox outbox_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.outbox
     ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
+
+--
+-- Name: passkeys passkeys_credential_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.passkeys
+    ADD CONSTRAINT passkeys_credential_id_key UNIQUE (credential_id);
+
+--
+-- Name: passkeys passkeys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.passkeys
+    ADD CONSTRAINT passkeys_pkey PRIMARY KEY (id);
 
 --
 -- Name: payout_addresses payout_addresses_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -763,6 +889,27 @@ ALTER TABLE ONLY public.rate_limit_buckets
 
 ALTER TABLE ONLY public.service_secrets
     ADD CONSTRAINT service_secrets_pkey PRIMARY KEY (name);
+
+--
+-- Name: sign_in_attempts sign_in_attempts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sign_in_attempts
+    ADD CONSTRAINT sign_in_attempts_pkey PRIMARY KEY (id);
+
+--
+-- Name: sign_in_codes sign_in_codes_link_digest_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sign_in_codes
+    ADD CONSTRAINT sign_in_codes_link_digest_key UNIQUE (link_digest);
+
+--
+-- Name: sign_in_codes sign_in_codes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sign_in_codes
+    ADD CONSTRAINT sign_in_codes_pkey PRIMARY KEY (id);
 
 --
 -- Name: stored_objects stored_objects_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -791,6 +938,20 @@ ALTER TABLE ONLY public.transfers
 
 ALTER TABLE ONLY public.verification_attempts
     ADD CONSTRAINT verification_attempts_pkey PRIMARY KEY (id);
+
+--
+-- Name: webauthn_challenges webauthn_challenges_challenge_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webauthn_challenges
+    ADD CONSTRAINT webauthn_challenges_challenge_key UNIQUE (challenge);
+
+--
+-- Name: webauthn_challenges webauthn_challenges_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webauthn_challenges
+    ADD CONSTRAINT webauthn_challenges_pkey PRIMARY KEY (id);
 
 --
 -- Name: webhook_deliveries webhook_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -868,6 +1029,18 @@ CREATE INDEX customers_account ON public.customers USING btree (account_id, id D
 CREATE INDEX dashboard_sessions_account ON public.dashboard_sessions USING btree (account_id);
 
 --
+-- Name: dashboard_sessions_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX dashboard_sessions_id ON public.dashboard_sessions USING btree (id);
+
+--
+-- Name: dashboard_sessions_member; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX dashboard_sessions_member ON public.dashboard_sessions USING btree (member_id) WHERE (member_id IS NOT NULL);
+
+--
 -- Name: deposit_requests_account; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -928,16 +1101,58 @@ CREATE UNIQUE INDEX lifecycle_events_once ON public.lifecycle_events USING btree
 CREATE INDEX mailbox_codes_request ON public.mailbox_codes USING btree (deposit_request_id, expires_at DESC);
 
 --
+-- Name: member_invites_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX member_invites_account ON public.member_invites USING btree (account_id, created_at);
+
+--
+-- Name: members_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX members_account ON public.members USING btree (account_id);
+
+--
+-- Name: members_live_email; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX members_live_email ON public.members USING btree (email) WHERE (removed_at IS NULL);
+
+--
 -- Name: outbox_unpublished; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX outbox_unpublished ON public.outbox USING btree (id) WHERE (published_at IS NULL);
 
 --
+-- Name: passkeys_member; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX passkeys_member ON public.passkeys USING btree (member_id);
+
+--
 -- Name: payout_addresses_account; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX payout_addresses_account ON public.payout_addresses USING btree (account_id, id DESC);
+
+--
+-- Name: sign_in_attempts_client; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX sign_in_attempts_client ON public.sign_in_attempts USING btree (client, at);
+
+--
+-- Name: sign_in_attempts_email; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX sign_in_attempts_email ON public.sign_in_attempts USING btree (email, at) WHERE (email IS NOT NULL);
+
+--
+-- Name: sign_in_codes_email; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX sign_in_codes_email ON public.sign_in_codes USING btree (email, created_at);
 
 --
 -- Name: transfers_nonce; Type: INDEX; Schema: public; Owner: -
@@ -1022,6 +1237,13 @@ ALTER TABLE ONLY public.dashboard_sessions
     ADD CONSTRAINT dashboard_sessions_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
 
 --
+-- Name: dashboard_sessions dashboard_sessions_member_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.dashboard_sessions
+    ADD CONSTRAINT dashboard_sessions_member_id_fkey FOREIGN KEY (member_id) REFERENCES public.members(id);
+
+--
 -- Name: deposit_request_attachments deposit_request_attachments_attachment_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1064,6 +1286,41 @@ ALTER TABLE ONLY public.mailbox_codes
     ADD CONSTRAINT mailbox_codes_deposit_request_id_fkey FOREIGN KEY (deposit_request_id) REFERENCES public.deposit_requests(id);
 
 --
+-- Name: member_invites member_invites_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.member_invites
+    ADD CONSTRAINT member_invites_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: member_invites member_invites_invited_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.member_invites
+    ADD CONSTRAINT member_invites_invited_by_fkey FOREIGN KEY (invited_by) REFERENCES public.members(id);
+
+--
+-- Name: members members_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.members
+    ADD CONSTRAINT members_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: members members_invited_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.members
+    ADD CONSTRAINT members_invited_by_fkey FOREIGN KEY (invited_by) REFERENCES public.members(id);
+
+--
+-- Name: passkeys passkeys_member_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.passkeys
+    ADD CONSTRAINT passkeys_member_id_fkey FOREIGN KEY (member_id) REFERENCES public.members(id);
+
+--
 -- Name: payout_addresses payout_addresses_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1090,6 +1347,13 @@ ALTER TABLE ONLY public.transfers
 
 ALTER TABLE ONLY public.verification_attempts
     ADD CONSTRAINT verification_attempts_deposit_request_id_fkey FOREIGN KEY (deposit_request_id) REFERENCES public.deposit_requests(id);
+
+--
+-- Name: webauthn_challenges webauthn_challenges_member_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webauthn_challenges
+    ADD CONSTRAINT webauthn_challenges_member_id_fkey FOREIGN KEY (member_id) REFERENCES public.members(id);
 
 --
 -- Name: webhook_deliveries webhook_deliveries_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

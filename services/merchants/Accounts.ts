@@ -24,6 +24,18 @@ export interface Account {
 export interface Identity {
   readonly accountId: string
   readonly via: "api_key" | "session"
+  /** The member a session belongs to; null for API keys and for the operator CLI's sessions. */
+  readonly memberId: string | null
+  /** The session's own id (never its token); null for API keys. */
+  readonly sessionId: string | null
+}
+
+export interface SessionOptions {
+  readonly ttlMs?: number
+  /** The member signing in; none for the operator CLI. */
+  readonly memberId?: string
+  /** The browser's `User-Agent`, so a member can tell their sessions apart. */
+  readonly userAgent?: string
 }
 
 export interface IssuedKey {
@@ -81,15 +93,17 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
 
     const createSession = Effect.fn("Accounts.createSession")(function* (
       accountId: string,
-      ttlMs = SESSION_TTL_MS
+      options: SessionOptions = {}
     ) {
       const at = yield* now
       const token = newSecret(SESSION_PREFIX)
-      const expiresAt = new Date(at.getTime() + ttlMs)
+      const id = ids.next()
+      const expiresAt = new Date(at.getTime() + (options.ttlMs ?? SESSION_TTL_MS))
       yield* sql`
-        insert into dashboard_sessions (digest, account_id, created_at, expires_at)
-        values (${digestOf(token)}, ${accountId}, ${at}, ${expiresAt})`
-      return { token, expiresAt }
+        insert into dashboard_sessions (digest, id, account_id, member_id, user_agent, created_at, expires_at)
+        values (${digestOf(token)}, ${id}, ${accountId}, ${options.memberId ?? null},
+                ${options.userAgent?.slice(0, 256) ?? null}, ${at}, ${expiresAt})`
+      return { token, id, expiresAt }
     }, Effect.orDie)
 
     const endSession = Effect.fn("Accounts.endSession")(function* (token: string) {
@@ -169,15 +183,14 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
       const cached = yield* cache.lookup(key, nowMs)
       if (cached !== undefined) return Option.some<Identity>(cached)
       const digest = Buffer.from(key, "hex")
-      const remember = (accountId: string, via: Identity["via"], until: Date | null) =>
+      const remember = (identity: Identity, until: Date | null) =>
         Effect.as(
           cache.remember(key, {
-            accountId,
-            via,
+            identity,
             validUntilMs: until?.getTime() ?? Number.POSITIVE_INFINITY,
             cachedAtMs: nowMs
           }),
-          Option.some<Identity>({ accountId, via })
+          Option.some(identity)
         )
       if (credential.startsWith(keyPrefix)) {
         const rows = yield* sql<{ account_id: string; digest: Uint8Array; grace_until: Date | null }>`
@@ -185,16 +198,28 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
           where digest = ${digest} and revoked_at is null and (grace_until is null or grace_until > ${at})`
         const row = rows[0]
         return row && sameDigest(row.digest, digest)
-          ? yield* remember(row.account_id, "api_key", row.grace_until)
+          ? yield* remember(
+              { accountId: row.account_id, via: "api_key", memberId: null, sessionId: null },
+              row.grace_until
+            )
           : Option.none<Identity>()
       }
       if (credential.startsWith(SESSION_PREFIX)) {
-        const rows = yield* sql<{ account_id: string; digest: Uint8Array; expires_at: Date }>`
-          select account_id, digest, expires_at from dashboard_sessions
+        const rows = yield* sql<{
+          id: string
+          account_id: string
+          member_id: string | null
+          digest: Uint8Array
+          expires_at: Date
+        }>`
+          select id, account_id, member_id, digest, expires_at from dashboard_sessions
           where digest = ${digest} and revoked_at is null and expires_at > ${at}`
         const row = rows[0]
         return row && sameDigest(row.digest, digest)
-          ? yield* remember(row.account_id, "session", row.expires_at)
+          ? yield* remember(
+              { accountId: row.account_id, via: "session", memberId: row.member_id, sessionId: row.id },
+              row.expires_at
+            )
           : Option.none<Identity>()
       }
       return Option.none<Identity>()

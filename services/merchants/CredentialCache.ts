@@ -1,13 +1,13 @@
 import { Effect } from "effect"
 import { Bus } from "../platform/Bus"
+import type { Identity } from "./Accounts"
 
 const SUBJECT = "deposits.credentials.changed"
 /** Longest a cached credential is trusted without a re-read, should a change notice ever be lost. */
 export const CREDENTIAL_TTL_MS = 10_000
 
 interface Entry {
-  readonly accountId: string
-  readonly via: "api_key" | "session"
+  readonly identity: Identity
   /** When the credential itself stops working (grace end, session expiry), or Infinity. */
   readonly validUntilMs: number
   readonly cachedAtMs: number
@@ -24,7 +24,7 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("deposits
     const bus = yield* Bus
     const entries = new Map<string, Entry>()
     const dropAccount = (accountId: string) => {
-      for (const [key, entry] of entries) if (entry.accountId === accountId) entries.delete(key)
+      for (const [key, entry] of entries) if (entry.identity.accountId === accountId) entries.delete(key)
     }
     yield* bus.listen(SUBJECT, (_subject, accountId) => dropAccount(accountId))
 
@@ -41,7 +41,7 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("deposits
           entries.delete(digestHex)
           return undefined
         }
-        return { accountId: entry.accountId, via: entry.via }
+        return entry.identity
       })
 
     const remember = Effect.fn("CredentialCache.remember")((digestHex: string, entry: Entry) =>

@@ -34,7 +34,7 @@ export const createMerchant = async (
       Effect.gen(function* () {
         const accounts = yield* Accounts
         const account = yield* accounts.create("Test merchant")
-        const session = yield* accounts.createSession(account.id, sessionTtlMs)
+        const session = yield* accounts.createSession(account.id, { ttlMs: sessionTtlMs })
         const key = yield* accounts.issueApiKey(account.id)
         return {
           accountId: toId("acct", account.id),

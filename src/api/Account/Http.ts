@@ -59,7 +59,12 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
         Effect.gen(function* () {
           const identity = yield* requireSession("Key management")
           const token = yield* bearerToken
-          const session = yield* accounts.createSession(identity.accountId)
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // The same member keeps signing in: the fresh session is theirs, from the same browser.
+          const session = yield* accounts.createSession(identity.accountId, {
+            ...(identity.memberId === null ? {} : { memberId: identity.memberId }),
+            ...(request.headers["user-agent"] === undefined ? {} : { userAgent: request.headers["user-agent"] })
+          })
           yield* accounts.endSession(token)
           return { session_token: session.token, expires_at: session.expiresAt }
         })
