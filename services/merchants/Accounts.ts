@@ -4,6 +4,9 @@ import type { ServiceEnv } from "../domain/Environment"
 import { serviceEnv } from "../platform/Settings"
 import { apiKeyPrefixOf } from "../domain/Environment"
 import { CredentialCache } from "./CredentialCache"
+import type { Identity } from "./Identity"
+
+export type { Identity } from "./Identity"
 import { Ids } from "../platform/Ids"
 import { digestHexOf, digestOf, newSecret, sameDigest } from "../platform/Secrets"
 
@@ -18,16 +21,6 @@ export interface Account {
   readonly name: string
   readonly environment: ServiceEnv
   readonly createdAt: Date
-}
-
-/** Who is calling: the account and whether by API key or dashboard session. */
-export interface Identity {
-  readonly accountId: string
-  readonly via: "api_key" | "session"
-  /** The member a session belongs to; null for API keys and for the operator CLI's sessions. */
-  readonly memberId: string | null
-  /** The session's own id (never its token); null for API keys. */
-  readonly sessionId: string | null
 }
 
 export interface SessionOptions {

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { Bus } from "../platform/Bus"
-import type { Identity } from "./Accounts"
+import type { Identity } from "./Identity"
 
 const SUBJECT = "deposits.credentials.changed"
 /** Longest a cached credential is trusted without a re-read, should a change notice ever be lost. */

@@ -63,7 +63,9 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
           // The same member keeps signing in: the fresh session is theirs, from the same browser.
           const session = yield* accounts.createSession(identity.accountId, {
             ...(identity.memberId === null ? {} : { memberId: identity.memberId }),
-            ...(request.headers["user-agent"] === undefined ? {} : { userAgent: request.headers["user-agent"] })
+            ...(request.headers["user-agent"] === undefined
+              ? {}
+              : { userAgent: request.headers["user-agent"] })
           })
           yield* accounts.endSession(token)
           return { session_token: session.token, expires_at: session.expiresAt }
