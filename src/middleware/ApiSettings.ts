@@ -11,10 +11,12 @@ const isOrigin = (value: string) => {
 const originMessage = (name: string) =>
   `${name}: must be an origin such as https://dashboard.example.com (scheme, host and optional port only)`
 
-const origin = (name: string, fallback: string) =>
-  Config.string(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: originMessage(name), validation: isOrigin })
+const optionalOrigin = (name: string) =>
+  Config.option(Config.string(name)).pipe(
+    Config.validate({
+      message: originMessage(name),
+      validation: (value) => Option.match(value, { onNone: () => true, onSome: isOrigin })
+    })
   )
 
 /** The HTTP edge's own settings; handlers and middleware take them as the `ApiSettings` service. */
@@ -29,18 +31,17 @@ export const apiSettings = Config.all({
   ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   serviceEnv,
-  dashboardOrigin: origin("DASHBOARD_ORIGIN", "http://localhost:3000"),
-  // Unset: the origin the hosted checkout is served from (resolved by the ApiSettings layer).
-  checkoutOrigin: Config.option(Config.string("CHECKOUT_ORIGIN")).pipe(
-    Config.validate({
-      message: originMessage("CHECKOUT_ORIGIN"),
-      validation: (value) => Option.match(value, { onNone: () => true, onSome: isOrigin })
-    })
-  ),
+  // Unset: the origin the dashboard and the hosted checkout are served from (resolved by the ApiSettings layer).
+  dashboardOrigin: optionalOrigin("DASHBOARD_ORIGIN"),
+  checkoutOrigin: optionalOrigin("CHECKOUT_ORIGIN"),
   /** Concurrent long polls one client address may hold; past it a poll answers at once. */
   longPollMaxPerAddress: positiveInteger("LONG_POLL_MAX_PER_ADDRESS", 200)
 })
-export type ApiSettingsShape = Omit<Config.Config.Success<typeof apiSettings>, "checkoutOrigin"> & {
+export type ApiSettingsShape = Omit<
+  Config.Config.Success<typeof apiSettings>,
+  "checkoutOrigin" | "dashboardOrigin"
+> & {
+  readonly dashboardOrigin: string
   readonly checkoutOrigin: string
 }
 
@@ -49,6 +50,7 @@ export class ApiSettings extends Context.Tag("deposits/ApiSettings")<ApiSettings
     ApiSettings,
     Effect.map(Config.all([apiSettings, publicBaseUrl]), ([settings, base]) => ({
       ...settings,
+      dashboardOrigin: Option.getOrElse(settings.dashboardOrigin, () => new URL(base).origin),
       checkoutOrigin: Option.getOrElse(settings.checkoutOrigin, () => new URL(base).origin)
     }))
   )

@@ -234,11 +234,13 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         }
       })
 
-    it.effect("allows only the dashboard origin on merchant routes", () =>
+    it.effect("allows only the dashboard origin on merchant routes (by default the service's own)", () =>
       Effect.gen(function* () {
-        const ok = yield* preflight("/v1/account", "http://localhost:3000", "GET")
+        const { service } = yield* Fixture
+        const own = new URL(service.baseUrl).origin
+        const ok = yield* preflight("/v1/account", own, "GET")
         assert.strictEqual(ok.status, 204)
-        assert.strictEqual(ok.headers.get("access-control-allow-origin"), "http://localhost:3000")
+        assert.strictEqual(ok.headers.get("access-control-allow-origin"), own)
         assert.match(ok.headers.get("access-control-allow-headers") ?? "", /Authorization/)
         const no = yield* preflight("/v1/account", "https://evil.example", "GET")
         assert.isNull(no.headers.get("access-control-allow-origin"))
@@ -265,11 +267,10 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
 
     it.effect("sets the origin on actual merchant answers", () =>
       Effect.gen(function* () {
-        const { merchant } = yield* Fixture
-        const res = yield* request("/v1/account", {
-          headers: merchant.headers("session", { origin: "http://localhost:3000" })
-        })
-        assert.strictEqual(res.headers.get("access-control-allow-origin"), "http://localhost:3000")
+        const { merchant, service } = yield* Fixture
+        const own = new URL(service.baseUrl).origin
+        const res = yield* request("/v1/account", { headers: merchant.headers("session", { origin: own }) })
+        assert.strictEqual(res.headers.get("access-control-allow-origin"), own)
         assert.match(res.headers.get("access-control-expose-headers") ?? "", /X-Request-Id/)
       })
     )
