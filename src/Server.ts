@@ -118,9 +118,24 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
  */
 export const LISTEN_BACKLOG = 4096
 
+/**
+ * How long an idle kept-alive connection stays open: longer than the 60 s a proxy or load balancer commonly keeps
+ * its idle upstream connections, so the proxy, not the service, closes them. With Node's 5 s default, a proxy
+ * reuses a connection the service has just closed and its client gets a 502. Headers may take as long.
+ */
+export const KEEP_ALIVE_MS = 65_000
+
+/** A Node HTTP server with the service's connection timeouts. */
+const nodeServer = () => {
+  const server = createServer()
+  server.keepAliveTimeout = KEEP_ALIVE_MS
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000
+  return server
+}
+
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(ApiSettings, (config) => {
-    const { server, stopAccepting, closed } = shutdownAware(answerClientErrors(createServer()))
+    const { server, stopAccepting, closed } = shutdownAware(answerClientErrors(nodeServer()))
     return Layer.merge(
       NodeHttpServer.layer(() => server, { port: config.port, host: config.host, backlog: LISTEN_BACKLOG }),
       Layer.scoped(

@@ -31,8 +31,8 @@ const slow = (ms: number) => {
   return { handler, arrived }
 }
 
-const listening = async (handler: RequestListener) => {
-  const aware = shutdownAware(createServer())
+const listening = async (handler: RequestListener, closeGraceMs?: number) => {
+  const aware = shutdownAware(createServer(), closeGraceMs)
   servers.push(aware.server)
   // As the framework does: its handler is added after the shutdown's listener.
   aware.server.on("request", handler)
@@ -148,5 +148,37 @@ describe("a shutting-down HTTP server", () => {
     expect(next.status).toBe(200)
     expect(next.headers.connection).toBe("close")
     await within(s.closed(), 2_000, "the close")
+  })
+
+  it("closes at once a connection that has not sent a request, instead of waiting for its headers", async () => {
+    const { handler } = slow(10)
+    const s = await listening(handler)
+    // A client's spare connection: open, silent. Node's own idle list leaves it out.
+    const socket: Socket = await new Promise((resolve, reject) => {
+      const raw = connect(s.port, "127.0.0.1", () => resolve(raw))
+      raw.once("error", reject)
+    })
+    const ended = new Promise<number>((resolve) => socket.once("close", () => resolve(Date.now())))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const stoppedAt = Date.now()
+    s.stopAccepting()
+    expect((await within(ended, 2_000, "the silent connection's end")) - stoppedAt).toBeLessThan(1_000)
+    await within(s.closed(), 2_000, "the close")
+  })
+
+  it("ends, once its grace has passed, a connection whose answer never comes", async () => {
+    let reached: () => void = () => {}
+    const arrived = new Promise<void>((resolve) => (reached = resolve))
+    // A stuck handler: it never answers.
+    const s = await listening(() => reached(), 500)
+    const c = await client(s.port)
+    c.send()
+    await arrived
+    const stoppedAt = Date.now()
+    s.stopAccepting()
+    await within(s.closed(), 3_000, "the close")
+    // Not before the grace: answers under way get it in full.
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(450)
+    await within(c.ended, 1_000, "the stuck connection's end")
   })
 })
