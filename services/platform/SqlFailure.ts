@@ -23,3 +23,35 @@ export const dieOnSqlErrors =
       Exclude<Effect.Effect.Error<ReturnType<F>>, SqlError>,
       Effect.Effect.Context<ReturnType<F>>
     >
+
+/** SQLSTATE classes and codes that mean the server is away or going, not that the statement was wrong. */
+const UNAVAILABLE_STATES = /^(08|57P0[1-3]|53300)/
+const UNAVAILABLE_ERRNO = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND"
+])
+const UNAVAILABLE_MESSAGES =
+  /connection terminated|terminating connection|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)|connection .*(ended|closed)|client has encountered a connection error/i
+
+/**
+ * Whether a failure (an `SqlError`, or what it wraps) says the database could not be reached or went away mid-way:
+ * the edge answers those `503 service_unavailable` (retry shortly), not a 500. A statement the database refused
+ * (a constraint, a syntax error) is not one.
+ */
+export const isDatabaseUnavailable = (failure: unknown): boolean => {
+  for (let current = failure, depth = 0; current !== null && current !== undefined && depth < 5; depth++) {
+    if (typeof current !== "object") return false
+    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown }
+    if (typeof code === "string" && (UNAVAILABLE_STATES.test(code) || UNAVAILABLE_ERRNO.has(code)))
+      return true
+    if (typeof message === "string" && UNAVAILABLE_MESSAGES.test(message)) return true
+    if (Array.isArray((current as { errors?: unknown }).errors))
+      return (current as { errors: Array<unknown> }).errors.some(isDatabaseUnavailable)
+    current = cause
+  }
+  return false
+}

@@ -10,8 +10,10 @@ import {
   MethodNotAllowed,
   NotFound,
   RouteNotFound,
+  ServiceUnavailable,
   statusOf
 } from "../api/Errors"
+import { isDatabaseUnavailable } from "../../services/platform/SqlFailure"
 import type { RouteMatch } from "./Routes"
 
 /** The wire form of every error: `{ "error": { "code", "message", "param"? }, "request_id" }`. */
@@ -242,6 +244,9 @@ export const classifyCause = (
       }
     }
   }
+  // The database away (killed, restarting, unreachable): the request may be retried shortly. Logged all the same.
+  if ([...Cause.failures(cause), ...Cause.defects(cause)].some(isDatabaseUnavailable))
+    return { error: databaseAway, unexpected: true }
   return {
     error: new InternalError({
       message: "An unexpected error occurred. Quote the request id when reporting it."
@@ -249,6 +254,10 @@ export const classifyCause = (
     unexpected: true
   }
 }
+
+const databaseAway = new ServiceUnavailable({
+  message: "The service cannot reach its database right now; retry shortly."
+})
 
 export const logUnexpected = (cause: Cause.Cause<unknown>, requestId: string) =>
   Effect.logError("unexpected failure", cause).pipe(Effect.annotateLogs({ request_id: requestId }))

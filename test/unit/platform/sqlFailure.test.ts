@@ -1,0 +1,44 @@
+import { SqlError } from "@effect/sql/SqlError"
+import { describe, expect, it } from "vitest"
+import { isDatabaseUnavailable } from "../../../services/platform/SqlFailure"
+
+const pgError = (code: string, message: string) => Object.assign(new Error(message), { code })
+
+describe("isDatabaseUnavailable", () => {
+  it.each([
+    [
+      "connection refused, wrapped",
+      new SqlError({
+        cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" })
+      })
+    ],
+    [
+      "the server shutting down (57P01)",
+      new SqlError({ cause: pgError("57P01", "terminating connection due to administrator command") })
+    ],
+    ["the server starting up (57P03)", pgError("57P03", "the database system is starting up")],
+    ["a connection exception (08006)", pgError("08006", "connection failure")],
+    ["too many connections (53300)", pgError("53300", "sorry, too many clients already")],
+    [
+      "a connection that ended mid-statement",
+      new SqlError({ cause: new Error("Connection terminated unexpectedly") })
+    ],
+    ["a pool that could not connect in time", new Error("timeout exceeded when trying to connect")],
+    ["one of several causes", new AggregateError([new Error("x"), pgError("ECONNRESET", "read ECONNRESET")])]
+  ])("says yes for %s", (_, failure) => {
+    expect(isDatabaseUnavailable(failure)).toBe(true)
+  })
+
+  it.each([
+    [
+      "a unique violation",
+      new SqlError({ cause: pgError("23505", "duplicate key value violates unique constraint") })
+    ],
+    ["a syntax error", pgError("42601", "syntax error at or near")],
+    ["a serialization failure", pgError("40001", "could not serialize access")],
+    ["a plain defect", new Error("boom")],
+    ["nothing", undefined]
+  ])("says no for %s", (_, failure) => {
+    expect(isDatabaseUnavailable(failure)).toBe(false)
+  })
+})
