@@ -32,6 +32,7 @@ import createReferencesProbed from "./0030_create_references_probed"
 import functionsFromFiles from "./0031_functions_from_files"
 import returnUrls from "./0032_return_urls"
 import membersAndSignIn from "./0033_members_and_sign_in"
+import listFilters from "./0034_list_filters"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -67,7 +68,8 @@ export const migrations = {
   "0030_create_references_probed": createReferencesProbed,
   "0031_functions_from_files": functionsFromFiles,
   "0032_return_urls": returnUrls,
-  "0033_members_and_sign_in": membersAndSignIn
+  "0033_members_and_sign_in": membersAndSignIn,
+  "0034_list_filters": listFilters
 }
 
 /**

@@ -1047,10 +1047,28 @@ CREATE INDEX dashboard_sessions_member ON public.dashboard_sessions USING btree 
 CREATE INDEX deposit_requests_account ON public.deposit_requests USING btree (account_id, id DESC);
 
 --
+-- Name: deposit_requests_account_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_account_created ON public.deposit_requests USING btree (account_id, created_at);
+
+--
+-- Name: deposit_requests_account_reference; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_account_reference ON public.deposit_requests USING btree (account_id, reference, id DESC) WHERE (reference <> ''::text);
+
+--
 -- Name: deposit_requests_account_status; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX deposit_requests_account_status ON public.deposit_requests USING btree (account_id, status, id DESC);
+
+--
+-- Name: deposit_requests_customer; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_customer ON public.deposit_requests USING btree (customer_id, id DESC) WHERE (customer_id IS NOT NULL);
 
 --
 -- Name: deposit_requests_deposit_address; Type: INDEX; Schema: public; Owner: -
@@ -1167,6 +1185,12 @@ CREATE INDEX transfers_nonce ON public.transfers USING btree (tx_nonce);
 CREATE INDEX transfers_open ON public.transfers USING btree (created_at) WHERE (state = 'signed'::text);
 
 --
+-- Name: verification_attempts_bound_wallet; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX verification_attempts_bound_wallet ON public.verification_attempts USING btree (lower(wallet)) WHERE ((kind = 'wallet'::text) AND (outcome = 'accepted'::text));
+
+--
 -- Name: verification_attempts_proof_once; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1183,6 +1207,18 @@ CREATE INDEX verification_attempts_request ON public.verification_attempts USING
 --
 
 CREATE INDEX webhook_deliveries_endpoint ON public.webhook_deliveries USING btree (endpoint_id, id DESC);
+
+--
+-- Name: webhook_deliveries_endpoint_unsucceeded; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_endpoint_unsucceeded ON public.webhook_deliveries USING btree (endpoint_id, id DESC) WHERE (outcome <> 'succeeded'::text);
+
+--
+-- Name: webhook_deliveries_event; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_event ON public.webhook_deliveries USING btree (event_id);
 
 --
 -- Name: webhook_endpoints_account; Type: INDEX; Schema: public; Owner: -
