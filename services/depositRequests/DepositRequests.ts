@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Option, Runtime } from "effect"
+import { getAddress } from "viem"
 import { ActorHost } from "../actors/ActorHost"
 import type { DepositRequestRow } from "../actors/ActorRow"
 import { chainIdOf } from "../domain/Environment"
@@ -82,28 +84,65 @@ const make = Effect.gen(function* () {
   const getShared = (accountId: string, uuid: string) =>
     Effect.map(sharedLoad(accountId, uuid), Option.map(view))
 
-  const list = (
-    accountId: string,
-    options: {
-      readonly status?: string | undefined
-      readonly limit: number
-      readonly startingAfter?: string | undefined
-    }
-  ) =>
+  const list = (accountId: string, options: ListOptions) =>
     Effect.gen(function* () {
       const after = options.startingAfter === undefined ? null : uuidOfId(options.startingAfter)
       const rows = yield* sql<DepositRequestRow>`
         select * from deposit_requests
         where account_id = ${accountId}
           ${options.status === undefined ? sql`` : sql`and status = ${options.status}`}
+          ${options.createdGte === undefined ? sql`` : sql`and created_at >= ${options.createdGte}`}
+          ${options.createdLt === undefined ? sql`` : sql`and created_at < ${options.createdLt}`}
+          ${options.reference === undefined ? sql`` : sql`and reference = ${options.reference}`}
+          ${options.customer === undefined ? sql`` : sql`and customer_id = ${uuidOfId(options.customer)}`}
+          ${
+            options.depositAddress === undefined
+              ? sql``
+              : // Stored as the vault derived it (checksummed); either spelling finds it through the unique index.
+                sql`and deposit_address in (${getAddress(options.depositAddress.toLowerCase())}, ${options.depositAddress.toLowerCase()})`
+          }
+          ${
+            options.payerWallet === undefined
+              ? sql``
+              : sql`and id in (
+                  select deposit_request_id from verification_attempts
+                  where kind = 'wallet' and outcome = 'accepted' and lower(wallet) = ${options.payerWallet.toLowerCase()})`
+          }
+          ${
+            options.transactionHash === undefined
+              ? sql``
+              : // Payments in (credits), settlements and returns out (transfers); a recovery is a confirmed return, so
+                // its hash is a transfer's.
+                sql`and id in (
+                  select deposit_request_id from chain_credits
+                  where chain_id = ${chainId} and tx_hash = ${options.transactionHash.toLowerCase()}
+                  union all
+                  select deposit_request_id from transfers where tx_hash = ${options.transactionHash.toLowerCase()})`
+          }
           ${after === null ? sql`` : sql`and id < ${after}`}
         order by id desc
         limit ${options.limit + 1}`
       const page = rows.slice(0, options.limit).map(view)
       return {
         deposit_requests: page,
-        next_cursor: rows.length > options.limit ? (page.at(-1)?.id ?? null) : null
+        next_cursor: rows.length > options.limit ? (page.at(-1)?.id ?? null) : null,
+        version: pageVersion(page)
       }
+    })
+
+  /**
+   * Whether every request of a page still has the version it was read with: one indexed read by id, made after
+   * a live list has subscribed to the page's requests, so a change committed between the page's read and the
+   * subscription is not missed.
+   */
+  const pageUnchanged = (page: ReadonlyArray<{ readonly id: string; readonly version: string }>) =>
+    Effect.gen(function* () {
+      if (page.length === 0) return true
+      const rows = yield* sql<{ id: string; version: string }>`
+        select id, version::text as version from deposit_requests
+        where id = any(${page.map((r) => uuidOfId(r.id))}::uuid[])`
+      const now = new Map(rows.map((r) => [r.id, r.version]))
+      return page.every((r) => now.get(uuidOfId(r.id)) === r.version)
     })
 
   /** PATCH: omitted fields stay, `null` clears, and the merged record is checked as a whole. */
@@ -165,7 +204,10 @@ const make = Effect.gen(function* () {
   return {
     /** Untraced: the hot path of the API, under the HTTP server's span; its step and commit have spans of their own. */
     create: Effect.fnUntraced(function* (accountId: string, idempotencyKey: string, input: CreateInput) {
-      return yield* createRequest(accountId, idempotencyKey, input)
+      const result = yield* createRequest(accountId, idempotencyKey, input)
+      // Live lists of the account learn of the new request (one bus notice, no wait).
+      if (!result.replayed) yield* feed.created(accountId)
+      return result
     }, orDieOnSql),
     get: Effect.fn("DepositRequests.get")(function* (accountId: string, uuid: string) {
       return yield* get(accountId, uuid)
@@ -175,6 +217,11 @@ const make = Effect.gen(function* () {
     }, orDieOnSql),
     list: Effect.fn("DepositRequests.list")(function* (accountId: string, options: ListOptions) {
       return yield* list(accountId, options)
+    }, orDieOnSql),
+    pageUnchanged: Effect.fn("DepositRequests.pageUnchanged")(function* (
+      page: ReadonlyArray<{ readonly id: string; readonly version: string }>
+    ) {
+      return yield* pageUnchanged(page)
     }, orDieOnSql),
     update: Effect.fn("DepositRequests.update")(function* (
       accountId: string,
@@ -189,10 +236,30 @@ const make = Effect.gen(function* () {
   } as const
 })
 
-interface ListOptions {
+/** The list's filters, all optional and combined with `and`; addresses and hashes in any case. */
+export interface ListOptions {
   readonly status?: string | undefined
+  readonly createdGte?: Date | undefined
+  readonly createdLt?: Date | undefined
+  readonly reference?: string | undefined
+  /** A `cus_` id. */
+  readonly customer?: string | undefined
+  readonly depositAddress?: string | undefined
+  readonly payerWallet?: string | undefined
+  readonly transactionHash?: string | undefined
   readonly limit: number
+  /** A `dr_` id. */
   readonly startingAfter?: string | undefined
+}
+
+/**
+ * A list page's version: a short digest of its ids and versions in order, so it changes when any request on the
+ * page changes, or the page gains or loses one. Opaque to clients, who only compare it.
+ */
+export const pageVersion = (page: ReadonlyArray<{ readonly id: string; readonly version: string }>) => {
+  const hash = createHash("sha256")
+  for (const r of page) hash.update(`${r.id}:${r.version};`)
+  return hash.digest("base64url").slice(0, 16)
 }
 
 /** Merchants' deposit requests: create, read, list, update, resume (README: the deposit request API). */

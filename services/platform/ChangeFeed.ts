@@ -2,6 +2,8 @@ import { Context, Effect, Layer } from "effect"
 import { Bus } from "./Bus"
 
 const SUBJECT = "deposits.changed"
+/** `deposits.created.<account uuid>`: a request was created in the account (wakes its live lists). */
+const CREATED = "deposits.created"
 
 /**
  * Change notices for long polls. A committed change publishes `deposits.changed.<uuid>`; each instance holds ONE
@@ -10,45 +12,58 @@ const SUBJECT = "deposits.changed"
 const make = Effect.gen(function* () {
   const bus = yield* Bus
   const waiters = new Map<string, Set<() => void>>()
+  const accountWaiters = new Map<string, Set<() => void>>()
 
-  yield* bus.listen(`${SUBJECT}.*`, (subject) => {
-    const uuid = subject.slice(SUBJECT.length + 1)
-    const set = waiters.get(uuid)
+  const wakeAll = (map: Map<string, Set<() => void>>, key: string) => {
+    const set = map.get(key)
     if (set === undefined) return
-    waiters.delete(uuid)
+    map.delete(key)
     for (const wake of set) wake()
-  })
+  }
+  yield* bus.listen(`${SUBJECT}.*`, (subject) => wakeAll(waiters, subject.slice(SUBJECT.length + 1)))
+  yield* bus.listen(`${CREATED}.*`, (subject) => wakeAll(accountWaiters, subject.slice(CREATED.length + 1)))
 
   /** After a commit: tell every instance that this request changed. Untraced: it runs on every commit. */
   const changed = Effect.fnUntraced(function* (uuid: string, version: string) {
     return yield* bus.notify(`${SUBJECT}.${uuid}`, version)
   })
 
-  /**
-   * Calls `wake` once on the next notice for this request; the returned cancel drops it. A plain callback, no
-   * fiber: a long poll parked outside the HTTP fiber costs this closure and its timer.
-   */
-  const subscribe = (uuid: string, wake: () => void) => {
-    let set = waiters.get(uuid)
+  /** After a create's commit: tell every instance that the account has a new request. Untraced, like `changed`. */
+  const created = Effect.fnUntraced(function* (accountId: string) {
+    return yield* bus.notify(`${CREATED}.${accountId}`, "1")
+  })
+
+  const add = (map: Map<string, Set<() => void>>, key: string, wake: () => void) => {
+    let set = map.get(key)
     if (set === undefined) {
       set = new Set()
-      waiters.set(uuid, set)
+      map.set(key, set)
     }
     const own = set
     own.add(wake)
     return () => {
       own.delete(wake)
-      if (own.size === 0 && waiters.get(uuid) === own) waiters.delete(uuid)
+      if (own.size === 0 && map.get(key) === own) map.delete(key)
     }
   }
+
+  /**
+   * Calls `wake` once on the next notice for this request; the returned cancel drops it. A plain callback, no
+   * fiber: a long poll parked outside the HTTP fiber costs this closure and its timer.
+   */
+  const subscribe = (uuid: string, wake: () => void) => add(waiters, uuid, wake)
+
+  /** Calls `wake` once on the next create in this account; the returned cancel drops it. */
+  const subscribeCreated = (accountId: string, wake: () => void) => add(accountWaiters, accountId, wake)
 
   const waiting = () => {
     let n = 0
     for (const set of waiters.values()) n += set.size
+    for (const set of accountWaiters.values()) n += set.size
     return n
   }
 
-  return { changed, subscribe, waiting } as const
+  return { changed, created, subscribe, subscribeCreated, waiting } as const
 })
 
 export class ChangeFeed extends Context.Tag("deposits/ChangeFeed")<

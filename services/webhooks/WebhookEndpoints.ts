@@ -183,12 +183,21 @@ const make = Effect.gen(function* () {
     accountId: string,
     endpointUuid: string,
     limit: number,
-    startingAfter: string | undefined
+    startingAfter: string | undefined,
+    outcome?: "succeeded" | "failed" | undefined
   ) =>
     Effect.gen(function* () {
       yield* require(accountId, endpointUuid)
+      // `failed` is every attempt that did not succeed: retried, given up, or cancelled when the endpoint was disabled.
       const rows = yield* sql<DeliveryRow>`
         select * from webhook_deliveries where endpoint_id = ${endpointUuid} and account_id = ${accountId}
+        ${
+          outcome === undefined
+            ? sql``
+            : outcome === "succeeded"
+              ? sql`and outcome = 'succeeded'`
+              : sql`and outcome <> 'succeeded'`
+        }
         ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
         order by id desc limit ${limit + 1}`
       const p = page(rows, limit)
@@ -196,6 +205,35 @@ const make = Effect.gen(function* () {
         deliveries: p.items.map(deliveryWire),
         next_cursor: p.next === null ? null : toId("whd", p.next)
       }
+    })
+
+  /**
+   * Every delivery attempt of one request's events, to any of the account's endpoints, newest first. `None` when
+   * the request is not the account's. One read for the page: the request's events by their request, then their
+   * deliveries by event.
+   */
+  const requestDeliveries = (
+    accountId: string,
+    requestUuid: string,
+    limit: number,
+    startingAfter: string | undefined
+  ) =>
+    Effect.gen(function* () {
+      const owns =
+        yield* sql`select 1 from deposit_requests where id = ${requestUuid} and account_id = ${accountId}`
+      if (owns.length === 0) return Option.none()
+      const rows = yield* sql<DeliveryRow>`
+        select * from webhook_deliveries
+        where account_id = ${accountId}
+          and event_id in (
+            select id from lifecycle_events where deposit_request_id = ${requestUuid} and account_id = ${accountId})
+          ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
+        order by id desc limit ${limit + 1}`
+      const p = page(rows, limit)
+      return Option.some({
+        deliveries: p.items.map(deliveryWire),
+        next_cursor: p.next === null ? null : (toId("whd", p.next) as string)
+      })
     })
 
   const events = (
@@ -239,6 +277,7 @@ const make = Effect.gen(function* () {
     sendTest: Effect.fn("WebhookEndpoints.sendTest")(dieOnSqlErrors(sendTest)),
     redeliver: Effect.fn("WebhookEndpoints.redeliver")(dieOnSqlErrors(redeliver)),
     deliveries: Effect.fn("WebhookEndpoints.deliveries")(dieOnSqlErrors(deliveries)),
+    requestDeliveries: Effect.fn("WebhookEndpoints.requestDeliveries")(dieOnSqlErrors(requestDeliveries)),
     events: Effect.fn("WebhookEndpoints.events")(dieOnSqlErrors(events))
   } as const
 })

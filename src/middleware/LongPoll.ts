@@ -18,8 +18,17 @@ export interface LongPollRequest {
 
 /** What a versioned read offers for `wait_for=change`. */
 export interface Poll<A extends { readonly version: string }, I, E> {
-  /** The request whose change notices wake the poll. */
-  readonly uuid: string
+  /**
+   * What wakes the poll. A request's uuid: its change notices, subscribed before the first read. Or, for a read
+   * whose requests are known only once read (a list page), a subscription made after it: it subscribes `wake`
+   * and returns its cancel, then checks that nothing changed since the read, calling `wake` itself if something did.
+   */
+  readonly wakeOn:
+    | { readonly _tag: "Request"; readonly uuid: string }
+    | {
+        readonly _tag: "AfterRead"
+        readonly subscribe: (first: A, wake: () => void) => Effect.Effect<() => void, E>
+      }
   /** The resource now, as the route returns it. */
   readonly read: Effect.Effect<Option.Option<A>, E>
   /** The resource after a wake; may be one read shared by every poll woken by the same change. */
@@ -210,19 +219,26 @@ export const longPoll = <A extends { readonly version: string }, I, E>(
 
     const waiter = new ParkedPoll(NodeHttpServerRequest.toServerResponse(request), address, registry)
     waiter.render = renderAfterWake(poll.readAfter, poll.schema, poll.resource, waiter)
+    const wakeOn = poll.wakeOn
     // Subscribed before the read, so a change committed in between wakes the poll.
-    waiter.unsubscribe = feed.subscribe(poll.uuid, waiter.wake)
+    if (wakeOn._tag === "Request") waiter.unsubscribe = feed.subscribe(wakeOn.uuid, waiter.wake)
+    const giveBack = Effect.sync(() => {
+      waiter.unsubscribe()
+      registry.release(address)
+    })
     const first = yield* poll.read.pipe(
       Effect.onExit((exit) =>
         Exit.isSuccess(exit) && Option.isSome(exit.value) && exit.value.value.version === params.version
           ? Effect.void
-          : Effect.sync(() => {
-              waiter.unsubscribe()
-              registry.release(address)
-            })
+          : giveBack
       )
     )
     if (Option.isNone(first) || first.value.version !== params.version) return Option.map(first, noStore)
+    if (wakeOn._tag === "AfterRead") {
+      waiter.unsubscribe = yield* wakeOn
+        .subscribe(first.value, waiter.wake)
+        .pipe(Effect.onError(() => giveBack))
+    }
     waiter.park(Math.round(params.timeout * 1000 * (1 - Math.random() * 0.1)))
     // The placeholder the framework "sends"; the parked poll keeps its headers and answers later.
     return Option.some<A | HttpServerResponse.HttpServerResponse>(HttpServerResponse.empty({ status: 200 }))

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Lifecycle from "../../../services/domain/Lifecycle"
-import { Schema } from "effect"
+import { ParseResult, Schema } from "effect"
 import { Authentication } from "../../middleware/Authentication"
 import {
   IdempotencyConflict,
@@ -25,7 +25,8 @@ import {
 } from "../Schemas"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Text } from "../../../services/domain/Text"
-import { Timestamp } from "../../../services/domain/Timestamp"
+import { formatTimestamp, Timestamp } from "../../../services/domain/Timestamp"
+import { WebhookDelivery } from "../Webhooks/Api"
 
 /** The status values: the top-level states of the lifecycle machine (listed once, in the domain). */
 export const DepositRequestStatus = Lifecycle.DepositRequestStatus.annotations({
@@ -243,6 +244,108 @@ export const IdempotencyKeyHeader = Schema.Struct({
 
 const idPath = Schema.Struct({ id: IdParam("dr") })
 
+const LONG_POLL_TIMEOUT_DEFAULT = 25
+const LongPollTimeout = Schema.optionalWith(DecimalInteger(1, 30), {
+  default: () => LONG_POLL_TIMEOUT_DEFAULT
+}).annotations({ description: "Seconds to hold the request, 1 to 30 (default 25)." })
+
+/** A list bound on `created_at`: the API's own timestamp form only (UTC, second precision, Z). */
+const CreatedBound = (meaning: string) =>
+  Schema.transformOrFail(
+    Schema.String.annotations({
+      description: `${meaning} RFC 3339 UTC, second precision, Z (as \`created_at\` is written).`,
+      examples: ["2026-11-22T12:00:00Z"],
+      jsonSchema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$" }
+    }),
+    Schema.DateFromSelf,
+    {
+      strict: true,
+      decode: (s, _, ast) => {
+        const date = new Date(s)
+        // The round trip refuses what the pattern lets through but the calendar does not (2026-02-30).
+        return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(s) &&
+          !Number.isNaN(date.getTime()) &&
+          formatTimestamp(date) === s
+          ? ParseResult.succeed(date)
+          : ParseResult.fail(
+              new ParseResult.Type(
+                ast,
+                s,
+                "must be an RFC 3339 UTC timestamp to the second, like 2026-11-22T12:00:00Z"
+              )
+            )
+      },
+      encode: (d) => ParseResult.succeed(formatTimestamp(d))
+    }
+  )
+
+const AddressParam = (meaning: string) =>
+  Schema.String.pipe(
+    Schema.pattern(/^0x[0-9a-fA-F]{40}$/, { message: () => "must be a 0x address of 40 hex digits" })
+  ).annotations({ description: `${meaning} A 0x address in any case; compared canonically.` })
+
+/** The list's filters: all optional, combined with `and`. */
+export const DepositRequestListParams = Schema.Struct({
+  status: Schema.optional(DepositRequestStatus),
+  created_gte: Schema.optional(CreatedBound("Only requests created at or after this instant.")),
+  created_lt: Schema.optional(CreatedBound("Only requests created before this instant.")),
+  reference: Schema.optional(
+    Text.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
+      description: "Only requests whose `reference` is exactly this (case-sensitive)."
+    })
+  ),
+  customer: Schema.optional(
+    Id("cus").annotations({ description: "Only requests of this customer (`cus_` id)." })
+  ),
+  deposit_address: Schema.optional(AddressParam("Only the request with this one-time deposit address.")),
+  payer_wallet: Schema.optional(AddressParam("Only requests whose attested payer wallet is this one.")),
+  transaction_hash: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^0x[0-9a-fA-F]{64}$/, {
+        message: () => "must be a 0x transaction hash of 64 hex digits"
+      })
+    ).annotations({
+      description:
+        "Only the request with a transfer (a payment in, a settlement or return out) or a recovery in this transaction; any case."
+    })
+  ),
+  limit: Limit,
+  starting_after: Schema.optional(Id("dr")),
+  wait_for: Schema.optional(Schema.Literal("change")).annotations({
+    description:
+      "`change`: a live list. Answers at once when the page's `version` differs from `version`; otherwise holds the request until a request on the page changes (or, on a first page, one is created in the account) and answers the fresh page, or answers it at the timeout."
+  }),
+  version: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[A-Za-z0-9_-]{16}$/, { message: () => "must be a list page's version" })
+    )
+  ).annotations({
+    description: "The page `version` the client already has (required with wait_for=change)."
+  }),
+  // Optional without a default in the schema, so a typed client's plain list names no timeout.
+  timeout: Schema.optional(DecimalInteger(1, 30)).annotations({
+    description: "Seconds to hold a live list, 1 to 30 (default 25)."
+  })
+})
+
+/** The hold of a live list when the client names none. */
+export const listTimeoutOrDefault = (timeout: number | undefined) => timeout ?? LONG_POLL_TIMEOUT_DEFAULT
+
+/** A list page of deposit requests, with the page's version for live lists. */
+export const DepositRequestList = Schema.Struct({
+  ...ListOf("deposit_requests", DepositRequest).fields,
+  version: Schema.String.annotations({
+    description:
+      "Opaque (16 characters): a digest of the page's request ids and versions, so it changes when any request on the page changes or the page gains or loses one. Pass it back with `wait_for=change`."
+  })
+}).annotations({ identifier: "DepositRequestList" })
+
+/** One webhook delivery attempt of a request's events (any of the account's endpoints). */
+export const DepositRequestDeliveryParams = Schema.Struct({
+  limit: Limit,
+  starting_after: Schema.optional(Id("whd"))
+})
+
 /** Long polling on a read: hold the answer until the version changes, up to `timeout` seconds. */
 export const LongPollParams = Schema.Struct({
   wait_for: Schema.optional(Schema.Literal("change")).annotations({
@@ -252,9 +355,7 @@ export const LongPollParams = Schema.Struct({
   version: Schema.optional(Schema.String.pipe(Schema.pattern(/^(0|[1-9]\d{0,19})$/))).annotations({
     description: "The `version` the client already has (required with wait_for=change)."
   }),
-  timeout: Schema.optionalWith(DecimalInteger(1, 30), {
-    default: () => 25
-  }).annotations({ description: "Seconds to hold the request, 1 to 30 (default 25)." })
+  timeout: LongPollTimeout
 })
 
 export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
@@ -275,15 +376,13 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
   )
   .add(
     HttpApiEndpoint.get("list", "/deposit-requests")
-      .setUrlParams(
-        Schema.Struct({
-          status: Schema.optional(DepositRequestStatus),
-          limit: Limit,
-          starting_after: Schema.optional(Id("dr"))
-        })
-      )
-      .addSuccess(ListOf("deposit_requests", DepositRequest))
+      .setUrlParams(DepositRequestListParams)
+      .addSuccess(DepositRequestList)
       .annotate(OpenApi.Summary, "List deposit requests, newest first")
+      .annotate(
+        OpenApi.Description,
+        "Filters are optional and combine with `and`, and with the `starting_after` cursor. Another account's requests are never listed. With `wait_for=change` the list is live: see `wait_for`."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/deposit-requests/:id")
@@ -332,6 +431,18 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
       .annotate(
         OpenApi.Summary,
         "List the recovery ledger entries of a deposit request, oldest first (one page)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/deposit-requests/:id/deliveries")
+      .setPath(idPath)
+      .setUrlParams(DepositRequestDeliveryParams)
+      .addSuccess(ListOf("deliveries", WebhookDelivery))
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The webhook delivery attempts of a request's events, newest first")
+      .annotate(
+        OpenApi.Description,
+        "Every attempt to deliver any event of this request to any of the account's endpoints (`webhook_id` names the endpoint, `event_id` and `event_type` the event)."
       )
   )
   .add(

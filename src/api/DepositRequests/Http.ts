@@ -6,8 +6,11 @@ import { Api } from "../../Api"
 import { CurrentIdentity, requireSession } from "../../middleware/Authentication"
 import { longPoll } from "../../middleware/LongPoll"
 import { NotFound } from "../Errors"
-import { DepositRequest } from "./Api"
+import { DepositRequest, DepositRequestList, listTimeoutOrDefault } from "./Api"
 import { uuidFromId } from "../../../services/domain/PrefixedId"
+import { uuidOfId } from "../../../services/depositRequests/CreateFields"
+import { ChangeFeed } from "../../../services/platform/ChangeFeed"
+import { WebhookEndpoints } from "../../../services/webhooks/WebhookEndpoints"
 
 const requireId = (id: string) => {
   const uuid = uuidFromId("dr", id)
@@ -18,6 +21,8 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
   Effect.gen(function* () {
     const requests = yield* DepositRequests
     const ledger = yield* DepositRequestLedger
+    const webhooks = yield* WebhookEndpoints
+    const feed = yield* ChangeFeed
     // Every transfer and recovery of one request fits one page; the cursor is always null.
     const onePage = <K extends string, A>(name: K, found: Option.Option<ReadonlyArray<A>>) =>
       Option.isNone(found)
@@ -45,10 +50,63 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const { accountId } = yield* CurrentIdentity
-          return yield* requests.list(accountId, {
-            status: urlParams.status,
-            limit: urlParams.limit,
-            startingAfter: urlParams.starting_after
+          const read = Effect.map(
+            requests.list(accountId, {
+              status: urlParams.status,
+              createdGte: urlParams.created_gte,
+              createdLt: urlParams.created_lt,
+              reference: urlParams.reference,
+              customer: urlParams.customer,
+              depositAddress: urlParams.deposit_address,
+              payerWallet: urlParams.payer_wallet,
+              transactionHash: urlParams.transaction_hash,
+              limit: urlParams.limit,
+              startingAfter: urlParams.starting_after
+            }),
+            Option.some
+          )
+          const firstPage = urlParams.starting_after === undefined
+          const poll = { ...urlParams, timeout: listTimeoutOrDefault(urlParams.timeout) }
+          const found = yield* longPoll(poll, {
+            wakeOn: {
+              _tag: "AfterRead",
+              // The page's requests are known once it is read: subscribed to then, and checked unchanged since.
+              subscribe: (page, wake) =>
+                Effect.gen(function* () {
+                  const cancels = page.deposit_requests.map((r) => feed.subscribe(uuidOfId(r.id), wake))
+                  // A new request can only appear on the first page (newest first).
+                  if (firstPage) cancels.push(feed.subscribeCreated(accountId, wake))
+                  const cancel = () => {
+                    for (const c of cancels) c()
+                  }
+                  const unchanged = yield* requests
+                    .pageUnchanged(page.deposit_requests)
+                    .pipe(Effect.onError(() => Effect.sync(cancel)))
+                  if (!unchanged) wake()
+                  return cancel
+                })
+            },
+            read,
+            readAfter: read,
+            schema: DepositRequestList,
+            resource: "deposit_request"
+          })
+          // A list is never missing.
+          return Option.getOrThrow(found)
+        })
+      )
+      .handle("deliveries", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          const found = yield* webhooks.requestDeliveries(
+            accountId,
+            yield* requireId(path.id),
+            urlParams.limit,
+            urlParams.starting_after && uuidFromId("whd", urlParams.starting_after)
+          )
+          return yield* Option.match(found, {
+            onNone: () => Effect.fail(NotFound.of("deposit_request")),
+            onSome: Effect.succeed
           })
         })
       )
@@ -57,7 +115,7 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
           const { accountId } = yield* CurrentIdentity
           const uuid = yield* requireId(path.id)
           const found = yield* longPoll(urlParams, {
-            uuid,
+            wakeOn: { _tag: "Request", uuid },
             read: requests.get(accountId, uuid),
             readAfter: requests.getShared(accountId, uuid),
             schema: DepositRequest,

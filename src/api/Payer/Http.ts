@@ -31,7 +31,7 @@ export const PayerLive = HttpApiBuilder.group(Api, "payer", (handlers) =>
           const uuid = yield* requireId(path.id)
           const read = readAbsolute(uuid)
           const found = yield* longPoll(urlParams, {
-            uuid,
+            wakeOn: { _tag: "Request", uuid },
             read,
             // Built when woken, so a parked poll does not keep a prepared statement.
             readAfter: Effect.suspend(() => readAbsolute(uuid)),

@@ -97,7 +97,16 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
       .setPath(idPath)
-      .setUrlParams(Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("whd")) }))
+      .setUrlParams(
+        Schema.Struct({
+          limit: Limit,
+          starting_after: Schema.optional(Id("whd")),
+          outcome: Schema.optional(Schema.Literal("succeeded", "failed")).annotations({
+            description:
+              "`succeeded`: only attempts that succeeded. `failed`: only attempts that did not (outcome `retrying`, `failed` or `cancelled`: each got an error or a non-2xx answer)."
+          })
+        })
+      )
       .addSuccess(ListOf("deliveries", WebhookDelivery))
       .addError(NotFound)
       .annotate(OpenApi.Summary, "The delivery log of an endpoint: one row per attempt, newest first")

@@ -43,7 +43,13 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
       .handle("deliveries", ({ path, urlParams }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
           Effect.flatMap(requireId(path.id), (u) =>
-            webhooks.deliveries(accountId, u, urlParams.limit, after(urlParams.starting_after))
+            webhooks.deliveries(
+              accountId,
+              u,
+              urlParams.limit,
+              after(urlParams.starting_after),
+              urlParams.outcome
+            )
           )
         )
       )
