@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { DepositRequestLedger } from "../../../services/depositRequests/DepositRequestLedger"
 import { DepositRequests } from "../../../services/depositRequests/DepositRequests"
 import { Api } from "../../Api"
@@ -65,7 +65,15 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
             }),
             Option.some
           )
-          const firstPage = urlParams.starting_after === undefined
+          // A new request is newest, so it can appear on a first page only, and only on one whose filters a request
+          // without an address, wallet or transfer, created now, can pass: only such a page wakes on creates.
+          const mayGainCreates =
+            urlParams.starting_after === undefined &&
+            urlParams.deposit_address === undefined &&
+            urlParams.payer_wallet === undefined &&
+            urlParams.transaction_hash === undefined &&
+            (urlParams.created_lt === undefined ||
+              urlParams.created_lt.getTime() > (yield* Clock.currentTimeMillis))
           const poll = { ...urlParams, timeout: listTimeoutOrDefault(urlParams.timeout) }
           const found = yield* longPoll(poll, {
             wakeOn: {
@@ -74,8 +82,7 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
               subscribe: (page, wake) =>
                 Effect.gen(function* () {
                   const cancels = page.deposit_requests.map((r) => feed.subscribe(uuidOfId(r.id), wake))
-                  // A new request can only appear on the first page (newest first).
-                  if (firstPage) cancels.push(feed.subscribeCreated(accountId, wake))
+                  if (mayGainCreates) cancels.push(feed.subscribeCreated(accountId, wake))
                   const cancel = () => {
                     for (const c of cancels) c()
                   }

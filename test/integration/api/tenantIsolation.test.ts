@@ -39,6 +39,7 @@ const routes = (): Array<[method: string, path: string, body: unknown, code: str
   ["PATCH", `/v1/deposit-requests/${owned.request}`, { heading: "mine now" }, "deposit_request_not_found"],
   ["GET", `/v1/deposit-requests/${owned.request}/transfers`, undefined, "deposit_request_not_found"],
   ["GET", `/v1/deposit-requests/${owned.request}/recoveries`, undefined, "deposit_request_not_found"],
+  ["GET", `/v1/deposit-requests/${owned.request}/deliveries`, undefined, "deposit_request_not_found"],
   ["GET", `/v1/customers/${owned.customer}`, undefined, "customer_not_found"],
   ["PATCH", `/v1/customers/${owned.customer}`, { name: "Eve" }, "customer_not_found"],
   ["DELETE", `/v1/customers/${owned.customer}`, undefined, "customer_not_found"],
