@@ -5,7 +5,8 @@ import type { MerchantClient } from "../../support/Api"
 import { merchantClient } from "../../support/Api"
 import { createMerchant } from "../../support/Merchant"
 import type { RunningService } from "../../support/Service"
-import { newMerchantClient, scopedDatabase, scopedService } from "../../support/scopedResources"
+import { DepositRequests } from "../../../services/depositRequests/DepositRequests"
+import { newMerchantClient, onService, scopedDatabase, scopedService } from "../../support/scopedResources"
 
 /** Two instances on one database, talking through the real NATS server: a poll on one, changes through the other. */
 class Fixture extends Context.Tag("test/LiveListFixture")<
@@ -138,6 +139,26 @@ layer(FixtureLive, { timeout: 60_000 })("the live deposit request list", (it) =>
       const now = yield* call<Page>(onB, "GET", `/v1/deposit-requests?reference=${reference}`)
       assert.deepStrictEqual(answer.body, now.body)
     })
+  )
+
+  it.effect(
+    "sees a change committed between a page's read and its subscription (the check after subscribing)",
+    () =>
+      Effect.gen(function* () {
+        const { a, onA } = yield* Fixture
+        const reference = `live-race-${randomUUID()}`
+        const id = yield* create(onA, reference)
+        const page = (yield* call<Page>(onA, "GET", `/v1/deposit-requests?reference=${reference}`)).body
+        const unchanged = (rows: Page["deposit_requests"]) =>
+          onService(
+            a,
+            Effect.flatMap(DepositRequests, (requests) => requests.pageUnchanged(rows))
+          )
+        assert.isTrue(yield* unchanged(page.deposit_requests))
+        assert.isTrue(yield* unchanged([]))
+        yield* call(onA, "PATCH", `/v1/deposit-requests/${id}`, { heading: "between" })
+        assert.isFalse(yield* unchanged(page.deposit_requests))
+      })
   )
 
   it.effect("wakes a first page within a second of a create in the account, on the other instance", () =>
