@@ -44,6 +44,7 @@ import { AttachmentsLive } from "./api/Attachments/Http"
 import { ObjectRoutesLive } from "./ObjectRoutes"
 import { HomeRouteLive } from "./HomeRoute"
 import { CheckoutRoutesLive } from "./checkout/CheckoutRoutes"
+import { DashboardRoutesLive } from "./dashboard/DashboardRoutes"
 import { SandboxRoutesLive } from "./checkout/SandboxRoutes"
 import { PublicUrl } from "../services/platform/PublicUrl"
 import { Attachments } from "../services/merchants/Attachments"
@@ -106,6 +107,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(ObjectRoutesLive),
   Layer.provide(HomeRouteLive),
   Layer.provide(CheckoutRoutesLive),
+  Layer.provide(DashboardRoutesLive),
   Layer.provide(SandboxRoutesLive),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))

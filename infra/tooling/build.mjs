@@ -39,3 +39,19 @@ await build({
   legalComments: "none",
   logLevel: "warning"
 })
+
+// The merchant dashboard's script (Preact, JSX), served as /dashboard/assets/app.js; the same options as
+// `dashboardBuildOptions` in src/dashboard/DashboardRoutes.ts.
+await build({
+  entryPoints: { app: "src/dashboard/page/app.tsx" },
+  outdir: ".build/dashboard",
+  bundle: true,
+  minify: true,
+  format: "iife",
+  platform: "browser",
+  target: "es2022",
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  legalComments: "none",
+  logLevel: "warning"
+})

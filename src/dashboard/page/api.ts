@@ -1,0 +1,107 @@
+import { forgetSession, readSession, storeSession } from "./session"
+
+/** A refusal of the API (or of the network), carrying the API's own sentence (`error.message`) to show. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string
+  ) {
+    super(message)
+  }
+}
+
+/** Told when the API no longer accepts the session (expired, ended elsewhere): the app shows the sign-in. */
+let onSignedOut: () => void = () => undefined
+export const whenSignedOut = (f: () => void) => {
+  onSignedOut = f
+}
+
+const refusalOf = async (res: Response): Promise<Refusal> => {
+  const text = await res.text().catch(() => "")
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } }
+    if (body.error?.message !== undefined)
+      return new Refusal(res.status, body.error.code ?? "", body.error.message)
+  } catch {
+    // not JSON: a proxy's page, say
+  }
+  return new Refusal(
+    res.status,
+    "http",
+    `The service answered with HTTP ${res.status}. Try again in a moment.`
+  )
+}
+
+/** A call to the public API as the signed-in member: JSON in and out, 204 as undefined. */
+export const api = async <T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal
+): Promise<T> => {
+  const session = readSession()
+  let res: Response
+  try {
+    res = await fetch(path, {
+      method,
+      headers: {
+        ...(session === null ? {} : { authorization: `Bearer ${session.token}` }),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(signal === undefined ? {} : { signal })
+    })
+  } catch (e) {
+    if (signal?.aborted === true) throw e
+    throw new Refusal(0, "network", "The service could not be reached. Check the connection and try again.")
+  }
+  if (!res.ok) {
+    const refusal = await refusalOf(res)
+    if (res.status === 401 && session !== null && !path.startsWith("/v1/sign-in/")) {
+      forgetSession()
+      onSignedOut()
+    }
+    throw refusal
+  }
+  if (res.status === 204) return undefined as T
+  return (await res.json()) as T
+}
+
+/** The message to show for anything thrown: the API's sentence, or the error's own. */
+export const sentence = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** A query string from the set values only. */
+export const query = (params: Record<string, string | undefined>): string => {
+  const set = Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== "")
+  return set.length === 0 ? "" : `?${new URLSearchParams(set).toString()}`
+}
+
+let refreshTimer: ReturnType<typeof setTimeout> | undefined
+
+/** Trades the session for a fresh one (the old one ends), and plans the next trade. */
+export const refreshSession = async (): Promise<void> => {
+  const fresh = await api<{ session_token: string; expires_at: string }>("POST", "/v1/account/session", {})
+  storeSession({ token: fresh.session_token, expires_at: fresh.expires_at })
+  planRefresh()
+}
+
+/**
+ * Refreshes ten minutes before expiry (or at half the time left, when less remains), so a dashboard left open
+ * keeps working; a token of unknown expiry is refreshed at once.
+ */
+export const planRefresh = () => {
+  if (refreshTimer !== undefined) clearTimeout(refreshTimer)
+  const session = readSession()
+  if (session === null) return
+  const left = session.expires_at === null ? 0 : Date.parse(session.expires_at) - Date.now()
+  const wait = Math.max(0, left > 20 * 60_000 ? left - 10 * 60_000 : left / 2)
+  refreshTimer = setTimeout(() => void refreshSession().catch(() => undefined), Math.min(wait, 2 ** 31 - 1))
+}
+
+export const stopRefreshing = () => {
+  if (refreshTimer !== undefined) clearTimeout(refreshTimer)
+  refreshTimer = undefined
+}

@@ -1,0 +1,211 @@
+import { render } from "preact"
+import { useEffect, useRef, useState } from "preact/hooks"
+import { api, planRefresh, refreshSession, sentence, stopRefreshing, whenSignedOut } from "./api"
+import { Developers } from "./developers"
+import { Reconciliation } from "./reconciliation"
+import { Records } from "./records"
+import { RequestView } from "./request"
+import { Requests } from "./requests"
+import { forgetSession, readSession, storeSession } from "./session"
+import { SignIn } from "./signIn"
+import { Team } from "./team"
+import type { Account, SignedIn } from "./types"
+import { Events, WebhookView, Webhooks } from "./webhooks"
+
+/**
+ * The merchant dashboard: Preact views over the public API alone, routed by the URL's fragment (`#/requests`,
+ * `#/requests/dr_…`, …) so the service serves one page, and a `#sign-in=`/`#invite=` token is told apart from a
+ * route by its `=`.
+ */
+const views = [
+  ["requests", "Requests"],
+  ["webhooks", "Webhooks"],
+  ["events", "Events"],
+  ["developers", "Developers"],
+  ["customers", "Customers"],
+  ["issuers", "Issuers"],
+  ["payout-addresses", "Payout addresses"],
+  ["reconciliation", "Reconciliation"],
+  ["team", "Team"]
+] as const
+
+const routeOf = (hash: string): Array<string> => {
+  const parts = hash
+    .replace(/^#\/?/, "")
+    .split("/")
+    .filter((p) => p !== "")
+  return parts.length === 0 ? ["requests"] : parts.map(decodeURIComponent)
+}
+
+const useRoute = () => {
+  const [route, setRoute] = useState(() => routeOf(location.hash))
+  useEffect(() => {
+    const changed = () => setRoute(routeOf(location.hash))
+    addEventListener("hashchange", changed)
+    return () => removeEventListener("hashchange", changed)
+  }, [])
+  return route
+}
+
+const View = ({ route, account }: { route: Array<string>; account: Account | undefined }) => {
+  const [name, id] = route
+  const sandbox = account?.environment === "sandbox"
+  switch (name) {
+    case "requests":
+      return id === undefined ? <Requests /> : <RequestView id={id} sandbox={sandbox} />
+    case "webhooks":
+      return id === undefined ? <Webhooks /> : <WebhookView id={id} />
+    case "events":
+      return <Events />
+    case "developers":
+      return <Developers />
+    case "customers":
+    case "issuers":
+    case "payout-addresses":
+      return <Records kind={name} />
+    case "reconciliation":
+      return <Reconciliation />
+    case "team":
+      return <Team />
+    default:
+      return (
+        <>
+          <h1 tabIndex={-1}>Not found</h1>
+          <p>
+            There is no such page. <a href="#/requests">Go to the requests.</a>
+          </p>
+        </>
+      )
+  }
+}
+
+const Shell = ({ onLogOut }: { onLogOut: () => void }) => {
+  const route = useRoute()
+  const [account, setAccount] = useState<Account>()
+  const [error, setError] = useState<string>()
+  const main = useRef<HTMLElement>(null)
+  useEffect(() => {
+    api<Account>("GET", "/v1/account").then(setAccount, (e: unknown) => setError(sentence(e)))
+  }, [])
+  // A new view: its heading takes the focus, so a screen reader announces where the reader is.
+  useEffect(() => {
+    const heading = main.current?.querySelector("h1")
+    if (heading instanceof HTMLElement && document.activeElement !== document.body) heading.focus()
+  }, [route.join("/")])
+  return (
+    <>
+      <header class="top">
+        <span class="brand">Deposits</span>
+        {account === undefined ? null : (
+          <>
+            <span class="env" data-env={account.environment} id="environment">
+              {account.environment === "sandbox" ? "Sandbox" : "Production"}
+            </span>
+            <span>{account.name}</span>
+          </>
+        )}
+        <button
+          type="button"
+          class="secondary"
+          onClick={async () => {
+            await api("DELETE", "/v1/account/session").catch(() => undefined)
+            onLogOut()
+          }}
+        >
+          Log out
+        </button>
+      </header>
+      <nav class="views" aria-label="Views">
+        <ul>
+          {views.map(([path, label]) => (
+            <li key={path}>
+              <a href={`#/${path}`} {...(route[0] === path ? { "aria-current": "page" } : {})}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main ref={main}>
+        {error === undefined ? null : (
+          <p class="refusal" role="alert">
+            {error}
+          </p>
+        )}
+        <View route={route} account={account} />
+      </main>
+    </>
+  )
+}
+
+type Phase = { tag: "starting" } | { tag: "signed-out"; error?: string } | { tag: "signed-in" }
+
+const App = () => {
+  const [phase, setPhase] = useState<Phase>({ tag: "starting" })
+  const signedIn = (s: SignedIn) => {
+    storeSession({ token: s.session_token, expires_at: s.expires_at })
+    planRefresh()
+    if (!location.hash.startsWith("#/")) history.replaceState(null, "", `${location.pathname}#/requests`)
+    setPhase({ tag: "signed-in" })
+  }
+  useEffect(() => {
+    whenSignedOut(() => {
+      stopRefreshing()
+      setPhase({ tag: "signed-out", error: "The session has ended. Sign in again." })
+    })
+    void start(signedIn, setPhase)
+  }, [])
+  if (phase.tag === "starting") return <p role="status">Loading…</p>
+  if (phase.tag === "signed-out")
+    return <SignIn onSignedIn={signedIn} {...(phase.error === undefined ? {} : { error: phase.error })} />
+  return (
+    <Shell
+      onLogOut={() => {
+        stopRefreshing()
+        forgetSession()
+        setPhase({ tag: "signed-out" })
+      }}
+    />
+  )
+}
+
+/**
+ * A sign-in or invitation link carries its token in the fragment, which no server sees; it is taken off the
+ * address at once (so it is neither kept in history nor shared by copying the address) and exchanged by POST.
+ */
+const start = async (signedIn: (s: SignedIn) => void, setPhase: (p: Phase) => void) => {
+  const fragment = new URLSearchParams(location.hash.slice(1))
+  const link = fragment.get("sign-in")
+  const invite = fragment.get("invite")
+  if (link !== null || invite !== null) {
+    history.replaceState(null, "", location.pathname + location.search)
+    try {
+      signedIn(
+        link !== null
+          ? await api<SignedIn>("POST", "/v1/sign-in/link", { token: link })
+          : await api<SignedIn>("POST", "/v1/sign-in/invite", { token: invite })
+      )
+    } catch (e) {
+      setPhase({ tag: "signed-out", error: sentence(e) })
+    }
+    return
+  }
+  const session = readSession()
+  if (session === null) return setPhase({ tag: "signed-out" })
+  if (session.expires_at === null || Date.parse(session.expires_at) - Date.now() < 60_000) {
+    // A token of unknown age (from the CLI, say) is traded first, so every later call uses one that will last.
+    try {
+      await refreshSession()
+    } catch (e) {
+      forgetSession()
+      return setPhase({ tag: "signed-out", error: sentence(e) })
+    }
+  } else planRefresh()
+  setPhase({ tag: "signed-in" })
+}
+
+const root = document.getElementById("app")
+if (root !== null) {
+  root.replaceChildren()
+  render(<App />, root)
+}

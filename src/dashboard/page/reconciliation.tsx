@@ -1,0 +1,188 @@
+import { useState } from "preact/hooks"
+import { api, query } from "./api"
+import { Field, Loading, Money, Refused, Scroll, useLoad } from "./ui"
+
+interface Report {
+  readonly requests: ReadonlyArray<{
+    readonly deposit_request_id: string
+    readonly status: string
+    readonly amount_base_units: string
+    readonly credited_base_units: string
+    readonly settled_base_units: string
+    readonly returned_base_units: string
+    readonly recovered_base_units: string
+    readonly pending_base_units: string
+    readonly held_base_units: string
+    readonly chain_balance_base_units: string | null
+    readonly differences: ReadonlyArray<{ readonly rule: string; readonly difference_base_units: string }>
+  }>
+  readonly totals: {
+    readonly credited_base_units: string
+    readonly settled_base_units: string
+    readonly returned_base_units: string
+    readonly held_base_units: string
+    readonly requests_with_differences: number
+  }
+}
+
+/** Each rule the reconciliation checks, named the way a merchant reads it. */
+export const RULES: Record<string, string> = {
+  settlement: "Settled differs from credited less returned, recovered and held",
+  recoveries: "Recovered funds differ from the recovery ledger",
+  chain_balance: "The deposit address's balance on chain differs from what is held"
+}
+
+export const Reconciliation = () => {
+  const [range, setRange] = useState({ from: "", to: "" })
+  const report = useLoad(
+    () =>
+      api<Report>(
+        "GET",
+        `/v1/reconciliation${query({
+          created_from: range.from === "" ? undefined : `${range.from}T00:00:00Z`,
+          created_to:
+            range.to === ""
+              ? undefined
+              : new Date(Date.parse(`${range.to}T00:00:00Z`) + 86_400_000).toISOString()
+        })}`
+      ),
+    [range]
+  )
+  const t = report.data?.totals
+  const differing = (report.data?.requests ?? []).filter((r) => r.differences.length > 0)
+  return (
+    <>
+      <h1 tabIndex={-1}>Reconciliation</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          const d = new FormData(e.currentTarget)
+          setRange({ from: d.get("from")?.toString() ?? "", to: d.get("to")?.toString() ?? "" })
+        }}
+      >
+        <div class="row">
+          <Field id="rec-from" label="Requests created from">
+            <input id="rec-from" name="from" type="date" />
+          </Field>
+          <Field id="rec-to" label="until">
+            <input id="rec-to" name="to" type="date" />
+          </Field>
+          <button type="submit">Reconcile</button>
+        </div>
+      </form>
+      <Refused error={report.error} />
+      {t === undefined ? (
+        report.error === undefined ? (
+          <Loading what="the reconciliation" />
+        ) : null
+      ) : (
+        <>
+          <dl class="amounts" id="totals">
+            <div>
+              <dt>Credited</dt>
+              <dd>
+                <Money units={t.credited_base_units} />
+              </dd>
+            </div>
+            <div>
+              <dt>Settled</dt>
+              <dd>
+                <Money units={t.settled_base_units} />
+              </dd>
+            </div>
+            <div>
+              <dt>Returned</dt>
+              <dd>
+                <Money units={t.returned_base_units} />
+              </dd>
+            </div>
+            <div>
+              <dt>Held</dt>
+              <dd>
+                <Money units={t.held_base_units} />
+              </dd>
+            </div>
+          </dl>
+          <p id="differences-summary" role="status">
+            {t.requests_with_differences === 0
+              ? `All ${report.data?.requests.length ?? 0} requests reconcile.`
+              : `${t.requests_with_differences} of ${report.data?.requests.length ?? 0} requests do not reconcile.`}
+          </p>
+          {differing.length === 0 ? null : (
+            <ul class="plain" id="differences">
+              {differing.map((r) => (
+                <li key={r.deposit_request_id}>
+                  <a href={`#/requests/${r.deposit_request_id}`}>{r.deposit_request_id}</a> ({r.status}):
+                  <ul>
+                    {r.differences.map((d) => (
+                      <li key={d.rule}>
+                        {RULES[d.rule] ?? d.rule} by <Money units={d.difference_base_units} /> (
+                        <code>{d.rule}</code>)
+                      </li>
+                    ))}
+                  </ul>
+                </li>
+              ))}
+            </ul>
+          )}
+          <Scroll label="Every request">
+            <table id="reconciliation">
+              <thead>
+                <tr>
+                  <th scope="col">Request</th>
+                  <th scope="col" class="num">
+                    Requested
+                  </th>
+                  <th scope="col" class="num">
+                    Credited
+                  </th>
+                  <th scope="col" class="num">
+                    Settled
+                  </th>
+                  <th scope="col" class="num">
+                    Returned
+                  </th>
+                  <th scope="col" class="num">
+                    Recovered
+                  </th>
+                  <th scope="col" class="num">
+                    Pending
+                  </th>
+                  <th scope="col" class="num">
+                    Held
+                  </th>
+                  <th scope="col" class="num">
+                    On chain
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {(report.data?.requests ?? []).map((r) => (
+                  <tr key={r.deposit_request_id}>
+                    <td>
+                      <a href={`#/requests/${r.deposit_request_id}`}>{r.deposit_request_id}</a> {r.status}
+                    </td>
+                    {[
+                      r.amount_base_units,
+                      r.credited_base_units,
+                      r.settled_base_units,
+                      r.returned_base_units,
+                      r.recovered_base_units,
+                      r.pending_base_units,
+                      r.held_base_units,
+                      r.chain_balance_base_units
+                    ].map((u, i) => (
+                      <td class="num" key={i}>
+                        <Money units={u} />
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Scroll>
+        </>
+      )}
+    </>
+  )
+}

@@ -1,0 +1,482 @@
+import { useEffect, useState } from "preact/hooks"
+import { api, sentence } from "./api"
+import type {
+  ApiEvent,
+  Attachment,
+  Delivery,
+  DepositRequest,
+  Recovery,
+  Transfer,
+  VerificationAttempt
+} from "./types"
+import { Field, Loading, Money, Notice, Refused, Scroll, Status, useAction, useLoad, When } from "./ui"
+
+interface Related {
+  readonly events: ReadonlyArray<ApiEvent>
+  readonly transfers: ReadonlyArray<Transfer>
+  readonly recoveries: ReadonlyArray<Recovery>
+  readonly attempts: ReadonlyArray<VerificationAttempt>
+  readonly attachments: ReadonlyArray<Attachment>
+  /** The API's sentence when a part could not be read (the deliveries route may not exist yet). */
+  readonly refusals: Partial<
+    Record<"events" | "transfers" | "recoveries" | "attempts" | "attachments" | "deliveries", string>
+  >
+  readonly deliveries: ReadonlyArray<Delivery>
+}
+
+const settle = async <T,>(p: Promise<T>): Promise<{ ok: T } | { refused: string }> => {
+  try {
+    return { ok: await p }
+  } catch (e) {
+    return { refused: sentence(e) }
+  }
+}
+
+const loadRelated = async (id: string): Promise<Related> => {
+  const [events, transfers, recoveries, attempts, attachments, deliveries] = await Promise.all([
+    settle(api<{ events: ReadonlyArray<ApiEvent> }>("GET", `/v1/events?deposit_request_id=${id}&limit=100`)),
+    settle(api<{ transfers: ReadonlyArray<Transfer> }>("GET", `/v1/deposit-requests/${id}/transfers`)),
+    settle(api<{ recoveries: ReadonlyArray<Recovery> }>("GET", `/v1/deposit-requests/${id}/recoveries`)),
+    settle(
+      api<{ verification_attempts: ReadonlyArray<VerificationAttempt> }>(
+        "GET",
+        `/v1/deposit-requests/${id}/verification-attempts?limit=100`
+      )
+    ),
+    settle(api<{ attachments: ReadonlyArray<Attachment> }>("GET", `/v1/deposit-requests/${id}/attachments`)),
+    settle(api<{ deliveries: ReadonlyArray<Delivery> }>("GET", `/v1/deposit-requests/${id}/deliveries`))
+  ])
+  const refusals: Related["refusals"] = {}
+  const take = <T, K extends keyof Related["refusals"]>(
+    r: { ok: T } | { refused: string },
+    k: K
+  ): T | undefined => {
+    if ("ok" in r) return r.ok
+    refusals[k] = r.refused
+    return undefined
+  }
+  return {
+    events: [...(take(events, "events")?.events ?? [])].sort((a, b) =>
+      a.occurred_at.localeCompare(b.occurred_at)
+    ),
+    transfers: take(transfers, "transfers")?.transfers ?? [],
+    recoveries: take(recoveries, "recoveries")?.recoveries ?? [],
+    attempts: take(attempts, "attempts")?.verification_attempts ?? [],
+    attachments: take(attachments, "attachments")?.attachments ?? [],
+    deliveries: take(deliveries, "deliveries")?.deliveries ?? [],
+    refusals
+  }
+}
+
+const sum = (units: ReadonlyArray<string>) => units.reduce((a, u) => a + BigInt(u), 0n).toString()
+
+const EVENT_WORDS: Record<string, string> = {
+  "deposit_request.ready": "Ready: the payer's wallet is known and the address given",
+  "verification.approved": "The payer was verified",
+  "deposit_request.deposited": "Paid in full",
+  "deposit_request.settled": "Settled to the payout address",
+  "deposit_request.expired": "Expired",
+  "deposit_request.returned": "Money returned to the payer",
+  "deposit_request.recovered_funds": "Funds recovered",
+  "deposit_request.likely_unsolicited": "A transfer looks unsolicited",
+  "deposit_request.needs_attention": "Needs attention"
+}
+
+/** One request: its amounts, history, money movements and documents, kept current by a long poll. */
+export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) => {
+  const [request, setRequest] = useState<DepositRequest>()
+  const [error, setError] = useState<string>()
+  const [live, setLive] = useState("")
+  const related = useLoad(() => loadRelated(id), [id, request?.version])
+  const resume = useAction()
+
+  useEffect(() => {
+    const controller = new AbortController()
+    const follow = async () => {
+      let version: string | undefined
+      let delay = 1_000
+      while (!controller.signal.aborted) {
+        try {
+          const path =
+            version === undefined
+              ? `/v1/deposit-requests/${encodeURIComponent(id)}`
+              : `/v1/deposit-requests/${encodeURIComponent(id)}?wait_for=change&version=${encodeURIComponent(version)}&timeout=25`
+          const asked = Date.now()
+          const fresh = await api<DepositRequest>("GET", path, undefined, {}, controller.signal)
+          if (version !== undefined && fresh.version !== version)
+            setLive(`Updated: now ${fresh.status.replaceAll("_", " ")}.`)
+          // Answered at once with nothing new: pause before asking again, not a busy loop.
+          if (fresh.version === version && Date.now() - asked < 1_000)
+            await new Promise((r) => setTimeout(r, delay))
+          version = fresh.version
+          setRequest(fresh)
+          setError(undefined)
+          delay = 1_000
+        } catch (e) {
+          if (controller.signal.aborted) return
+          setError(sentence(e))
+          if (version === undefined) return
+          await new Promise((r) => setTimeout(r, delay))
+          delay = Math.min(delay * 2, 15_000)
+        }
+      }
+    }
+    void follow()
+    return () => controller.abort()
+  }, [id])
+
+  if (request === undefined)
+    return (
+      <>
+        <h1 tabIndex={-1}>Request {id}</h1>
+        {error === undefined ? <Loading what="the request" /> : <Refused error={error} />}
+      </>
+    )
+  const r = related.data
+  const returned = sum(
+    (r?.transfers ?? []).filter((t) => t.kind === "return").map((t) => t.amount_base_units)
+  )
+  const recovered = sum((r?.recoveries ?? []).map((x) => x.amount_base_units))
+  const stuck = request.status === "needs_attention" || request.attention !== null
+  return (
+    <>
+      <p>
+        <a href="#/requests">All requests</a>
+      </p>
+      <h1 tabIndex={-1}>{request.heading || `Request ${request.id}`}</h1>
+      <p>
+        <code>{request.id}</code> <Status status={request.status} />{" "}
+        <span role="status" id="live-status">
+          {live}
+        </span>
+      </p>
+      <Refused error={error} />
+      <dl class="amounts">
+        <div>
+          <dt>Requested</dt>
+          <dd id="amount-requested">
+            <Money units={request.amount_base_units} />
+          </dd>
+        </div>
+        <div>
+          <dt>Received</dt>
+          <dd id="amount-received">
+            <Money units={request.received_base_units} />
+          </dd>
+        </div>
+        <div>
+          <dt>Settled</dt>
+          <dd id="amount-settled">
+            <Money units={request.settlement?.amount_base_units ?? "0"} />
+          </dd>
+        </div>
+        <div>
+          <dt>Returned</dt>
+          <dd id="amount-returned">
+            <Money units={returned} />
+          </dd>
+        </div>
+        <div>
+          <dt>Recovered</dt>
+          <dd>
+            <Money units={recovered} />
+          </dd>
+        </div>
+      </dl>
+      {stuck ? (
+        <section aria-labelledby="attention-title">
+          <h2 id="attention-title">Needs attention</h2>
+          {request.attention === null ? null : (
+            <dl class="facts">
+              <dt>What</dt>
+              <dd>{request.attention.message}</dd>
+              <dt>Code</dt>
+              <dd>
+                <code>{request.attention.code}</code>
+              </dd>
+              <dt>Since</dt>
+              <dd>
+                <When at={request.attention.since} />
+              </dd>
+              <dt>What to do</dt>
+              <dd>{request.attention.resolution}</dd>
+            </dl>
+          )}
+          <button
+            type="button"
+            disabled={resume.busy}
+            onClick={() =>
+              void resume.run(async () => {
+                setRequest(await api<DepositRequest>("POST", `/v1/deposit-requests/${request.id}/resume`, {}))
+                return "Resumed."
+              })
+            }
+          >
+            Resume
+          </button>
+          <Refused error={resume.error} />
+          <Notice text={resume.notice} />
+        </section>
+      ) : null}
+      <section aria-labelledby="details-title">
+        <h2 id="details-title">Details</h2>
+        <dl class="facts">
+          <dt>Checkout link</dt>
+          <dd>
+            <a href={request.checkout_url} target="_blank" rel="noopener noreferrer">
+              {request.checkout_url}
+            </a>
+            {sandbox ? (
+              <>
+                {" "}
+                (
+                <a
+                  href={request.checkout_url}
+                  target="_blank"
+                  rel="noopener noreferrer"
+                  id="sandbox-pay-link"
+                >
+                  pay it with the checkout's sandbox panel
+                </a>
+                )
+              </>
+            ) : null}
+          </dd>
+          <dt>Reference</dt>
+          <dd>{request.reference || "—"}</dd>
+          <dt>Created</dt>
+          <dd>
+            <When at={request.created_at} />
+          </dd>
+          <dt>Expires</dt>
+          <dd>
+            <When at={request.expires_at} />
+          </dd>
+          <dt>Deposit address</dt>
+          <dd class="mono">{request.address ?? "— (given once the payer's wallet is known)"}</dd>
+          <dt>Payer wallet</dt>
+          <dd class="mono">{request.payer_wallet ?? "—"}</dd>
+          <dt>Payer check</dt>
+          <dd>{request.payer_policy_mode.replaceAll("_", " ")}</dd>
+          {request.customer_id === null ? null : (
+            <>
+              <dt>Customer</dt>
+              <dd>
+                <code>{request.customer_id}</code>
+              </dd>
+            </>
+          )}
+          <dt>Issuer</dt>
+          <dd>
+            <code>{request.issuer_id}</code>
+          </dd>
+          <dt>Metadata</dt>
+          <dd class="mono">{JSON.stringify(request.metadata)}</dd>
+          {request.settlement === null ? null : (
+            <>
+              <dt>Settled to</dt>
+              <dd class="mono">{request.settlement.payout_address}</dd>
+            </>
+          )}
+        </dl>
+      </section>
+      {r === undefined ? (
+        <Loading what="the request's history" />
+      ) : (
+        <>
+          <section aria-labelledby="timeline-title">
+            <h2 id="timeline-title">Timeline</h2>
+            <Refused error={r.refusals.events} />
+            <ol class="timeline" id="timeline">
+              <li>
+                <When at={request.created_at} /> — Created
+              </li>
+              {r.events.map((e) => (
+                <li key={e.id} data-type={e.type}>
+                  <When at={e.occurred_at} /> — {EVENT_WORDS[e.type] ?? e.type} <code>{e.type}</code>
+                </li>
+              ))}
+            </ol>
+          </section>
+          <section aria-labelledby="transfers-title">
+            <h2 id="transfers-title">Transfers</h2>
+            <Refused error={r.refusals.transfers} />
+            {r.transfers.length === 0 ? (
+              <p>No transfers yet.</p>
+            ) : (
+              <Scroll label="Transfers">
+                <table id="transfers">
+                  <thead>
+                    <tr>
+                      <th scope="col">Direction</th>
+                      <th scope="col" class="num">
+                        Amount
+                      </th>
+                      <th scope="col">Block</th>
+                      <th scope="col">Transaction</th>
+                      <th scope="col">When</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {r.transfers.map((t) => (
+                      <tr key={`${t.transaction_hash}-${t.log_index ?? ""}-${t.kind}`}>
+                        <td>
+                          {t.direction === "in" ? "In" : "Out"}: {t.kind} ({t.finality})
+                        </td>
+                        <td class="num">
+                          <Money units={t.amount_base_units} />
+                        </td>
+                        <td class="num">{t.block_number ?? "—"}</td>
+                        <td class="mono">{t.transaction_hash}</td>
+                        <td>
+                          <When at={t.at} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </Scroll>
+            )}
+          </section>
+          <section aria-labelledby="recoveries-title">
+            <h2 id="recoveries-title">Recoveries</h2>
+            <Refused error={r.refusals.recoveries} />
+            {r.recoveries.length === 0 ? (
+              <p>Nothing recovered.</p>
+            ) : (
+              <ul class="plain">
+                {r.recoveries.map((x) => (
+                  <li key={x.id}>
+                    <Money units={x.amount_base_units} /> — {x.reason}, block {x.block_number},{" "}
+                    <When at={x.recovered_at} /> <span class="mono">{x.transaction_hash}</span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+          <section aria-labelledby="attempts-title">
+            <h2 id="attempts-title">Verification attempts</h2>
+            <Refused error={r.refusals.attempts} />
+            {r.attempts.length === 0 ? (
+              <p>No attempts.</p>
+            ) : (
+              <ul class="plain">
+                {r.attempts.map((a) => (
+                  <li key={a.id}>
+                    <When at={a.attempted_at} /> — {a.kind.replaceAll("_", " ")}: {a.outcome}
+                    {a.reason === null ? "" : ` (${a.reason})`}
+                    {a.wallet === null ? "" : ` from ${a.wallet}`}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+          <Attachments
+            request={request}
+            attachments={r.attachments}
+            refused={r.refusals.attachments}
+            reload={related.reload}
+          />
+          <section aria-labelledby="deliveries-title">
+            <h2 id="deliveries-title">Webhook deliveries</h2>
+            <Refused error={r.refusals.deliveries} />
+            {r.refusals.deliveries === undefined && r.deliveries.length === 0 ? <p>No deliveries.</p> : null}
+            {r.deliveries.length === 0 ? null : (
+              <ul class="plain">
+                {r.deliveries.map((d) => (
+                  <li key={d.id}>
+                    <When at={d.attempted_at} /> — {d.event_type} to <code>{d.webhook_id}</code>: {d.outcome}
+                    {d.response_status === null ? "" : ` (HTTP ${d.response_status})`}
+                    {(d.error ?? d.error_message) ? ` — ${d.error ?? d.error_message}` : ""}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        </>
+      )}
+    </>
+  )
+}
+
+/**
+ * The request's PDFs: listed, and one uploaded straight to the object store from the page (the service hands out
+ * a presigned PUT), checked, then added to the request's list.
+ */
+const Attachments = ({
+  request,
+  attachments,
+  refused,
+  reload
+}: {
+  request: DepositRequest
+  attachments: ReadonlyArray<Attachment>
+  refused: string | undefined
+  reload: () => void
+}) => {
+  const upload = useAction()
+  return (
+    <section aria-labelledby="attachments-title">
+      <h2 id="attachments-title">Attachments</h2>
+      <Refused error={refused} />
+      {attachments.length === 0 ? (
+        <p>No attachments.</p>
+      ) : (
+        <ul class="plain" id="attachments">
+          {attachments.map((a) => (
+            <li key={a.id}>
+              {a.file_name} — {Math.ceil(a.size_bytes / 1024)} KB, {a.status}
+            </li>
+          ))}
+        </ul>
+      )}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          const input = e.currentTarget.elements.namedItem("file") as HTMLInputElement
+          const file = input.files?.[0]
+          const form = e.currentTarget
+          void upload.run(async () => {
+            if (file === undefined) throw new Error("Choose a PDF file first.")
+            const made = await api<Attachment>("POST", "/v1/attachments", {
+              file_name: file.name,
+              size_bytes: file.size
+            })
+            if (made.upload === null) throw new Error("The service gave no upload link for this file.")
+            let put: Response
+            try {
+              put = await fetch(made.upload.url, {
+                method: made.upload.method,
+                headers: made.upload.headers,
+                body: file
+              })
+            } catch {
+              throw new Error("The file could not be sent to storage. Check the connection and try again.")
+            }
+            if (!put.ok) throw new Error(`Storage refused the file (HTTP ${put.status}).`)
+            const checked = await api<Attachment>("GET", `/v1/attachments/${made.id}`)
+            if (checked.status !== "uploaded")
+              throw new Error(checked.rejection_reason ?? `The file is ${checked.status}, not accepted.`)
+            await api("PUT", `/v1/deposit-requests/${request.id}/attachments`, {
+              attachment_ids: [...attachments.map((a) => a.id), made.id]
+            })
+            form.reset()
+            reload()
+            return `${file.name} attached.`
+          })
+        }}
+      >
+        <div class="row">
+          <Field id="attachment-file" label="Attach a PDF">
+            <input id="attachment-file" name="file" type="file" accept="application/pdf" required />
+          </Field>
+          <button type="submit" disabled={upload.busy}>
+            Upload
+          </button>
+        </div>
+      </form>
+      <Refused error={upload.error} />
+      <Notice text={upload.notice} />
+    </section>
+  )
+}

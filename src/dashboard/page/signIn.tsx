@@ -1,0 +1,124 @@
+import { startAuthentication } from "@simplewebauthn/browser"
+import { useState } from "preact/hooks"
+import { api, sentence } from "./api"
+import type { SignedIn } from "./types"
+import { Field, Refused } from "./ui"
+
+/**
+ * Signing in, per the sign-in contract: an emailed six-digit code (the email's link lands on `#sign-in=` and is
+ * exchanged by the app), or a passkey. Every refusal is the API's sentence.
+ */
+export const SignIn = ({
+  onSignedIn,
+  error: initial
+}: {
+  onSignedIn: (s: SignedIn) => void
+  error?: string
+}) => {
+  const [sentTo, setSentTo] = useState<{ email: string; to: string }>()
+  const [error, setError] = useState<string | undefined>(initial)
+  const [busy, setBusy] = useState(false)
+  const attempt = async (f: () => Promise<void>) => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await f()
+    } catch (e) {
+      setError(sentence(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <main class="signin">
+      <h1 tabIndex={-1}>Sign in to the dashboard</h1>
+      {sentTo === undefined ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            const email = new FormData(e.currentTarget).get("email")?.toString().trim() ?? ""
+            void attempt(async () => {
+              const sent = await api<{ sent_to: string }>("POST", "/v1/sign-in/email", { email })
+              setSentTo({ email, to: sent.sent_to })
+            })
+          }}
+        >
+          <Field id="email" label="Email address" hint="We email you a six-digit code and a sign-in link.">
+            <input
+              id="email"
+              name="email"
+              type="email"
+              autocomplete="email"
+              required
+              aria-describedby="email-hint"
+            />
+          </Field>
+          <p>
+            <button type="submit" disabled={busy}>
+              Email me a code
+            </button>
+          </p>
+        </form>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            const code = new FormData(e.currentTarget).get("code")?.toString().trim() ?? ""
+            void attempt(async () =>
+              onSignedIn(
+                await api<SignedIn>("POST", "/v1/sign-in/email/verify", { email: sentTo.email, code })
+              )
+            )
+          }}
+        >
+          <p role="status">We sent a code to {sentTo.to}. It works for 10 minutes, once.</p>
+          <Field id="code" label="Code from the email">
+            <input
+              id="code"
+              name="code"
+              inputMode="numeric"
+              autocomplete="one-time-code"
+              pattern="[0-9]{6}"
+              maxLength={6}
+              required
+            />
+          </Field>
+          <div class="row">
+            <button type="submit" disabled={busy}>
+              Sign in
+            </button>
+            <button type="button" class="secondary" onClick={() => setSentTo(undefined)}>
+              Use another address
+            </button>
+          </div>
+        </form>
+      )}
+      <p>
+        <button
+          type="button"
+          class="secondary"
+          disabled={busy}
+          onClick={() =>
+            void attempt(async () => {
+              const { challenge_id, options } = await api<{ challenge_id: string; options: never }>(
+                "POST",
+                "/v1/sign-in/passkey/options",
+                {}
+              )
+              let response: unknown
+              try {
+                response = await startAuthentication({ optionsJSON: options })
+              } catch (e) {
+                throw new Error(`The passkey was not used: ${sentence(e)}`)
+              }
+              onSignedIn(await api<SignedIn>("POST", "/v1/sign-in/passkey", { challenge_id, response }))
+            })
+          }
+        >
+          Sign in with a passkey
+        </button>
+      </p>
+      <Refused error={error} />
+    </main>
+  )
+}

@@ -1,0 +1,235 @@
+import { startRegistration } from "@simplewebauthn/browser"
+import { api, sentence } from "./api"
+import { Confirm, Field, Loading, Notice, Refused, useAction, useLoad, When } from "./ui"
+
+interface Member {
+  readonly id: string
+  readonly email: string
+  readonly created_at: string
+  readonly passkeys: number
+}
+interface Invite {
+  readonly id: string
+  readonly email: string
+  readonly created_at: string
+  readonly expires_at: string
+  readonly accepted_at: string | null
+}
+interface SessionInfo {
+  readonly id: string
+  readonly created_at: string
+  readonly expires_at: string
+  readonly user_agent: string | null
+  readonly current: boolean
+}
+interface Passkey {
+  readonly id: string
+  readonly name: string
+  readonly created_at: string
+  readonly last_used_at: string | null
+}
+
+/** A section's list, its load refusal shown as the API's sentence. */
+const Listed = <T,>({
+  load,
+  what,
+  empty,
+  children
+}: {
+  load: { data?: ReadonlyArray<T>; error?: string }
+  what: string
+  empty: string
+  children: (item: T) => preact.JSX.Element
+}) => (
+  <>
+    <Refused error={load.error} />
+    {load.data === undefined ? (
+      load.error === undefined ? (
+        <Loading what={what} />
+      ) : null
+    ) : load.data.length === 0 ? (
+      <p>{empty}</p>
+    ) : (
+      <ul class="plain">{load.data.map(children)}</ul>
+    )}
+  </>
+)
+
+/** The account's people (members, invitations) and the signed-in member's own sessions and passkeys. */
+export const Team = () => {
+  const members = useLoad(
+    async () => (await api<{ members: ReadonlyArray<Member> }>("GET", "/v1/account/members")).members,
+    []
+  )
+  const invites = useLoad(
+    async () => (await api<{ invites: ReadonlyArray<Invite> }>("GET", "/v1/account/invites")).invites,
+    []
+  )
+  const sessions = useLoad(
+    async () => (await api<{ sessions: ReadonlyArray<SessionInfo> }>("GET", "/v1/account/sessions")).sessions,
+    []
+  )
+  const passkeys = useLoad(
+    async () => (await api<{ passkeys: ReadonlyArray<Passkey> }>("GET", "/v1/account/passkeys")).passkeys,
+    []
+  )
+  const invite = useAction()
+  const addPasskey = useAction()
+  return (
+    <>
+      <h1 tabIndex={-1}>Team</h1>
+      <section aria-labelledby="members-title">
+        <h2 id="members-title">Members</h2>
+        <Listed load={members} what="members" empty="No members.">
+          {(m: Member) => (
+            <li key={m.id}>
+              {m.email} — since <When at={m.created_at} />, {m.passkeys} passkeys
+              <Confirm
+                label={`Remove ${m.email}`}
+                question={`Remove ${m.email}? Their sessions end at once and their passkeys are removed.`}
+                confirmLabel="Remove"
+                onConfirm={async () => {
+                  await api("DELETE", `/v1/account/members/${m.id}`)
+                  members.reload()
+                }}
+              />
+            </li>
+          )}
+        </Listed>
+      </section>
+      <section aria-labelledby="invites-title">
+        <h2 id="invites-title">Invitations</h2>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            const form = e.currentTarget
+            const email = (form.elements.namedItem("email") as HTMLInputElement).value.trim()
+            void invite.run(async () => {
+              await api("POST", "/v1/account/invites", { email })
+              form.reset()
+              invites.reload()
+              return `Invitation sent to ${email}; it works for 7 days.`
+            })
+          }}
+        >
+          <div class="row">
+            <Field id="invite-email" label="Invite by email">
+              <input id="invite-email" name="email" type="email" required />
+            </Field>
+            <button type="submit" disabled={invite.busy}>
+              Invite
+            </button>
+          </div>
+        </form>
+        <Refused error={invite.error} />
+        <Notice text={invite.notice} />
+        <Listed load={invites} what="invitations" empty="No invitations.">
+          {(i: Invite) => (
+            <li key={i.id}>
+              {i.email} —{" "}
+              {i.accepted_at === null ? (
+                <>
+                  until <When at={i.expires_at} />
+                </>
+              ) : (
+                <>
+                  accepted <When at={i.accepted_at} />
+                </>
+              )}
+              {i.accepted_at !== null ? null : (
+                <Confirm
+                  label={`Withdraw the invitation to ${i.email}`}
+                  question={`Withdraw the invitation to ${i.email}? Its link stops working.`}
+                  confirmLabel="Withdraw"
+                  onConfirm={async () => {
+                    await api("DELETE", `/v1/account/invites/${i.id}`)
+                    invites.reload()
+                  }}
+                />
+              )}
+            </li>
+          )}
+        </Listed>
+      </section>
+      <section aria-labelledby="sessions-title">
+        <h2 id="sessions-title">My sessions</h2>
+        <Listed load={sessions} what="sessions" empty="No sessions.">
+          {(s: SessionInfo) => (
+            <li key={s.id}>
+              {s.user_agent ?? "Unknown browser"} — since <When at={s.created_at} />, until{" "}
+              <When at={s.expires_at} />
+              {s.current ? (
+                " (this one)"
+              ) : (
+                <Confirm
+                  label="End this session"
+                  question="End this session? That browser is signed out at once."
+                  confirmLabel="End it"
+                  onConfirm={async () => {
+                    await api("DELETE", `/v1/account/sessions/${s.id}`)
+                    sessions.reload()
+                  }}
+                />
+              )}
+            </li>
+          )}
+        </Listed>
+      </section>
+      <section aria-labelledby="passkeys-title">
+        <h2 id="passkeys-title">My passkeys</h2>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            const form = e.currentTarget
+            const name = (form.elements.namedItem("name") as HTMLInputElement).value.trim()
+            void addPasskey.run(async () => {
+              const { challenge_id, options } = await api<{ challenge_id: string; options: never }>(
+                "POST",
+                "/v1/account/passkeys/options",
+                {}
+              )
+              let response: unknown
+              try {
+                response = await startRegistration({ optionsJSON: options })
+              } catch (err) {
+                throw new Error(`No passkey was made: ${sentence(err)}`)
+              }
+              await api("POST", "/v1/account/passkeys", { challenge_id, name, response })
+              form.reset()
+              passkeys.reload()
+              return `Passkey ${name} added.`
+            })
+          }}
+        >
+          <div class="row">
+            <Field id="passkey-name" label="Passkey name" hint="Such as: work laptop">
+              <input id="passkey-name" name="name" required aria-describedby="passkey-name-hint" />
+            </Field>
+            <button type="submit" disabled={addPasskey.busy}>
+              Add a passkey
+            </button>
+          </div>
+        </form>
+        <Refused error={addPasskey.error} />
+        <Notice text={addPasskey.notice} />
+        <Listed load={passkeys} what="passkeys" empty="No passkeys yet.">
+          {(p: Passkey) => (
+            <li key={p.id}>
+              {p.name} — added <When at={p.created_at} />, last used{" "}
+              {p.last_used_at === null ? "never" : <When at={p.last_used_at} />}
+              <Confirm
+                label={`Remove passkey ${p.name}`}
+                question={`Remove the passkey ${p.name}? It can no longer sign you in.`}
+                confirmLabel="Remove"
+                onConfirm={async () => {
+                  await api("DELETE", `/v1/account/passkeys/${p.id}`)
+                  passkeys.reload()
+                }}
+              />
+            </li>
+          )}
+        </Listed>
+      </section>
+    </>
+  )
+}

@@ -1,0 +1,228 @@
+import type { ComponentChildren } from "preact"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import { usdc } from "../../checkout/page/amounts"
+import { sentence } from "./api"
+
+/** Loads with `load` whenever `deps` change; `reload` asks again. The error is the API's sentence. */
+export const useLoad = <T,>(load: () => Promise<T>, deps: ReadonlyArray<unknown>) => {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true })
+  const generation = useRef(0)
+  const reload = useCallback(() => {
+    const mine = ++generation.current
+    setState((s) => ({ ...s, loading: true }))
+    load().then(
+      (data) => mine === generation.current && setState({ data, loading: false }),
+      (e: unknown) => mine === generation.current && setState({ error: sentence(e), loading: false })
+    )
+  }, deps)
+  useEffect(reload, [reload])
+  return { ...state, reload, set: (data: T) => setState({ data, loading: false }) }
+}
+
+/** An API refusal as the sentence the API wrote, announced at once. */
+export const Refused = ({ error }: { error: string | undefined }) =>
+  error === undefined ? null : (
+    <p class="refusal" role="alert">
+      {error}
+    </p>
+  )
+
+/** Good news, announced politely. */
+export const Notice = ({ text }: { text: string | undefined }) => (
+  <p class="notice" role="status">
+    {text ?? ""}
+  </p>
+)
+
+export const Loading = ({ what }: { what: string }) => <p role="status">Loading {what}…</p>
+
+export const Money = ({ units }: { units: string | null | undefined }) => (
+  <span class="num">{units === null || units === undefined ? "—" : usdc(units)}</span>
+)
+
+/** A time as the reader's locale shows it, machine-readable in `datetime`. */
+export const When = ({ at }: { at: string | null | undefined }) =>
+  at === null || at === undefined ? (
+    <span>—</span>
+  ) : (
+    <time dateTime={at}>{new Date(at).toLocaleString()}</time>
+  )
+
+export const Status = ({ status }: { status: string }) => (
+  <span class="status" data-status={status}>
+    {status.replaceAll("_", " ")}
+  </span>
+)
+
+/** Copies `text`, saying so in a live region (a copy is otherwise silent to a screen reader). */
+export const CopyButton = ({ text, label, id }: { text: string; label: string; id?: string }) => {
+  const [said, setSaid] = useState("")
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text)
+      setSaid("Copied.")
+    } catch {
+      setSaid("Copying was refused by the browser: select the text and copy it.")
+    }
+  }
+  return (
+    <span>
+      <button type="button" class="secondary" onClick={copy} {...(id === undefined ? {} : { id })}>
+        {label}
+      </button>{" "}
+      <span role="status">{said}</span>
+    </span>
+  )
+}
+
+/** A secret shown once: the value, a copy button and what to do with it. */
+export const OnceSecret = ({
+  title,
+  value,
+  children
+}: {
+  title: string
+  value: string
+  children?: ComponentChildren
+}) => (
+  <section class="secret" aria-label={title}>
+    <p>
+      <strong>{title}</strong> — shown only now; copy it and keep it safe.
+    </p>
+    <p>
+      <code class="secret-value">{value}</code>
+    </p>
+    <CopyButton text={value} label="Copy" />
+    {children}
+  </section>
+)
+
+/** A labelled input whose hint is read with it. */
+export const Field = ({
+  id,
+  label,
+  hint,
+  children
+}: {
+  id: string
+  label: string
+  hint?: string
+  children: ComponentChildren
+}) => (
+  <div class="field">
+    <label for={id}>{label}</label>
+    {children}
+    {hint === undefined ? null : (
+      <p class="hint" id={`${id}-hint`}>
+        {hint}
+      </p>
+    )}
+  </div>
+)
+
+/** A wide table in a region that scrolls sideways on a phone, reachable by keyboard. */
+export const Scroll = ({ label, children }: { label: string; children: ComponentChildren }) => (
+  // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be focusable to scroll by keyboard
+  <section class="scroll" aria-label={label} tabIndex={0}>
+    {children}
+  </section>
+)
+
+/** An action with a second, explicit step before it runs (no `window.confirm`: it cannot be styled or tested). */
+export const Confirm = ({
+  label,
+  question,
+  confirmLabel,
+  onConfirm
+}: {
+  label: string
+  question: string
+  confirmLabel: string
+  onConfirm: () => Promise<void>
+}) => {
+  const [open, setOpen] = useState(false)
+  const [error, setError] = useState<string>()
+  const [busy, setBusy] = useState(false)
+  if (!open)
+    return (
+      <button type="button" class="danger" onClick={() => setOpen(true)}>
+        {label}
+      </button>
+    )
+  return (
+    <fieldset class="confirm">
+      <legend>{label}</legend>
+      <p>{question}</p>
+      <div class="row">
+        <button
+          type="button"
+          class="danger"
+          disabled={busy}
+          onClick={async () => {
+            setBusy(true)
+            setError(undefined)
+            try {
+              await onConfirm()
+              setOpen(false)
+            } catch (e) {
+              setError(sentence(e))
+            } finally {
+              setBusy(false)
+            }
+          }}
+        >
+          {confirmLabel}
+        </button>
+        <button type="button" class="secondary" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+      <Refused error={error} />
+    </fieldset>
+  )
+}
+
+/** Runs an action, tracking busy, error (the API's sentence) and a success notice. */
+export const useAction = () => {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  const [notice, setNotice] = useState<string>()
+  const run = async (f: () => Promise<unknown>) => {
+    setBusy(true)
+    setError(undefined)
+    setNotice(undefined)
+    try {
+      const said = await f()
+      if (typeof said === "string") setNotice(said)
+    } catch (e) {
+      setError(sentence(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, error, notice, run, setError }
+}
+
+/** The value of a named form control. */
+export const formValue = (form: HTMLFormElement, name: string): string => {
+  const control = form.elements.namedItem(name) as
+    | HTMLInputElement
+    | HTMLSelectElement
+    | HTMLTextAreaElement
+    | null
+  return control?.value.trim() ?? ""
+}
+
+/** Metadata typed as JSON: an object, or a sentence saying what is wrong. */
+export const parseMetadata = (text: string): Record<string, unknown> | undefined => {
+  if (text === "") return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new Error('Metadata must be JSON, such as {"order": "1042"}.')
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new Error('Metadata must be a JSON object, such as {"order": "1042"}.')
+  return parsed as Record<string, unknown>
+}

@@ -1,0 +1,407 @@
+import { useState } from "preact/hooks"
+import { api, query, Refusal } from "./api"
+import type { ApiEvent, Delivery, WebhookEndpoint } from "./types"
+import { Confirm, Field, Loading, Notice, OnceSecret, Refused, Scroll, useAction, useLoad, When } from "./ui"
+
+const loadEndpoints = () => api<{ webhooks: ReadonlyArray<WebhookEndpoint> }>("GET", "/v1/webhooks?limit=100")
+
+/**
+ * Rotating a secret, guided: the same URL registered again (a second endpoint, with a new secret shown once),
+ * then, once the receiver takes the new secret, the old endpoint disabled. Both sign meanwhile, so nothing is lost.
+ */
+const Rotate = ({ endpoint, done }: { endpoint: WebhookEndpoint; done: () => void }) => {
+  const [fresh, setFresh] = useState<WebhookEndpoint>()
+  const [finished, setFinished] = useState(false)
+  const action = useAction()
+  return (
+    <section class="secret" aria-label={`Rotate the secret of ${endpoint.url}`}>
+      {fresh === undefined ? (
+        <>
+          <p>
+            Step 1 of 2: register the same URL again. It gets a new secret; both endpoints receive every event
+            until you disable the old one.
+          </p>
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() =>
+              void action.run(async () => {
+                setFresh(await api<WebhookEndpoint>("POST", "/v1/webhooks", { url: endpoint.url }))
+              })
+            }
+          >
+            Register again with a new secret
+          </button>
+        </>
+      ) : finished ? (
+        <p role="status">
+          Rotated: {fresh.id} signs with the new secret, and {endpoint.id} is disabled.
+        </p>
+      ) : (
+        <>
+          <OnceSecret title="New signing secret" value={fresh.secret ?? ""} />
+          <p>
+            Step 2 of 2: once your receiver checks signatures with the new secret, disable the old endpoint.
+          </p>
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() =>
+              void action.run(async () => {
+                await api("POST", `/v1/webhooks/${endpoint.id}/disable`, {})
+                setFinished(true)
+                done()
+              })
+            }
+          >
+            Disable the old endpoint
+          </button>
+        </>
+      )}
+      <Refused error={action.error} />
+    </section>
+  )
+}
+
+const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: () => void }) => {
+  const [rotating, setRotating] = useState(false)
+  const test = useAction()
+  return (
+    <li data-id={endpoint.id}>
+      <p>
+        <a href={`#/webhooks/${endpoint.id}`}>
+          <span class="mono">{endpoint.url}</span>
+        </a>{" "}
+        <code>{endpoint.id}</code> — created <When at={endpoint.created_at} />
+        {endpoint.disabled_at === null ? (
+          ""
+        ) : (
+          <>
+            , disabled <When at={endpoint.disabled_at} />
+          </>
+        )}
+      </p>
+      {endpoint.disabled_at !== null ? null : (
+        <div class="row">
+          <button
+            type="button"
+            class="secondary"
+            disabled={test.busy}
+            onClick={() =>
+              void test.run(async () => {
+                const sent = await api<{ event_id: string }>("POST", `/v1/webhooks/${endpoint.id}/test`, {})
+                return `Test event ${sent.event_id} sent; see its delivery in the endpoint's log.`
+              })
+            }
+          >
+            Send a test event
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => setRotating(!rotating)}
+            aria-expanded={rotating}
+          >
+            Rotate secret
+          </button>
+          <Confirm
+            label="Disable"
+            question={`Disable ${endpoint.url}? It receives nothing more, and cannot be enabled again.`}
+            confirmLabel="Disable it"
+            onConfirm={async () => {
+              await api("POST", `/v1/webhooks/${endpoint.id}/disable`, {})
+              reload()
+            }}
+          />
+        </div>
+      )}
+      {rotating ? <Rotate endpoint={endpoint} done={reload} /> : null}
+      <Refused error={test.error} />
+      <Notice text={test.notice} />
+    </li>
+  )
+}
+
+export const Webhooks = () => {
+  const endpoints = useLoad(loadEndpoints, [])
+  const [created, setCreated] = useState<WebhookEndpoint>()
+  const create = useAction()
+  return (
+    <>
+      <h1 tabIndex={-1}>Webhooks</h1>
+      <section aria-labelledby="new-webhook-title">
+        <h2 id="new-webhook-title">Add an endpoint</h2>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            const form = e.currentTarget
+            const url = (form.elements.namedItem("url") as HTMLInputElement).value.trim()
+            void create.run(async () => {
+              setCreated(await api<WebhookEndpoint>("POST", "/v1/webhooks", { url }))
+              form.reset()
+              endpoints.reload()
+            })
+          }}
+        >
+          <div class="row">
+            <Field id="webhook-url" label="Endpoint URL" hint="https, reachable from the internet">
+              <input id="webhook-url" name="url" type="url" required aria-describedby="webhook-url-hint" />
+            </Field>
+            <button type="submit" disabled={create.busy}>
+              Add endpoint
+            </button>
+          </div>
+        </form>
+        <Refused error={create.error} />
+        {created?.secret === undefined ? null : (
+          <OnceSecret title={`Signing secret of ${created.url}`} value={created.secret} />
+        )}
+      </section>
+      <section aria-labelledby="endpoints-title">
+        <h2 id="endpoints-title">Endpoints</h2>
+        <Refused error={endpoints.error} />
+        {endpoints.data === undefined ? (
+          endpoints.error === undefined ? (
+            <Loading what="endpoints" />
+          ) : null
+        ) : endpoints.data.webhooks.length === 0 ? (
+          <p>No endpoints yet.</p>
+        ) : (
+          <ul class="plain" id="endpoints">
+            {endpoints.data.webhooks.map((w) => (
+              <EndpointRow key={w.id} endpoint={w} reload={endpoints.reload} />
+            ))}
+          </ul>
+        )}
+      </section>
+    </>
+  )
+}
+
+const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) => void }) => (
+  <tr data-outcome={d.outcome}>
+    <td>
+      <When at={d.attempted_at} />
+    </td>
+    <td>
+      {d.event_type}
+      <br />
+      <code>{d.event_id}</code>
+    </td>
+    <td>
+      {d.outcome === "failed" ? <strong>Failed</strong> : d.outcome}
+      {d.redelivery ? " (redelivery)" : ""}, attempt {d.attempt}
+    </td>
+    <td>
+      {d.response_status === null ? "no answer" : `HTTP ${d.response_status}`}
+      {(d.error ?? d.error_message) ? ` — ${d.error ?? d.error_message}` : ""}
+      {d.next_attempt_at === null ? null : (
+        <>
+          ; next try <When at={d.next_attempt_at} />
+        </>
+      )}
+    </td>
+    <td class="num">{d.duration_ms} ms</td>
+    <td>
+      <button type="button" class="secondary" onClick={() => redeliver(d)}>
+        Redeliver
+      </button>
+    </td>
+  </tr>
+)
+
+/** One endpoint's delivery log, failures first-class (a filter for them, and marked in the table). */
+export const WebhookView = ({ id }: { id: string }) => {
+  const [outcome, setOutcome] = useState("")
+  const endpoint = useLoad(() => api<WebhookEndpoint>("GET", `/v1/webhooks/${id}`), [id])
+  const deliveries = useLoad(async () => {
+    try {
+      return await api<{ deliveries: ReadonlyArray<Delivery> }>(
+        "GET",
+        `/v1/webhooks/${id}/deliveries${query({ limit: "100", outcome })}`
+      )
+    } catch (e) {
+      if (e instanceof Refusal && e.status === 400 && outcome !== "")
+        throw new Error(`This service cannot filter deliveries by outcome yet. It said: ${e.message}`)
+      throw e
+    }
+  }, [id, outcome])
+  const redeliver = useAction()
+  const rows = deliveries.data?.deliveries ?? []
+  const failed = rows.filter((d) => d.outcome === "failed").length
+  return (
+    <>
+      <p>
+        <a href="#/webhooks">All endpoints</a>
+      </p>
+      <h1 tabIndex={-1}>Deliveries to {endpoint.data?.url ?? id}</h1>
+      <Refused error={endpoint.error} />
+      <div class="row">
+        <Field id="delivery-outcome" label="Show">
+          <select id="delivery-outcome" value={outcome} onChange={(e) => setOutcome(e.currentTarget.value)}>
+            <option value="">Every delivery</option>
+            <option value="failed">Failed only</option>
+            <option value="succeeded">Succeeded only</option>
+          </select>
+        </Field>
+        <button type="button" class="secondary" onClick={deliveries.reload}>
+          Refresh
+        </button>
+      </div>
+      <Refused error={deliveries.error} />
+      <Refused error={redeliver.error} />
+      <Notice text={redeliver.notice} />
+      {deliveries.data === undefined ? (
+        deliveries.error === undefined ? (
+          <Loading what="deliveries" />
+        ) : null
+      ) : rows.length === 0 ? (
+        <p>No deliveries.</p>
+      ) : (
+        <>
+          <p id="failed-count">
+            {failed === 0 ? "No failed deliveries shown." : `${failed} failed deliveries shown.`}
+          </p>
+          <Scroll label="Deliveries">
+            <table id="deliveries">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Answer</th>
+                  <th scope="col" class="num">
+                    Took
+                  </th>
+                  <th scope="col">
+                    <span class="visually-hidden">Action</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((d) => (
+                  <DeliveryRow
+                    key={d.id}
+                    d={d}
+                    redeliver={(x) =>
+                      void redeliver.run(async () => {
+                        await api("POST", `/v1/events/${x.event_id}/redeliver`, { webhook_id: id })
+                        deliveries.reload()
+                        return `Event ${x.event_id} queued for redelivery.`
+                      })
+                    }
+                  />
+                ))}
+              </tbody>
+            </table>
+          </Scroll>
+        </>
+      )}
+    </>
+  )
+}
+
+const EVENT_TYPES = [
+  "deposit_request.ready",
+  "verification.approved",
+  "deposit_request.deposited",
+  "deposit_request.settled",
+  "deposit_request.expired",
+  "deposit_request.returned",
+  "deposit_request.recovered_funds",
+  "deposit_request.likely_unsolicited",
+  "deposit_request.needs_attention",
+  "webhook.test"
+]
+
+/** The account's events, newest first, by type. */
+export const Events = () => {
+  const [type, setType] = useState("")
+  const [cursor, setCursor] = useState<string>()
+  const events = useLoad(
+    () =>
+      api<{ events: ReadonlyArray<ApiEvent>; next_cursor: string | null }>(
+        "GET",
+        `/v1/events${query({ type, limit: "50", starting_after: cursor })}`
+      ),
+    [type, cursor]
+  )
+  return (
+    <>
+      <h1 tabIndex={-1}>Events</h1>
+      <Field id="event-type" label="Type">
+        <select
+          id="event-type"
+          value={type}
+          onChange={(e) => {
+            setCursor(undefined)
+            setType(e.currentTarget.value)
+          }}
+        >
+          <option value="">Every type</option>
+          {EVENT_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Refused error={events.error} />
+      {events.data === undefined ? (
+        events.error === undefined ? (
+          <Loading what="events" />
+        ) : null
+      ) : events.data.events.length === 0 ? (
+        <p>No events.</p>
+      ) : (
+        <>
+          <Scroll label="Events">
+            <table id="events">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">About</th>
+                </tr>
+              </thead>
+              <tbody>
+                {events.data.events.map((e) => (
+                  <tr key={e.id}>
+                    <td>
+                      <When at={e.occurred_at} />
+                    </td>
+                    <td>
+                      {e.type}
+                      <br />
+                      <code>{e.id}</code>
+                    </td>
+                    <td>
+                      {e.data.deposit_request === undefined ? (
+                        e.data.webhook_id === undefined ? (
+                          "—"
+                        ) : (
+                          <a href={`#/webhooks/${e.data.webhook_id}`}>{e.data.webhook_id}</a>
+                        )
+                      ) : (
+                        <a href={`#/requests/${e.data.deposit_request.id}`}>{e.data.deposit_request.id}</a>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Scroll>
+          {events.data.next_cursor === null ? null : (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => setCursor(events.data?.next_cursor ?? undefined)}
+            >
+              Older events
+            </button>
+          )}
+        </>
+      )}
+    </>
+  )
+}
