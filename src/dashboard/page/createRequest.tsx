@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks"
 import { api } from "./api"
+import { toApiAmount } from "./money"
 import type { DepositRequest } from "./types"
 import { CopyButton, Field, formValue, OnceSecret, parseMetadata, Refused, useAction, useLoad } from "./ui"
 
@@ -57,7 +58,7 @@ export const CreateRequest = () => {
             const v = (name: string) => formValue(form, name)
             const metadata = parseMetadata(v("metadata"))
             const body: Record<string, unknown> = {
-              amount: v("amount"),
+              amount: toApiAmount(v("amount")),
               issuer_id: v("issuer_id"),
               payout_address_id: v("payout_address_id"),
               payer_policy_mode: policy
@@ -84,7 +85,7 @@ export const CreateRequest = () => {
             name="amount"
             required
             inputMode="decimal"
-            pattern="[0-9]+(\.[0-9]{1,6})?"
+            pattern="[0-9][0-9,]*(\.[0-9]{0,6})?"
             aria-describedby="new-amount-hint"
           />
         </Field>

@@ -81,6 +81,9 @@ const merge = (shown: ReadonlyArray<DepositRequest>, fresh: ReadonlyArray<Deposi
   return [...fresh.filter((r) => !known.has(r.id)), ...shown.map((r) => byId.get(r.id) ?? r)]
 }
 
+/** Requests per page of an export. */
+const EXPORT_PAGE = 50
+
 /** Every request the filters select, walking the cursor; with each one's transaction hashes from /transfers. */
 const exportCsv = async (f: Filters, progress: (n: number) => void) => {
   const rows: Array<Array<string>> = []
@@ -88,7 +91,7 @@ const exportCsv = async (f: Filters, progress: (n: number) => void) => {
   for (;;) {
     const page = await api<ListAnswer>(
       "GET",
-      `/v1/deposit-requests${query({ ...listParams(f), limit: "100", starting_after: cursor })}`
+      `/v1/deposit-requests${query({ ...listParams(f), limit: String(EXPORT_PAGE), starting_after: cursor })}`
     )
     for (const r of page.deposit_requests) {
       const { transfers } = await api<{ transfers: ReadonlyArray<Transfer> }>(

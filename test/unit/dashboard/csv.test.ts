@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest"
+import { csv, csvField } from "../../../src/dashboard/page/csv"
+import { toApiAmount } from "../../../src/dashboard/page/money"
+
+describe("the dashboard's CSV", () => {
+  it("quotes a field with a comma, quote or line break, doubling quotes", () => {
+    expect(csvField("plain")).toBe("plain")
+    expect(csvField("a,b")).toBe('"a,b"')
+    expect(csvField('say "hi"')).toBe('"say ""hi"""')
+    expect(csvField("two\nlines")).toBe('"two\nlines"')
+    expect(csvField('{"a":1}')).toBe('"{""a"":1}"')
+  })
+  it("keeps a spreadsheet from running a field as a formula, but leaves numbers alone", () => {
+    expect(csvField("=HYPERLINK(1)")).toBe("'=HYPERLINK(1)")
+    expect(csvField("@cmd")).toBe("'@cmd")
+    expect(csvField("-1.5")).toBe("-1.5")
+  })
+  it("ends every line with CRLF, the header first", () => {
+    expect(csv(["a", "b"], [["1", "x,y"]])).toBe('a,b\r\n1,"x,y"\r\n')
+  })
+})
+
+describe("an amount typed in the create form", () => {
+  it("becomes the API's six-decimal string without floats", () => {
+    expect(toApiAmount("3.25")).toBe("3.250000")
+    expect(toApiAmount("1")).toBe("1.000000")
+    expect(toApiAmount("1,250.5")).toBe("1250.500000")
+    expect(toApiAmount("0.000001")).toBe("0.000001")
+    expect(toApiAmount("007.10")).toBe("7.100000")
+    expect(toApiAmount("90071992547409931.123456")).toBe("90071992547409931.123456")
+  })
+  it("refuses what is not an amount, in a sentence", () => {
+    for (const bad of ["", "1.1234567", "-1", "1e3", "abc"])
+      expect(() => toApiAmount(bad)).toThrow(/at most 6 decimals/)
+  })
+})
