@@ -12,7 +12,7 @@ header.top .brand { font-weight: 700; margin-right: auto; }
 nav.views ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.25rem 0.75rem; margin: 0; padding: 0.5rem 1rem; border-bottom: 1px solid var(--line); }
 nav.views a { display: inline-block; padding: 0.4rem 0.2rem; min-height: 44px; line-height: 2; }
 nav.views a[aria-current="page"] { font-weight: 700; text-decoration: underline 3px; }
-main { max-width: 72rem; margin: 0 auto; padding: 1rem 1rem 3rem; }
+main { max-width: 72rem; margin: 0 auto; padding: 1rem 1rem 3rem; overflow-wrap: anywhere; }
 h1 { font-size: 1.4rem; margin: 0.25rem 0 1rem; }
 h2 { font-size: 1.15rem; margin: 1.5rem 0 0.5rem; }
 h3 { font-size: 1rem; margin: 1rem 0 0.5rem; }
@@ -34,7 +34,7 @@ form.grid label, .field label { display: block; font-weight: 600; }
 .row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: flex-end; }
 .row .field { flex: 1 1 10rem; }
 .mono, code { font-family: ui-monospace, monospace; word-break: break-all; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; position: relative; }
 table { border-collapse: collapse; width: 100%; font-size: 0.95rem; }
 th, td { text-align: left; padding: 0.45rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }

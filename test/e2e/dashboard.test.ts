@@ -76,6 +76,11 @@ const axe = async (step: string) => {
   }
   const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
   expect(bad.map((v) => `${step}: ${v.id} ${JSON.stringify(v.nodes.map((n) => n.target))}`)).toEqual([])
+  // Usable at 360 px: nothing wider than the screen (wide tables scroll in their own region).
+  const wide = await page.evaluate(
+    `[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > 361 && !e.closest(".scroll")).map((e) => e.tagName + "." + e.className + ":" + (e.textContent ?? "").slice(0, 40))`
+  )
+  expect([step, await page.evaluate("document.documentElement.scrollWidth"), wide]).toEqual([step, 360, []])
 }
 
 const shot = (name: string) =>
@@ -104,6 +109,8 @@ const storedSession = () =>
 describe("the merchant dashboard", () => {
   it("serves one page under a strict CSP, keeps a refreshed session in sessionStorage, and lists requests", async () => {
     await createRequest("12.500000", { heading: "Order 7", reference: "ref-7" })
+    // Without the slash too.
+    expect((await fetch(`${running.service.baseUrl}/dashboard`)).status).toBe(200)
     const res = await page.goto(dashboard())
     const csp = res?.headers()["content-security-policy"] ?? ""
     expect(csp).toContain("default-src 'none'")
@@ -114,12 +121,22 @@ describe("the merchant dashboard", () => {
     expect(res?.headers()["x-content-type-options"]).toBe("nosniff")
     // Signed out: the sign-in screen.
     await waitForText(page, "main h1", "equals", "Sign in to the dashboard")
-    // The session as the CLI hands it out (a bare token): the app trades it for one whose expiry it knows.
-    await page.evaluate(
-      `sessionStorage.setItem("deposits.session", ${JSON.stringify(running.merchant.sessionToken)})`
+    // The sandbox's way in before sign-in by email: the session token the CLI printed. A wrong one is refused
+    // with the API's sentence.
+    await page.click("summary")
+    await page.fill("#cli-token", "session_wrong")
+    await page.click("button:text-is('Use this token')")
+    await waitForText(
+      page,
+      ".signin .refusal",
+      "startsWith",
+      "Send a valid API key or dashboard session token"
     )
-    await page.reload()
+    await page.click("summary")
+    await page.fill("#cli-token", running.merchant.sessionToken)
+    await page.click("button:text-is('Use this token')")
     await waitForText(page, "main h1", "equals", "Requests")
+    // The app traded it for a fresh session whose expiry it knows, kept in this tab's sessionStorage.
     const stored = JSON.parse((await storedSession()) ?? "null") as { token: string; expires_at: string }
     expect(stored.token).toMatch(/^session_/)
     expect(stored.token).not.toBe(running.merchant.sessionToken)
@@ -135,11 +152,6 @@ describe("the merchant dashboard", () => {
     expect(await page.textContent("#requests")).toContain("12.50 USDC")
     await axe("requests")
     await shot("requests")
-    // The README's picture at a desktop width; every test works at 360 px.
-    await page.setViewportSize({ width: 1100, height: 700 })
-    await shot("requests-wide")
-    await page.setViewportSize({ width: 360, height: 780 })
-    copyFileSync(join(artifacts, "dashboard-requests-wide.png"), join("src", "dashboard", "screenshot.png"))
   }, 90_000)
 
   it("creates a request from the form and copies its checkout link", async () => {
@@ -387,12 +399,25 @@ describe("the merchant dashboard", () => {
     await page.waitForSelector("#members-title ~ .refusal, #members-title ~ ul")
     await axe("team")
     await shot("team")
+    // The README's picture: the requests list with every kind of request above, at a desktop width.
+    await open("#/requests", "Requests")
+    await waitForText(page, "#requests", "includes", "settled")
+    await page.setViewportSize({ width: 1100, height: 760 })
+    await shot("requests-wide")
+    await page.setViewportSize({ width: 360, height: 780 })
+    copyFileSync(join(artifacts, "dashboard-requests-wide.png"), join("src", "dashboard", "screenshot.png"))
   }, 90_000)
 
   it("takes a sign-in token from the fragment by POST, never in a URL, and logs out", async () => {
     await page.click("button:text-is('Log out')")
     await waitForText(page, "main h1", "equals", "Sign in to the dashboard")
     expect(await storedSession()).toBeNull()
+    // Email sign-in: the API's answer, whatever it is, is what the screen says (the routes come with sign-in).
+    await page.fill("#email", "owner@example.com")
+    await page.click("button:text-is('Email me a code')")
+    await page.waitForSelector(".signin .refusal, #code")
+    const answer = await page.$(".signin .refusal")
+    if (answer !== null) expect(await answer.textContent()).toMatch(/^[A-Z].*\.$/)
     await axe("sign in")
     await shot("sign-in")
     const secret = `tok_${randomUUID()}`

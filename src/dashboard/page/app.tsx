@@ -87,10 +87,14 @@ const Shell = ({ onLogOut }: { onLogOut: () => void }) => {
   useEffect(() => {
     api<Account>("GET", "/v1/account").then(setAccount, (e: unknown) => setError(sentence(e)))
   }, [])
-  // A new view: its heading takes the focus, so a screen reader announces where the reader is.
+  // A new view (not the first): its heading takes the focus, so a screen reader announces where the reader is.
+  const first = useRef(true)
   useEffect(() => {
-    const heading = main.current?.querySelector("h1")
-    if (heading instanceof HTMLElement && document.activeElement !== document.body) heading.focus()
+    if (first.current) {
+      first.current = false
+      return
+    }
+    requestAnimationFrame(() => main.current?.querySelector("h1")?.focus())
   }, [route.join("/")])
   return (
     <>
@@ -157,7 +161,18 @@ const App = () => {
   }, [])
   if (phase.tag === "starting") return <p role="status">Loading…</p>
   if (phase.tag === "signed-out")
-    return <SignIn onSignedIn={signedIn} {...(phase.error === undefined ? {} : { error: phase.error })} />
+    return (
+      <SignIn
+        onSignedIn={signedIn}
+        onToken={(token) => {
+          // Checked (and traded for a fresh one) by the start, as any token of unknown expiry.
+          storeSession({ token, expires_at: null })
+          setPhase({ tag: "starting" })
+          void start(signedIn, setPhase)
+        }}
+        {...(phase.error === undefined ? {} : { error: phase.error })}
+      />
+    )
   return (
     <Shell
       onLogOut={() => {

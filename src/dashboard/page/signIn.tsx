@@ -1,5 +1,5 @@
 import { startAuthentication } from "@simplewebauthn/browser"
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { api, sentence } from "./api"
 import type { SignedIn } from "./types"
 import { Field, Refused } from "./ui"
@@ -10,13 +10,18 @@ import { Field, Refused } from "./ui"
  */
 export const SignIn = ({
   onSignedIn,
+  onToken,
   error: initial
 }: {
   onSignedIn: (s: SignedIn) => void
+  /** The sandbox's way in before any member exists: a session token the CLI printed. */
+  onToken: (token: string) => void
   error?: string
 }) => {
   const [sentTo, setSentTo] = useState<{ email: string; to: string }>()
   const [error, setError] = useState<string | undefined>(initial)
+  // The app may tell a newer reason while this screen is up (a refused token's sentence after "signed out").
+  useEffect(() => setError(initial), [initial])
   const [busy, setBusy] = useState(false)
   const attempt = async (f: () => Promise<void>) => {
     setBusy(true)
@@ -119,6 +124,38 @@ export const SignIn = ({
         </button>
       </p>
       <Refused error={error} />
+      {document.body.dataset.sandbox === "true" ? (
+        <details>
+          <summary>Sandbox: use a session token from the CLI</summary>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault()
+              const token = new FormData(e.currentTarget).get("token")?.toString().trim() ?? ""
+              onToken(token)
+            }}
+          >
+            <Field
+              id="cli-token"
+              label="Session token"
+              hint="session_… as printed by: npm run cli -- accounts create"
+            >
+              <input
+                id="cli-token"
+                name="token"
+                type="password"
+                autocomplete="off"
+                required
+                aria-describedby="cli-token-hint"
+              />
+            </Field>
+            <p>
+              <button type="submit" class="secondary">
+                Use this token
+              </button>
+            </p>
+          </form>
+        </details>
+      ) : null}
     </main>
   )
 }
