@@ -11,6 +11,8 @@ import { type ChainService, startChainService } from "../support/ChainService"
 import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
+import { Effect } from "effect"
+import { ActorHost } from "../../services/actors/ActorHost"
 import { csv, REQUEST_COLUMNS, requestRow } from "../../src/dashboard/page/csv"
 
 /**
@@ -275,6 +277,38 @@ describe("the merchant dashboard", () => {
     await shot("request")
   }, 90_000)
 
+  it("shows a paused request's attention, and resumes it with the Resume button", async () => {
+    const payer = anvilDevAccount(6)
+    const ready = await readyRequest({ service: running.service, api: running.api, payer }, "4.000000")
+    await open(`#/requests/${ready.id}`, `Request ${ready.id}`)
+    await waitForText(page, "main", "includes", "ready")
+    // What the chain watcher raises after a deep reorganisation, given to the service's own actor host.
+    await running.service.runtime.runPromise(
+      Effect.flatMap(ActorHost, (host) =>
+        host.apply(ready.id.slice(3), `deep-reorg:test:${ready.id}`, {
+          type: "attention.raised",
+          at: new Date().toISOString(),
+          code: "deep_reorg",
+          message: "Block 9, which held a payment, was reorganised after it was final.",
+          resolution: "Check on chain whether the payment still exists, then resume it."
+        })
+      )
+    )
+    await waitForText(page, "#attention-title", "equals", "Needs attention")
+    expect(await page.textContent("main")).toContain("Block 9, which held a payment, was reorganised")
+    expect(await page.textContent("main")).toContain("deep_reorg")
+    await axe("needs attention")
+    await shot("needs-attention")
+    await page.click("button:text-is('Resume')")
+    await waitForText(page, "#live-status", "includes", "now ready")
+    expect(await page.$("#attention-title")).toBeNull()
+    const after = await running.api.call<{ status: string; attention: unknown }>(
+      "GET",
+      `/v1/deposit-requests/${ready.id}`
+    )
+    expect(after.body).toMatchObject({ status: "ready", attention: null })
+  }, 60_000)
+
   it("attaches a PDF to a request, uploaded from the page", async () => {
     const request = await createRequest("1.000000", { heading: "With a document" })
     await open(`#/requests/${request.id}`, "With a document")
@@ -403,7 +437,7 @@ describe("the merchant dashboard", () => {
     await open("#/requests", "Requests")
     await waitForText(page, "#requests", "includes", "settled")
     await page.setViewportSize({ width: 1100, height: 760 })
-    await shot("requests-wide")
+    await page.screenshot({ path: join(artifacts, "dashboard-requests-wide.png") })
     await page.setViewportSize({ width: 360, height: 780 })
     copyFileSync(join(artifacts, "dashboard-requests-wide.png"), join("src", "dashboard", "screenshot.png"))
   }, 90_000)

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks"
 import { api } from "./api"
-import { toApiAmount } from "./money"
+import { idempotencyKey, toApiAmount } from "./money"
 import type { DepositRequest } from "./types"
 import { CopyButton, Field, formValue, OnceSecret, parseMetadata, Refused, useAction, useLoad } from "./ui"
 
@@ -35,7 +35,7 @@ const loadChoices = async () => {
 /** The create form, with one Idempotency-Key per intended request: a retry after a lost answer makes no second. */
 export const CreateRequest = () => {
   const choices = useLoad(loadChoices, [])
-  const [key, setKey] = useState(() => crypto.randomUUID())
+  const [key, setKey] = useState(() => idempotencyKey())
   const [policy, setPolicy] = useState("none")
   const [made, setMade] = useState<DepositRequest>()
   const action = useAction()
@@ -72,7 +72,7 @@ export const CreateRequest = () => {
               "idempotency-key": key
             })
             setMade(request)
-            setKey(crypto.randomUUID())
+            setKey(idempotencyKey())
             form.reset()
             setPolicy("none")
             return `Request ${request.id} created.`

@@ -207,15 +207,20 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
             disabled={resume.busy}
             onClick={() =>
               void resume.run(async () => {
-                setRequest(await api<DepositRequest>("POST", `/v1/deposit-requests/${request.id}/resume`, {}))
-                return "Resumed."
+                const resumed = await api<DepositRequest>(
+                  "POST",
+                  `/v1/deposit-requests/${request.id}/resume`,
+                  {}
+                )
+                setRequest(resumed)
+                // Said outside this section, which goes once the request is no longer paused.
+                setLive(`Resumed: now ${resumed.status.replaceAll("_", " ")}.`)
               })
             }
           >
             Resume
           </button>
           <Refused error={resume.error} />
-          <Notice text={resume.notice} />
         </section>
       ) : null}
       <section aria-labelledby="details-title">

@@ -296,9 +296,13 @@ export const Requests = () => {
               {rows.map((r) => (
                 <tr key={r.id} data-id={r.id}>
                   <td>
-                    <a href={`#/requests/${r.id}`}>{r.heading || r.id}</a>
-                    <br />
-                    <code>{r.id}</code>
+                    <a href={`#/requests/${r.id}`}>{r.heading || <code>{r.id}</code>}</a>
+                    {r.heading === "" ? null : (
+                      <>
+                        <br />
+                        <code>{r.id}</code>
+                      </>
+                    )}
                   </td>
                   <td>
                     <Status status={r.status} />

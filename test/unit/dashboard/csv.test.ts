@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { csv, csvField } from "../../../src/dashboard/page/csv"
-import { toApiAmount } from "../../../src/dashboard/page/money"
+import { idempotencyKey, toApiAmount } from "../../../src/dashboard/page/money"
 
 describe("the dashboard's CSV", () => {
   it("quotes a field with a comma, quote or line break, doubling quotes", () => {
@@ -32,5 +32,13 @@ describe("an amount typed in the create form", () => {
   it("refuses what is not an amount, in a sentence", () => {
     for (const bad of ["", "1.1234567", "-1", "1e3", "abc"])
       expect(() => toApiAmount(bad)).toThrow(/at most 6 decimals/)
+  })
+})
+
+describe("an Idempotency-Key", () => {
+  it("is a fresh UUID v4 each time", () => {
+    const a = idempotencyKey()
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(idempotencyKey()).not.toBe(a)
   })
 })
