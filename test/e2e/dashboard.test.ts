@@ -442,6 +442,19 @@ describe("the merchant dashboard", () => {
     copyFileSync(join(artifacts, "dashboard-requests-wide.png"), join("src", "dashboard", "screenshot.png"))
   }, 90_000)
 
+  it("revokes the API key only after a confirmation", async () => {
+    await open("#/developers", "Developers")
+    await waitForText(page, "#key-info", "includes", "ending")
+    await page.click("button:text-is('Revoke the key')")
+    // Nothing happens until the second, explicit step.
+    expect((await running.api.call("GET", "/v1/account")).status).toBe(200)
+    await axe("revoke confirmation")
+    await page.click("button:text-is('Revoke it')")
+    await waitForText(page, "#key-info", "includes", "None: issue one for your integration.")
+    // The previous key went with it (the test's own).
+    expect((await running.api.call("GET", "/v1/account")).status).toBe(401)
+  }, 60_000)
+
   it("takes a sign-in token from the fragment by POST, never in a URL, and logs out", async () => {
     await page.click("button:text-is('Log out')")
     await waitForText(page, "main h1", "equals", "Sign in to the dashboard")
