@@ -1,5 +1,6 @@
 import { Config, type ConfigError, ConfigProvider, Effect, Either, Layer, Option, Redacted } from "effect"
 import { natsUrlSetting } from "../services/platform/Bus"
+import { natsStreamReplicasSetting } from "../services/platform/eventStream/EventStream"
 import { inspectUrlSetting } from "../services/actors/StepInspector"
 import { depositKeyMnemonic } from "../services/chain/KeyVault"
 import { mailerSettings } from "../services/platform/Mailer"
@@ -31,6 +32,7 @@ export const appConfig = Config.all([
     dataDir,
     databaseUrl,
     natsUrl: natsUrlSetting,
+    natsStreamReplicas: natsStreamReplicasSetting,
     inspectUrl: inspectUrlSetting,
     webhooksAllowPrivate: webhooksAllowPrivateSetting
   }),

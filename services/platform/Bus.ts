@@ -3,10 +3,20 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import { EventEmitter } from "node:events"
 import { optionalSetting } from "./Settings"
 
-/** `NATS_URL`: absent, the in-process bus. */
-export const natsUrlSetting = optionalSetting("NATS_URL", "must be a nats:// URL or host:port", (url) =>
-  /^(nats|tls):\/\/[^\s]+$|^[\w.-]+:\d+$/.test(url)
+const isNatsServer = (url: string) => /^(nats|tls):\/\/[^\s,]+$|^[\w.-]+:\d+$/.test(url)
+
+/**
+ * `NATS_URL`: one server, or several separated by commas (the nodes of a cluster: the client connects to one and
+ * moves to another when it dies). Absent, the in-process bus.
+ */
+export const natsUrlSetting = optionalSetting(
+  "NATS_URL",
+  "must be nats:// URLs or host:port, separated by commas",
+  (list) => natsServersOf(list).every(isNatsServer)
 )
+
+/** The servers a `NATS_URL` names, in its order. */
+export const natsServersOf = (list: string): ReadonlyArray<string> => list.split(",").map((url) => url.trim())
 
 export class BusError extends Data.TaggedError("BusError")<{
   readonly message: string
@@ -85,12 +95,15 @@ const overNats = (nc: NatsConnection): BusShape => ({
   )
 })
 
-/** Connects to NATS for the scope's life, draining the connection when it closes. */
-const connectNats = (servers: string) =>
+/**
+ * Connects to NATS for the scope's life, draining the connection when it closes. With several servers the client
+ * tries them in turn, and after a loss reconnects to any of them (or to a node the cluster told it about).
+ */
+const connectNats = (list: string) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => connect({ servers, name: "deposits", maxReconnectAttempts: -1 }),
-      catch: (cause) => new BusError({ message: `cannot connect to NATS at ${servers}`, cause })
+      try: () => connect({ servers: [...natsServersOf(list)], name: "deposits", maxReconnectAttempts: -1 }),
+      catch: (cause) => new BusError({ message: `cannot connect to NATS at ${list}`, cause })
     }),
     (c) => Effect.promise(() => c.drain().catch(() => c.close()))
   )
@@ -101,5 +114,6 @@ const connectNats = (servers: string) =>
  */
 export class Bus extends Context.Tag("deposits/Bus")<Bus, BusShape>() {
   static readonly inProcess = Layer.sync(Bus, inProcess)
+  /** `servers`: a `NATS_URL`, one URL or several separated by commas. */
   static readonly nats = (servers: string) => Layer.scoped(Bus, Effect.map(connectNats(servers), overNats))
 }

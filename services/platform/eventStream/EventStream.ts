@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import type { ConsumerDefinition } from "../../../infra/jetstream/Streams"
 import type { NatsConnection } from "@nats-io/transport-node"
 import { Bus } from "../Bus"
@@ -14,6 +14,20 @@ export {
   type Publication,
   type StreamMessage
 } from "./Contract"
+
+/**
+ * `NATS_STREAM_REPLICAS`: the copies JetStream keeps of each stream (and its consumers): 1 on a single server, 3 on
+ * a cluster of three or more so that publishing and consuming go on when a node dies. A stream made with another
+ * count is updated to this one at start; every instance of a deployment must use the same.
+ */
+export const natsStreamReplicasSetting = Config.integer("NATS_STREAM_REPLICAS").pipe(
+  Config.withDefault(1),
+  Config.validate({
+    message:
+      "NATS_STREAM_REPLICAS: must be from 1 to 5 (JetStream's most), and no more than the cluster's servers",
+    validation: (n) => n >= 1 && n <= 5
+  })
+)
 
 /**
  * The event stream port: one layer per implementation (`inProcess`, `jetStream` over the bus's NATS connection, in
@@ -35,7 +49,8 @@ const overJetStream = (nc: NatsConnection) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ stream_namespace: string }>`select stream_namespace from deployment`
-    return traced(yield* makeJetStream(nc, rows[0]?.stream_namespace ?? "default"))
+    const replicas = yield* natsStreamReplicasSetting
+    return traced(yield* makeJetStream(nc, rows[0]?.stream_namespace ?? "default", { replicas }))
   })
 
 /** Publications and consumers are per batch and per worker, not per message: each call is a span. */

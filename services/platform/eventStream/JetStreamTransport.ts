@@ -2,11 +2,13 @@ import {
   AckPolicy,
   DeliverPolicy,
   type JetStreamClient,
+  JetStreamApiError,
   type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
   jetstreamManager,
   RetentionPolicy,
+  type StreamConfig,
   StorageType
 } from "@nats-io/jetstream"
 import type { NatsConnection } from "@nats-io/transport-node"
@@ -28,6 +30,29 @@ const RESUBSCRIBE_DELAY_MS = 250
 const LOST = new Set(["consumer_not_found", "stream_not_found", "consumer_deleted", "heartbeats_missed"])
 /** How long a publish waits for its ack. */
 const PUBLISH_TIMEOUT_MS = 5_000
+/** JetStream's answer to a stream declared again with another configuration (another replica count, say). */
+const STREAM_NAME_IN_USE = 10058
+/** JetStream's answer to more than one replica on a server that is not part of a cluster. */
+const REPLICAS_NEED_CLUSTER = 10074
+
+export interface JetStreamOptions {
+  /** Each stream's replicas (`NATS_STREAM_REPLICAS`); the consumers inherit their stream's. */
+  readonly replicas: number
+}
+
+/** What the server said, and what the operator can do about it, for a stream it would not take as declared. */
+const refusedStream = (name: string, replicas: number, cause: unknown) => {
+  const said = cause instanceof Error ? cause.message : String(cause)
+  const hint =
+    cause instanceof JetStreamApiError && cause.code === REPLICAS_NEED_CLUSTER
+      ? "this NATS server is not in a JetStream cluster: set NATS_STREAM_REPLICAS=1, or point NATS_URL at a cluster"
+      : "NATS_STREAM_REPLICAS must not exceed the cluster's JetStream servers; a stream the server will not update " +
+        "can be deleted (nats stream rm): the service declares it again and publishes what it carried again " +
+        "from PostgreSQL"
+  return new Error(`NATS_STREAM_REPLICAS=${replicas}: the server refused stream ${name} (${said}); ${hint}`, {
+    cause
+  })
+}
 
 const messageOf = (m: JsMsg): StreamMessage => ({
   subject: m.subject,
@@ -44,8 +69,17 @@ const messageOf = (m: JsMsg): StreamMessage => ({
  * JetStream on the machines' nats-server 2.9. The streams and consumers are declared (idempotently) at start and
  * again whenever a publish or a consumer finds them missing — a server that came back with its store wiped — and
  * each stream's creation time is its epoch, which tells the relays what the store lost.
+ *
+ * Each stream has `replicas` copies (on a cluster, 3 lets a stream and its consumers survive a node's loss). A
+ * stream found with another configuration — the replica count changed since it was made — is updated in place:
+ * nats-server 2.9 moves a stream between replica counts with an update, keeping its messages, and consumers that
+ * leave their replicas unset follow their stream's. A server that refuses stops the start with what to do.
  */
-export const makeJetStream = (nc: NatsConnection, namespace: string) =>
+export const makeJetStream = (
+  nc: NatsConnection,
+  namespace: string,
+  options: JetStreamOptions = { replicas: 1 }
+) =>
   Effect.gen(function* () {
     const streamName = (name: string) => deploymentStreamName(name, namespace)
     const subject = (logical: string) => `${namespace}.${logical}`
@@ -56,16 +90,31 @@ export const makeJetStream = (nc: NatsConnection, namespace: string) =>
     })
     const js: JetStreamClient = jsm.jetstream()
 
+    const declareStream = async (config: Partial<StreamConfig> & { readonly name: string }) => {
+      try {
+        await jsm.streams.add(config)
+      } catch (cause) {
+        if (!(cause instanceof JetStreamApiError && cause.code === STREAM_NAME_IN_USE))
+          throw refusedStream(config.name, options.replicas, cause)
+        const { name, ...wanted } = config
+        await jsm.streams.update(name, wanted).catch((refused: unknown) => {
+          throw refusedStream(name, options.replicas, refused)
+        })
+      }
+    }
+
     const declare = async () => {
       for (const stream of STREAMS) {
-        await jsm.streams.add({
+        await declareStream({
           name: streamName(stream.name),
           subjects: stream.subjects.map(subject),
           retention: RetentionPolicy.Workqueue,
           storage: StorageType.File,
-          duplicate_window: nanos(DUPLICATE_WINDOW_MS)
+          duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+          num_replicas: options.replicas
         })
       }
+      // No `num_replicas` here: a consumer without it has its stream's, and follows the stream's when that changes.
       for (const consumer of CONSUMERS) {
         await jsm.consumers.add(streamName(consumer.stream), {
           durable_name: consumer.name,
@@ -88,7 +137,11 @@ export const makeJetStream = (nc: NatsConnection, namespace: string) =>
     }
     yield* Effect.tryPromise({
       try: redeclare,
-      catch: (cause) => new EventStreamError({ message: "cannot declare the JetStream streams", cause })
+      catch: (cause) =>
+        new EventStreamError({
+          message: `cannot declare the JetStream streams: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
+        })
     })
 
     const publishAll = (messages: ReadonlyArray<{ subject: string; data: string; msgId: string }>) =>

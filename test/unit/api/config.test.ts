@@ -1,8 +1,9 @@
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { loadConfig } from "../../../src/Config"
 import { parseFinality } from "../../../services/chain/Finality"
 import { rpcEndpointsOf } from "../../../services/chain/ChainSettings"
+import { natsServersOf } from "../../../services/platform/Bus"
 
 const load = (settings: Record<string, string>) =>
   Effect.runPromise(Effect.either(loadConfig(ConfigProvider.fromMap(new Map(Object.entries(settings))))))
@@ -20,7 +21,11 @@ describe("configuration", () => {
     ["CHAIN_RPC_TIMEOUT_MS", "0"],
     ["TOKEN_ADDRESS", "0x12"],
     ["CHAIN_FINALITY", "soon"],
-    ["CHAIN_FINALITY", "0"]
+    ["CHAIN_FINALITY", "0"],
+    ["NATS_URL", "nats://a:4222,,nats://b:4222"],
+    ["NATS_URL", "nats://a:4222, http://b:4222"],
+    ["NATS_STREAM_REPLICAS", "0"],
+    ["NATS_STREAM_REPLICAS", "6"]
   ])("refuses %s=%s in one line that names the setting", async (name, value) => {
     const result = await load({ [name]: value })
     expect(Either.isLeft(result)).toBe(true)
@@ -50,5 +55,17 @@ describe("configuration", () => {
     expect(Either.isRight(one) && rpcEndpointsOf(one.right)).toEqual(["http://one.example"])
     const none = await load({})
     expect(Either.isRight(none) && rpcEndpointsOf(none.right)).toEqual([])
+  })
+  it("takes one NATS server or a cluster's several, and one stream replica unless told", async () => {
+    const cluster = await load({
+      NATS_URL: "nats://10.0.0.1:4222, nats://10.0.0.2:4222,nats-3:4222",
+      NATS_STREAM_REPLICAS: "3"
+    })
+    expect(Either.isRight(cluster) && cluster.right.natsStreamReplicas).toBe(3)
+    expect(
+      Either.isRight(cluster) && Option.map(cluster.right.natsUrl, natsServersOf).pipe(Option.getOrNull)
+    ).toEqual(["nats://10.0.0.1:4222", "nats://10.0.0.2:4222", "nats-3:4222"])
+    const byDefault = await load({ NATS_URL: "nats://127.0.0.1:4222" })
+    expect(Either.isRight(byDefault) && byDefault.right.natsStreamReplicas).toBe(1)
   })
 })
