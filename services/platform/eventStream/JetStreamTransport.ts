@@ -41,10 +41,10 @@ export interface JetStreamOptions {
 }
 
 /** What the server said, and what the operator can do about it, for a stream it would not take as declared. */
-const refusedStream = (name: string, replicas: number, cause: unknown) => {
-  const said = cause instanceof Error ? cause.message : String(cause)
+const refusedStream = (name: string, replicas: number, cause: JetStreamApiError) => {
+  const said = cause.message
   const hint =
-    cause instanceof JetStreamApiError && cause.code === REPLICAS_NEED_CLUSTER
+    cause.code === REPLICAS_NEED_CLUSTER
       ? "this NATS server is not in a JetStream cluster: set NATS_STREAM_REPLICAS=1, or point NATS_URL at a cluster"
       : "NATS_STREAM_REPLICAS must not exceed the cluster's JetStream servers; a stream the server will not update " +
         "can be deleted (nats stream rm): the service declares it again and publishes what it carried again " +
@@ -94,11 +94,14 @@ export const makeJetStream = (
       try {
         await jsm.streams.add(config)
       } catch (cause) {
-        if (!(cause instanceof JetStreamApiError && cause.code === STREAM_NAME_IN_USE))
-          throw refusedStream(config.name, options.replicas, cause)
+        // No answer (a timeout, an election under way) is not a refusal: it goes up as it is, to be tried again.
+        if (!(cause instanceof JetStreamApiError)) throw cause
+        if (cause.code !== STREAM_NAME_IN_USE) throw refusedStream(config.name, options.replicas, cause)
         const { name, ...wanted } = config
         await jsm.streams.update(name, wanted).catch((refused: unknown) => {
-          throw refusedStream(name, options.replicas, refused)
+          throw refused instanceof JetStreamApiError
+            ? refusedStream(name, options.replicas, refused)
+            : refused
         })
       }
     }
