@@ -31,7 +31,7 @@ const program = Effect.gen(function* () {
       : config
   )
   yield* Effect.logInfo(
-    `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.getOrElse(config.natsUrl, () => "in-process")}; chain: ${rpcEndpointsOf(effective).join(", ") || "none"}${rpcEndpointsOf(config).length === 0 && rpcEndpointsOf(effective).length > 0 ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
+    `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.match(config.natsUrl, { onNone: () => "in-process", onSome: (url) => `${url} (stream replicas ${config.natsStreamReplicas})` })}; chain: ${rpcEndpointsOf(effective).join(", ") || "none"}${rpcEndpointsOf(config).length === 0 && rpcEndpointsOf(effective).length > 0 ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
   )
   const sandbox = config.serviceEnv === "sandbox"
   const app = yield* Layer.build(

@@ -4,6 +4,8 @@
  * dedupe publishes by message id; PostgreSQL holds the record of both, so a stream is only ever a transport and a
  * lost or wiped one is filled again from PostgreSQL (services/chain/CreditRelay.ts, services/webhooks/OutboxRelay.ts).
  * Only what the machines' nats-server 2.9 has: one filter subject per consumer, no per-message TTL or schedules.
+ * Each stream has `NATS_STREAM_REPLICAS` copies (3 on a cluster survives a node's loss); consumers have their
+ * stream's (decision 0063).
  */
 
 /** How long a message id is remembered by a stream: a publish repeated within it is acknowledged, not stored. */
