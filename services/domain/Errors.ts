@@ -64,11 +64,37 @@ export class InvalidState extends MessageError<InvalidState>()("InvalidState", {
   when: "The action is not allowed in the resource's current status."
 }) {}
 
-export class RateLimited extends MessageError<RateLimited>()("RateLimited", {
+const rateLimited = errorFacts({
   status: 429,
   code: "rate_limited",
-  when: "The account's token bucket is empty (`Retry-After: 1`).",
+  when: "The account's token bucket is empty (`Retry-After: 1`), or a sign-in limit per address or per client is reached (`Retry-After` says when the window lets the next attempt in).",
   headers: { "retry-after": "1" }
+})
+export class RateLimited extends Schema.TaggedError<RateLimited>()(
+  "RateLimited",
+  {
+    message: Schema.String,
+    /** Seconds until a retry can pass, when it is not the token bucket's one second (the sign-in limits). */
+    retryAfterSeconds: Schema.optional(Schema.Int)
+  },
+  rateLimited.annotations()
+) {
+  static readonly facts = rateLimited
+  get code() {
+    return rateLimited.code
+  }
+  /** `Retry-After` depends on the instance: a sign-in limit's window ends later than the bucket's second. */
+  get headers(): Readonly<Record<string, string>> {
+    return this.retryAfterSeconds === undefined
+      ? rateLimited.headers
+      : { "retry-after": String(this.retryAfterSeconds) }
+  }
+}
+
+export class HttpsRequired extends MessageError<HttpsRequired>()("HttpsRequired", {
+  status: 403,
+  code: "https_required",
+  when: "Outside the sandbox, a sign-in route reached over plain HTTP from a client that is not on loopback (`X-Forwarded-Proto` is read only from a loopback peer, such as a proxy on the same host)."
 }) {}
 
 export class ServiceUnavailable extends MessageError<ServiceUnavailable>()("ServiceUnavailable", {
@@ -85,5 +111,6 @@ export const DomainErrors = [
   IdempotencyConflict,
   InvalidState,
   RateLimited,
+  HttpsRequired,
   ServiceUnavailable
 ] as const

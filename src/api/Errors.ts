@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import {
   DomainErrors,
+  HttpsRequired,
   IdempotencyConflict,
   InvalidRequest,
   InvalidState,
@@ -84,7 +85,15 @@ export class InternalError extends MessageError<InternalError>()("InternalError"
   when: "An unexpected failure; it is logged with the request id."
 }) {}
 
-export { IdempotencyConflict, InvalidRequest, InvalidState, NotFound, RateLimited, ServiceUnavailable }
+export {
+  HttpsRequired,
+  IdempotencyConflict,
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  RateLimited,
+  ServiceUnavailable
+}
 
 /** Every public error: the domain's and the edge's. */
 export const AllErrors = [
@@ -112,7 +121,9 @@ export const statusOf = (error: ApiError): number => classOf(error).facts.status
 
 /** Headers an error answer carries beside the body. */
 export const headersOf = (error: ApiError): Readonly<Record<string, string>> =>
-  error instanceof MethodNotAllowed ? error.headers : classOf(error).facts.headers
+  error instanceof MethodNotAllowed || error instanceof RateLimited
+    ? error.headers
+    : classOf(error).facts.headers
 
 const rowsOf = (ErrorClass: PublicErrorClass): ReadonlyArray<ErrorRow> =>
   ErrorClass.rows ?? [ErrorClass.facts]
