@@ -15,6 +15,8 @@ import { apiSettings } from "./middleware/ApiSettings"
 import { metricsServerSettings } from "./MetricsServer"
 import { tracingSettings } from "./Tracing"
 import { attachmentSettings } from "../services/merchants/Attachments"
+import { signUpSetting } from "../services/merchants/Members"
+import { signInLimits } from "../services/merchants/SignInAttempts"
 import { objectStoreSettings } from "../services/platform/objectStore/ObjectStore"
 
 /**
@@ -34,8 +36,10 @@ export const appConfig = Config.all([
     natsUrl: natsUrlSetting,
     natsStreamReplicas: natsStreamReplicasSetting,
     inspectUrl: inspectUrlSetting,
-    webhooksAllowPrivate: webhooksAllowPrivateSetting
+    webhooksAllowPrivate: webhooksAllowPrivateSetting,
+    signUp: signUpSetting
   }),
+  signInLimits,
   tracingSettings,
   Config.all([
     attachmentSettings,
@@ -52,8 +56,22 @@ export const appConfig = Config.all([
   chainEndpointSettings
 ]).pipe(
   Config.map(
-    ([api, base, tracing, objects, mail, rate, dispatch, treasury, depositKey, metrics, endpoints]) => ({
+    ([
+      api,
+      base,
+      signIn,
+      tracing,
+      objects,
+      mail,
+      rate,
+      dispatch,
+      treasury,
+      depositKey,
+      metrics,
+      endpoints
+    ]) => ({
       ...endpoints,
+      ...signIn,
       ...tracing,
       ...objects,
       ...api,

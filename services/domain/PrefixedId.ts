@@ -14,7 +14,11 @@ export const idPrefixes = {
   evt: "event",
   va: "verification_attempt",
   rec: "recovery",
-  acct: "account"
+  acct: "account",
+  mem: "member",
+  inv: "invite",
+  ses: "session",
+  pk: "passkey"
 } as const
 export type IdPrefix = keyof typeof idPrefixes
 export type ResourceName = (typeof idPrefixes)[IdPrefix]

@@ -28,10 +28,10 @@ export interface SignInAttempt {
  * attempts of any kind per client address.
  */
 export const signInLimits = Config.all({
-  mailsPerAddress: positiveInteger("SIGN_IN_MAILS_PER_ADDRESS", 5),
-  refusalsPerAddress: positiveInteger("SIGN_IN_REFUSALS_PER_ADDRESS", 10),
-  attemptsPerClient: positiveInteger("SIGN_IN_ATTEMPTS_PER_CLIENT", 30),
-  windowMs: positiveInteger("SIGN_IN_WINDOW_SECONDS", 15 * 60).pipe(Config.map((s) => s * 1000))
+  signInMailsPerAddress: positiveInteger("SIGN_IN_MAILS_PER_ADDRESS", 5),
+  signInRefusalsPerAddress: positiveInteger("SIGN_IN_REFUSALS_PER_ADDRESS", 10),
+  signInAttemptsPerClient: positiveInteger("SIGN_IN_ATTEMPTS_PER_CLIENT", 30),
+  signInWindowSeconds: positiveInteger("SIGN_IN_WINDOW_SECONDS", 15 * 60)
 })
 export type SignInLimits = Config.Config.Success<typeof signInLimits>
 
@@ -52,7 +52,13 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* Ids
-    const limits = yield* signInLimits
+    const settings = yield* signInLimits
+    const limits = {
+      mailsPerAddress: settings.signInMailsPerAddress,
+      refusalsPerAddress: settings.signInRefusalsPerAddress,
+      attemptsPerClient: settings.signInAttemptsPerClient,
+      windowMs: settings.signInWindowSeconds * 1000
+    }
 
     const limited = (message: string, oldest: Date | undefined, nowMs: number) =>
       new RateLimited({
