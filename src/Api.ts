@@ -1,5 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountApi } from "./api/Account/Api"
+import { MembersApi } from "./api/Members/Api"
+import { SignInApi } from "./api/SignIn/Api"
 import { AttachmentsApi } from "./api/Attachments/Api"
 import { DepositRequestsApi } from "./api/DepositRequests/Api"
 import { CustomersApi, IssuersApi, PayoutAddressesApi } from "./api/Records/Api"
@@ -14,6 +16,8 @@ import { envelopeOpenApi } from "./api/OpenApiErrors"
 export class Api extends HttpApi.make("deposits")
   .add(HealthApi)
   .add(AccountApi)
+  .add(MembersApi)
+  .add(SignInApi)
   .add(DepositRequestsApi)
   .add(CustomersApi)
   .add(IssuersApi)

@@ -3,6 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Accounts } from "../services/merchants/Accounts"
+import { Members } from "../services/merchants/Members"
 import { ActorHost } from "../services/actors/ActorHost"
 import { ChainEndpoints } from "../services/chain/ChainEndpoints"
 import { ChainWatcherLive } from "../services/chain/ChainWatcher"
@@ -29,6 +30,8 @@ import { WebhookSenderLive, WebhookTrust } from "../services/webhooks/HttpsWebho
 import { WebhookResolver, WebhookUrlCheck } from "../services/webhooks/WebhookUrlRules"
 import { Api } from "./Api"
 import { AccountLive } from "./api/Account/Http"
+import { MembersLive } from "./api/Members/Http"
+import { SignInLive } from "./api/SignIn/Http"
 import { DepositRequestsLive } from "./api/DepositRequests/Http"
 import { CustomersLive, IssuersLive, PayoutAddressesLive } from "./api/Records/Http"
 import { EventsLive, WebhooksLive } from "./api/Webhooks/Http"
@@ -63,6 +66,8 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
   Layer.mergeAll(
     health,
     AccountLive,
+    MembersLive,
+    SignInLive,
     DepositRequestsLive,
     CustomersLive,
     IssuersLive,
@@ -176,6 +181,7 @@ const makePorts = (network: Layer.Layer<WebhookResolver | WebhookTrust>) =>
 export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust> = WebhookNetworkLive) =>
   Layer.mergeAll(
     Accounts.Default,
+    Members.Default,
     Attachments.Default,
     DepositRequests.Default,
     DepositRequestLedger.Default,

@@ -3,10 +3,13 @@ import { Effect } from "effect"
 
 export const KiB = 1024
 
-/** Body limits per route: key management 16 KiB, payer writes 8 KiB, every other merchant body 64 KiB. */
+/**
+ * Body limits per route: the account's own routes (keys, sessions, members) 16 KiB, payer writes and sign-in 8 KiB,
+ * every other merchant body 64 KiB.
+ */
 export const bodyLimitFor = (path: string): number => {
-  if (path === "/v1/account/api-key" || path.startsWith("/v1/account/api-key/")) return 16 * KiB
-  if (path.startsWith("/v1/payer/")) return 8 * KiB
+  if (path === "/v1/account" || path.startsWith("/v1/account/")) return 16 * KiB
+  if (path.startsWith("/v1/payer/") || path.startsWith("/v1/sign-in/")) return 8 * KiB
   return 64 * KiB
 }
 
