@@ -33,7 +33,11 @@ const answeredOtherwise: Record<string, { readonly status: number; readonly code
   "POST /v1/payer/deposit-requests/{id}/mailbox/verify": { status: 409, code: "invalid_state" },
   "POST /v1/payer/deposit-requests/{id}/merchant-session": { status: 409, code: "invalid_state" },
   // A fixed statement cannot be signed and current at once (it may be valid for at most 24 hours).
-  "POST /v1/payer/deposit-requests/{id}/wallet": { status: 400, code: "invalid_request" }
+  "POST /v1/payer/deposit-requests/{id}/wallet": { status: 400, code: "invalid_request" },
+  // A code, a link's token and an invitation's token arrive by mail: the examples' placeholders are refused.
+  "POST /v1/sign-in/email/verify": { status: 400, code: "invalid_request" },
+  "POST /v1/sign-in/link": { status: 400, code: "invalid_request" },
+  "POST /v1/sign-in/invite": { status: 400, code: "invalid_request" }
 }
 
 let service: RunningService
@@ -92,7 +96,9 @@ const order = [
   "POST /v1/customers",
   "POST /v1/webhooks",
   "POST /v1/attachments",
-  "POST /v1/deposit-requests"
+  "POST /v1/deposit-requests",
+  // Before the session example refreshes (and so ends) the merchant's session.
+  "POST /v1/account/invites"
 ]
 
 describe("OpenAPI examples", () => {
