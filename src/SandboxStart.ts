@@ -22,6 +22,8 @@ export const withSandboxTreasury = (config: AppConfigShape): AppConfigShape =>
 export interface SandboxFacts {
   /** Where a browser on this machine reaches the service: `PUBLIC_BASE_URL`, else the address it listens on. */
   readonly baseUrl: string
+  /** `DASHBOARD_ORIGIN`, else the base URL: where the merchant dashboard is served (at /dashboard/). */
+  readonly dashboardOrigin: string
   /** `SMTP_URL` is set: mail leaves through a relay instead of the log. */
   readonly mailRelay: boolean
   readonly webhooksAllowPrivate: boolean
@@ -45,6 +47,10 @@ export const sandboxBanner = (facts: SandboxFacts): string =>
   [
     `the sandbox is ready at ${facts.baseUrl}`,
     `  API reference (try requests in the browser):  ${facts.baseUrl}/docs`,
+    `  the merchant dashboard (sign in by email):    ${facts.dashboardOrigin}/dashboard/`,
+    facts.mailRelay
+      ? "  dashboard sign-in codes:                      sent through SMTP_URL"
+      : "  dashboard sign-in codes:                      logged here (no SMTP_URL set)",
     "  a merchant account and an API key:            npm run cli -- sandbox",
     `  a request's hosted checkout:                  ${facts.baseUrl}/checkout/dr_… (its checkout_url)`,
     facts.mailRelay

@@ -30,6 +30,7 @@ try {
   switch (command) {
     case "sandbox":
     case "accounts create":
+    case "accounts invite":
     case "sessions create":
       await (await import("./cli/AccountCommands")).run(command, values)
       break

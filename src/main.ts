@@ -48,6 +48,9 @@ const program = Effect.gen(function* () {
     yield* Effect.logInfo(
       sandboxBanner({
         baseUrl: baseUrlOf(config.publicBaseUrl, address.hostname, address.port),
+        dashboardOrigin: Option.getOrElse(config.dashboardOrigin, () =>
+          baseUrlOf(config.publicBaseUrl, address.hostname, address.port)
+        ),
         mailRelay: Option.isSome(config.smtpUrl),
         webhooksAllowPrivate: config.webhooksAllowPrivate
       })

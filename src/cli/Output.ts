@@ -11,7 +11,12 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
                                               an account with a dashboard session and an API key; with --account,
                                               the same account again: a new session, and a new API key while the
                                               one it replaces keeps working for 24 hours (no new account per run)
-  accounts create [--name NAME] [--json]      create an account and a dashboard session token
+  accounts create [--name NAME] [--owner-email EMAIL] [--json]
+                                              create an account and a dashboard session token; with
+                                              --owner-email, invite its owner too (below)
+  accounts invite --account ACCT_ID --email EMAIL [--json]
+                                              invite someone to the account: prints the one-time link (valid 7
+                                              days) and mails it when SMTP_URL is set
   sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
   devnet fund --address 0x… --amount 12.500000  sandbox faucet: mint test USDC on the local chain
   devnet attest --request DR_ID [--url URL]   sandbox: attest the sandbox payer wallet (a dev account of the local
@@ -41,6 +46,8 @@ export const parseCliArgs = (argv: ReadonlyArray<string>) =>
     allowPositionals: true,
     options: {
       name: { type: "string" },
+      email: { type: "string" },
+      "owner-email": { type: "string" },
       account: { type: "string" },
       from: { type: "string" },
       to: { type: "string" },

@@ -1,10 +1,13 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import pg from "pg"
 import { eventually, pause } from "../../support/eventually"
 import { Inbox, mailingSandboxLayer } from "../../support/MailingSandbox"
 import { ControlledClock } from "../../support/ControlledClock"
 import { Sandbox } from "../../support/Sandbox"
+import { startSmtpInbox } from "../../support/SmtpInbox"
 import { createMerchant } from "../../support/Merchant"
 import { scopedService } from "../../support/scopedResources"
 import type { HttpTarget } from "../../support/Service"
@@ -13,6 +16,7 @@ import type { HttpTarget } from "../../support/Service"
 // service on the real PostgreSQL and NATS, mailing through a real SMTP inbox. Each test signs in from a client
 // address of its own (X-Forwarded-For, believed from a loopback peer), so the per-client limit counts it alone.
 
+const run = promisify(execFile)
 const clock = new ControlledClock()
 const NATS = { natsUrl: Option.some("nats://127.0.0.1:4222") }
 const Live = mailingSandboxLayer({ clock, config: NATS })
@@ -525,6 +529,88 @@ layer(Live, { timeout: 120_000 })((it) => {
         assert.strictEqual(who.body.error?.code, "member_not_found")
         const unauthenticated = yield* call("GET", "/v1/account/members")
         assert.strictEqual(unauthenticated.status, 401)
+      })
+    )
+  })
+
+  describe("the operator's CLI", () => {
+    it.scoped("creates an account with its owner invited: the link is printed and mailed through SMTP", () =>
+      Effect.gen(function* () {
+        const { service } = yield* Sandbox
+        const smtp = yield* Effect.acquireRelease(
+          Effect.promise(() => startSmtpInbox()),
+          (s) => Effect.promise(() => s.close())
+        )
+        const owner = newAddress("cli.example.com")
+        const env = {
+          ...process.env,
+          DATABASE_URL: service.databaseUrl,
+          SMTP_URL: smtp.url,
+          PUBLIC_BASE_URL: service.baseUrl
+        }
+        const created = JSON.parse(
+          (yield* Effect.promise(() =>
+            run(
+              process.execPath,
+              [
+                "src/bin/deposits.mjs",
+                "accounts",
+                "create",
+                "--name",
+                "CLI shop",
+                "--owner-email",
+                owner,
+                "--json"
+              ],
+              { env }
+            )
+          )).stdout
+        ) as { account_id: string; invite_link: string; invite_mailed: string }
+        assert.strictEqual(created.invite_mailed, "yes")
+        assert.isTrue(created.invite_link.startsWith(`${service.baseUrl}/dashboard/#invite=invite_`))
+        const mailed = smtp.inbox.find((m) => m.to === owner)
+        assert.isDefined(mailed)
+        assert.include(decoded(mailed!.raw), created.invite_link)
+        const accepted = yield* call<SignedIn>("POST", "/v1/sign-in/invite", {
+          body: { token: created.invite_link.split("#invite=")[1] },
+          client: newClient()
+        })
+        assert.strictEqual(accepted.status, 201)
+        assert.strictEqual(accepted.body.account.id, created.account_id)
+        assert.strictEqual(accepted.body.account.name, "CLI shop")
+        // A second person, invited to the same account; an address already a member is refused.
+        const colleague = newAddress("cli.example.com")
+        const invited = JSON.parse(
+          (yield* Effect.promise(() =>
+            run(
+              process.execPath,
+              [
+                "src/bin/deposits.mjs",
+                "accounts",
+                "invite",
+                "--account",
+                created.account_id,
+                "--email",
+                colleague,
+                "--json"
+              ],
+              { env }
+            )
+          )).stdout
+        ) as { invite_email: string; invite_link: string }
+        assert.strictEqual(invited.invite_email, colleague)
+        const refused = yield* Effect.promise(() =>
+          run(
+            process.execPath,
+            ["src/bin/deposits.mjs", "accounts", "invite", "--account", created.account_id, "--email", owner],
+            { env }
+          ).then(
+            () => ({ code: 0, stderr: "" }),
+            (e: { code: number; stderr: string }) => e
+          )
+        )
+        assert.strictEqual(refused.code, 1)
+        assert.include(refused.stderr, "already a member")
       })
     )
   })

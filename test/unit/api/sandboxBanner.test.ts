@@ -15,12 +15,26 @@ describe("the sandbox's start banner", () => {
 
   it("says where mail codes go and whether a receiver on this machine is reachable, as configured", () => {
     const base = "http://127.0.0.1:8080"
-    const plain = sandboxBanner({ baseUrl: base, mailRelay: false, webhooksAllowPrivate: false })
-    expect(plain.split("\n")).toHaveLength(7)
-    expect(plain).toContain("logged here (no SMTP_URL set)")
+    const plain = sandboxBanner({
+      baseUrl: base,
+      dashboardOrigin: base,
+      mailRelay: false,
+      webhooksAllowPrivate: false
+    })
+    expect(plain.split("\n")).toHaveLength(9)
+    expect(plain).toContain("payer mail codes:                             logged here (no SMTP_URL set)")
+    expect(plain).toContain("dashboard sign-in codes:                      logged here (no SMTP_URL set)")
+    expect(plain).toContain(`the merchant dashboard (sign in by email):    ${base}/dashboard/`)
     expect(plain).toContain("restart with WEBHOOKS_ALLOW_PRIVATE=true")
-    const configured = sandboxBanner({ baseUrl: base, mailRelay: true, webhooksAllowPrivate: true })
+    const configured = sandboxBanner({
+      baseUrl: base,
+      dashboardOrigin: "https://dash.example.com",
+      mailRelay: true,
+      webhooksAllowPrivate: true
+    })
     expect(configured).toContain("sent through SMTP_URL")
+    expect(configured).toContain("https://dash.example.com/dashboard/")
+    expect(configured).not.toContain("no SMTP_URL set")
     expect(configured).toContain("allowed (WEBHOOKS_ALLOW_PRIVATE=true)")
     expect(configured).not.toContain("restart")
   })
