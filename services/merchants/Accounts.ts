@@ -205,8 +205,11 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
           digest: Uint8Array
           expires_at: Date
         }>`
-          select id, account_id, member_id, digest, expires_at from dashboard_sessions
-          where digest = ${digest} and revoked_at is null and expires_at > ${at}`
+          select s.id, s.account_id, s.member_id, s.digest, s.expires_at from dashboard_sessions s
+          where s.digest = ${digest} and s.revoked_at is null and s.expires_at > ${at}
+            -- A session begun while its member was being removed must not outlive the removal.
+            and (s.member_id is null or exists (
+              select 1 from members m where m.id = s.member_id and m.removed_at is null))`
         const row = rows[0]
         return row && sameDigest(row.digest, digest)
           ? yield* remember(

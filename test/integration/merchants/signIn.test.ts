@@ -648,6 +648,21 @@ layer(Live, { timeout: 120_000 })((it) => {
       })
     )
 
+    it.effect(
+      "a session of a removed member is refused even if its revocation was missed (a sign-in racing it)",
+      () =>
+        Effect.gen(function* () {
+          const owner = yield* signedInAs(newAddress())
+          const late = yield* signedInAs(owner.member.email)
+          // As if the sign-in had inserted its session just after the removal revoked the member's sessions.
+          yield* sql("update members set removed_at = now() where id = $1", [
+            owner.member.id.slice("mem_".length)
+          ])
+          const res = yield* call("GET", "/v1/account", { token: late.session_token })
+          assert.strictEqual(res.status, 401)
+        })
+    )
+
     it.effect("a member of the same account cannot end a colleague's session", () =>
       Effect.gen(function* () {
         const owner = yield* signedInAs(newAddress())
