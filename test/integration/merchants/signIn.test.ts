@@ -269,6 +269,30 @@ layer(Live, { timeout: 120_000 })((it) => {
       })
     )
 
+    it.effect("counts a burst of concurrent guesses before any is checked: exactly 10 are tried", () =>
+      Effect.gen(function* () {
+        const email = newAddress()
+        yield* mailedTo(email, newClient())
+        const answers = yield* Effect.all(
+          Array.from({ length: 25 }, (_, i) =>
+            call("POST", "/v1/sign-in/email/verify", {
+              body: { email, code: String(i).padStart(6, "9") },
+              client: newClient()
+            })
+          ),
+          { concurrency: "unbounded" }
+        )
+        const statuses = answers.map((a) => a.status)
+        assert.strictEqual(statuses.filter((s) => s === 400).length, 10)
+        assert.strictEqual(statuses.filter((s) => s === 429).length, 15)
+        const rows = yield* sql<{ n: number }>(
+          "select count(*)::int as n from sign_in_attempts where email = $1 and kind = 'email_code'",
+          [email]
+        )
+        assert.strictEqual(rows[0]!.n, 10)
+      })
+    )
+
     it.effect("caps mail to one address, member or not, and says when to retry", () =>
       Effect.gen(function* () {
         const email = newAddress()
