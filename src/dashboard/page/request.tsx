@@ -17,7 +17,7 @@ interface Related {
   readonly recoveries: ReadonlyArray<Recovery>
   readonly attempts: ReadonlyArray<VerificationAttempt>
   readonly attachments: ReadonlyArray<Attachment>
-  /** The API's sentence when a part could not be read (the deliveries route may not exist yet). */
+  /** The API's sentence when a part could not be read. */
   readonly refusals: Partial<
     Record<"events" | "transfers" | "recoveries" | "attempts" | "attachments" | "deliveries", string>
   >

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks"
-import { api, query, Refusal, sentence } from "./api"
+import { api, query, sentence } from "./api"
 import { csv, REQUEST_COLUMNS, requestRow } from "./csv"
 import { CreateRequest } from "./createRequest"
 import type { DepositRequest, Transfer } from "./types"
@@ -51,18 +51,8 @@ export const listParams = (f: Filters): Record<string, string | undefined> => {
 interface ListAnswer {
   readonly deposit_requests: ReadonlyArray<DepositRequest>
   readonly next_cursor: string | null
-  readonly version?: string
-}
-
-/** A list refusal while searching or filtering by date: the service may not know that parameter yet. */
-const explain = (e: unknown, f: Filters): string => {
-  const newParams = f.from !== "" || f.to !== "" || (f.searchBy !== "id" && f.search !== "")
-  if (e instanceof Refusal && e.status === 400 && newParams) {
-    const what =
-      f.search !== "" && f.searchBy !== "id" ? SEARCHES.find(([k]) => k === f.searchBy)?.[1] : "date"
-    return `This service cannot filter requests by ${(what ?? "that").toLowerCase()} yet. It said: ${e.message}`
-  }
-  return sentence(e)
+  /** Changes whenever a request on the page changes: the live list's long poll waits on it. */
+  readonly version: string
 }
 
 const fetchList = (f: Filters, cursor?: string, extra: Record<string, string> = {}, signal?: AbortSignal) =>
@@ -151,21 +141,19 @@ export const Requests = () => {
       try {
         page = await fetchList(filters, undefined, {}, controller.signal)
       } catch (e) {
-        if (!controller.signal.aborted) setError(explain(e, filters))
+        if (!controller.signal.aborted) setError(sentence(e))
         return
       }
       setRows(page.deposit_requests)
       setCursor(page.next_cursor)
-      // Live: a long poll while the list carries a version; otherwise the first page again every 5 s.
+      // Live: a long poll on the page's version, answered when a request on it changes or a new one appears.
       let version = page.version
       while (!controller.signal.aborted) {
         try {
-          if (version === undefined) await new Promise((r) => setTimeout(r, 5_000))
-          if (controller.signal.aborted) return
           const fresh = await fetchList(
             filters,
             undefined,
-            version === undefined ? {} : { wait_for: "change", version, timeout: "25" },
+            { wait_for: "change", version, timeout: "25" },
             controller.signal
           )
           version = fresh.version
@@ -203,7 +191,7 @@ export const Requests = () => {
               setExporting(`Exported ${n} requests.`)
             } catch (e) {
               setExporting(undefined)
-              setError(explain(e, filters))
+              setError(sentence(e))
             }
           }}
         >
@@ -334,7 +322,7 @@ export const Requests = () => {
                 setRows((shown) => [...(shown ?? []), ...page.deposit_requests])
                 setCursor(page.next_cursor)
               } catch (e) {
-                setError(explain(e, filters))
+                setError(sentence(e))
               }
             }}
           >

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks"
-import { api, query, Refusal } from "./api"
+import { api, query } from "./api"
 import type { ApiEvent, Delivery, WebhookEndpoint } from "./types"
 import { Confirm, Field, Loading, Notice, OnceSecret, Refused, Scroll, useAction, useLoad, When } from "./ui"
 
@@ -214,18 +214,14 @@ const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) =
 export const WebhookView = ({ id }: { id: string }) => {
   const [outcome, setOutcome] = useState("")
   const endpoint = useLoad(() => api<WebhookEndpoint>("GET", `/v1/webhooks/${id}`), [id])
-  const deliveries = useLoad(async () => {
-    try {
-      return await api<{ deliveries: ReadonlyArray<Delivery> }>(
+  const deliveries = useLoad(
+    () =>
+      api<{ deliveries: ReadonlyArray<Delivery> }>(
         "GET",
         `/v1/webhooks/${id}/deliveries${query({ limit: "100", outcome })}`
-      )
-    } catch (e) {
-      if (e instanceof Refusal && e.status === 400 && outcome !== "")
-        throw new Error(`This service cannot filter deliveries by outcome yet. It said: ${e.message}`)
-      throw e
-    }
-  }, [id, outcome])
+      ),
+    [id, outcome]
+  )
   const redeliver = useAction()
   const rows = deliveries.data?.deliveries ?? []
   const failed = rows.filter((d) => d.outcome === "failed").length
