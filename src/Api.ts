@@ -8,6 +8,7 @@ import { CustomersApi, IssuersApi, PayoutAddressesApi } from "./api/Records/Api"
 import { EventsApi } from "./api/Events/Api"
 import { HealthApi } from "./api/Health/Api"
 import { PayerApi } from "./api/Payer/Api"
+import { PasskeySignInApi, PasskeysApi } from "./api/Passkeys/Api"
 import { ReconciliationApi } from "./api/Reconciliation/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
@@ -27,6 +28,8 @@ export class Api extends HttpApi.make("deposits")
   .add(EventsApi)
   .add(ReconciliationApi)
   .add(PayerApi)
+  .add(PasskeysApi)
+  .add(PasskeySignInApi)
   .prefix("/v1")
   .annotateContext(
     OpenApi.annotations({

@@ -37,6 +37,8 @@ import { CustomersLive, IssuersLive, PayoutAddressesLive } from "./api/Records/H
 import { EventsLive, WebhooksLive } from "./api/Webhooks/Http"
 import { HealthLive } from "./api/Health/Http"
 import { PayerLive } from "./api/Payer/Http"
+import { PasskeySignInLive, PasskeysLive } from "./api/Passkeys/Http"
+import { Passkeys } from "../services/merchants/Passkeys"
 import { ReconciliationLive } from "./api/Reconciliation/Http"
 import { ApiSettings } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
@@ -76,7 +78,9 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     EventsLive,
     ReconciliationLive,
     PayerLive,
-    AttachmentsLive
+    AttachmentsLive,
+    PasskeysLive,
+    PasskeySignInLive
   ).pipe(
     Layer.provide(AuthenticationLive),
     Layer.provide(PublicUrl.layer),
@@ -183,6 +187,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Accounts.Default,
     Members.Default,
     Attachments.Default,
+    Passkeys.Default,
     DepositRequests.Default,
     DepositRequestLedger.Default,
     MerchantResourcesLive,

@@ -1,0 +1,190 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Id } from "../../../services/domain/PrefixedId"
+import { Text } from "../../../services/domain/Text"
+import { Timestamp } from "../../../services/domain/Timestamp"
+import { Authentication } from "../../middleware/Authentication"
+import { Account } from "../Account/Api"
+import {
+  IdentityUnauthorized,
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  Unauthenticated
+} from "../Errors"
+import { IdParam, ListOf, StrictStruct } from "../Schemas"
+
+export const Passkey = Schema.Struct({
+  id: Id("pk"),
+  name: Schema.String,
+  created_at: Timestamp,
+  last_used_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "Passkey" })
+
+export const Member = Schema.Struct({
+  id: Id("mem"),
+  email: Schema.String,
+  created_at: Timestamp,
+  passkeys: Schema.Int.annotations({ description: "How many passkeys the member has registered." })
+}).annotations({ identifier: "Member" })
+
+export const SignedIn = Schema.Struct({
+  session_token: Schema.String.annotations({
+    description: "A dashboard session token (`session_…`), sent as `Authorization: Bearer`. Shown once."
+  }),
+  expires_at: Timestamp,
+  member: Member,
+  account: Account
+}).annotations({ identifier: "SignedIn" })
+
+const Base64Url = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_-]*$/, { message: () => "must be base64url without padding" }),
+  Schema.maxLength(8192)
+)
+
+/** What the browser's WebAuthn call produced; the library reads it, so it only needs to be shaped right here. */
+const WebAuthnOptions = (identifier: string, description: string) =>
+  Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
+
+export const ChallengeId = Schema.UUID.annotations({
+  description: "The ceremony's challenge, as the options answer named it. Used once; valid five minutes."
+})
+
+/** WebAuthn's RegistrationResponseJSON (Level 3), as `@simplewebauthn/browser`'s `startRegistration` returns it. */
+export const RegistrationResponse = StrictStruct({
+  id: Base64Url,
+  rawId: Base64Url,
+  response: StrictStruct({
+    clientDataJSON: Base64Url,
+    attestationObject: Base64Url,
+    authenticatorData: Schema.optional(Base64Url),
+    transports: Schema.optional(
+      Schema.Array(Schema.String.pipe(Schema.maxLength(32))).pipe(Schema.maxItems(8))
+    ),
+    publicKeyAlgorithm: Schema.optional(Schema.Int),
+    publicKey: Schema.optional(Base64Url)
+  }),
+  authenticatorAttachment: Schema.optional(Schema.Literal("platform", "cross-platform")),
+  clientExtensionResults: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  type: Schema.Literal("public-key")
+}).annotations({ identifier: "RegistrationResponseJSON" })
+
+/** WebAuthn's AuthenticationResponseJSON (Level 3), as `startAuthentication` returns it. */
+export const AuthenticationResponse = StrictStruct({
+  id: Base64Url,
+  rawId: Base64Url,
+  response: StrictStruct({
+    clientDataJSON: Base64Url,
+    authenticatorData: Base64Url,
+    signature: Base64Url,
+    userHandle: Schema.optional(Base64Url)
+  }),
+  authenticatorAttachment: Schema.optional(Schema.Literal("platform", "cross-platform")),
+  clientExtensionResults: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  type: Schema.Literal("public-key")
+}).annotations({ identifier: "AuthenticationResponseJSON" })
+
+/** An empty object (or no body); any field is an unknown field. */
+const EmptyBody = Schema.Record({
+  key: Schema.String,
+  value: Schema.Never.annotations({ message: () => "unknown field" })
+}).annotations({ identifier: "EmptyBody", description: "An empty object.", examples: [{}] })
+
+const sessionsOnly = "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`."
+
+/** A member's own passkeys: register, list, remove. */
+export class PasskeysApi extends HttpApiGroup.make("passkeys")
+  .add(
+    HttpApiEndpoint.post("registrationOptions", "/account/passkeys/options")
+      .setPayload(EmptyBody)
+      .addSuccess(
+        Schema.Struct({
+          challenge_id: Schema.String,
+          options: WebAuthnOptions(
+            "PublicKeyCredentialCreationOptionsJSON",
+            "Pass to `navigator.credentials.create` (through `PublicKeyCredential.parseCreationOptionsFromJSON`) or to `@simplewebauthn/browser`'s `startRegistration({ optionsJSON })`."
+          )
+        })
+      )
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Start registering a passkey for the calling member")
+      .annotate(
+        OpenApi.Description,
+        `${sessionsOnly} The challenge is valid five minutes, once. A session of the operator's CLI has no member: 404 \`member_not_found\`.`
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("register", "/account/passkeys")
+      .setPayload(
+        StrictStruct({
+          challenge_id: ChallengeId,
+          name: Text.pipe(Schema.minLength(1), Schema.maxLength(100)).annotations({
+            description: 'The member\'s own label for this passkey ("Work laptop").'
+          }),
+          response: RegistrationResponse
+        })
+      )
+      .addSuccess(Passkey, { status: 201 })
+      .addError(NotFound)
+      .addError(InvalidState)
+      .annotate(OpenApi.Summary, "Finish registering a passkey")
+      .annotate(
+        OpenApi.Description,
+        `${sessionsOnly} A response that does not verify (wrong challenge, origin or rpID, used or expired challenge): 400 \`invalid_request\`. The same passkey twice: 409 \`invalid_state\`.`
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/account/passkeys")
+      .addSuccess(ListOf("passkeys", Passkey))
+      .annotate(OpenApi.Summary, "List the calling member's passkeys, newest first")
+      .annotate(OpenApi.Description, `${sessionsOnly} Never more than a member registers, so one page.`)
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/account/passkeys/:id")
+      .setPath(Schema.Struct({ id: IdParam("pk") }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Remove one of the calling member's passkeys")
+      .annotate(OpenApi.Description, `${sessionsOnly} Another member's passkey: 404 \`passkey_not_found\`.`)
+  )
+  .addError(IdentityUnauthorized)
+  .addError(PayloadTooLarge)
+  .addError(Unauthenticated)
+  .addError(RateLimited)
+  .addError(InvalidRequest)
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "A member's passkeys (WebAuthn), registered while signed in.") {}
+
+/** Signing in with a passkey: no credential, no address; the passkey names its member. */
+export class PasskeySignInApi extends HttpApiGroup.make("passkeySignIn")
+  .add(
+    HttpApiEndpoint.post("options", "/sign-in/passkey/options")
+      .setPayload(EmptyBody)
+      .addSuccess(
+        Schema.Struct({
+          challenge_id: Schema.String,
+          options: WebAuthnOptions(
+            "PublicKeyCredentialRequestOptionsJSON",
+            "Pass to `navigator.credentials.get` (through `PublicKeyCredential.parseRequestOptionsFromJSON`) or to `@simplewebauthn/browser`'s `startAuthentication({ optionsJSON })`."
+          )
+        })
+      )
+      .annotate(OpenApi.Summary, "Start signing in with a passkey")
+      .annotate(OpenApi.Description, "The challenge is valid five minutes, once.")
+  )
+  .add(
+    HttpApiEndpoint.post("signIn", "/sign-in/passkey")
+      .setPayload(StrictStruct({ challenge_id: ChallengeId, response: AuthenticationResponse }))
+      .addSuccess(SignedIn, { status: 201 })
+      .annotate(OpenApi.Summary, "Sign in with a passkey")
+      .annotate(
+        OpenApi.Description,
+        'An unknown passkey, a bad signature, another origin or rpID, a used or expired challenge, or a removed member all answer the same 400 `invalid_request` "The passkey could not be verified."'
+      )
+  )
+  .addError(PayloadTooLarge)
+  .addError(RateLimited)
+  .addError(InvalidRequest)
+  .annotate(OpenApi.Description, "Signing in to the dashboard with a passkey. No credential.") {}

@@ -1,0 +1,133 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
+import { Effect, Option } from "effect"
+import { toId, uuidFromId } from "../../../services/domain/PrefixedId"
+import { Accounts } from "../../../services/merchants/Accounts"
+import { type PasskeyNotVerified, Passkeys } from "../../../services/merchants/Passkeys"
+import { Api } from "../../Api"
+import { requireSession } from "../../middleware/Authentication"
+import { InvalidRequest, NotFound } from "../Errors"
+
+const WHAT = "Passkeys"
+
+/** The one answer to every passkey that did not verify: the caller learns nothing of why. */
+const notVerified = (refused: PasskeyNotVerified) =>
+  Effect.zipRight(
+    Effect.logInfo("passkey not verified").pipe(
+      Effect.annotateLogs({ reason: refused.reason, detail: refused.detail ?? "" })
+    ),
+    Effect.fail(new InvalidRequest({ message: "The passkey could not be verified.", param: "response" }))
+  )
+
+const toPasskey = (passkey: { id: string; name: string; createdAt: Date; lastUsedAt: Date | null }) => ({
+  id: toId("pk", passkey.id),
+  name: passkey.name,
+  created_at: passkey.createdAt,
+  last_used_at: passkey.lastUsedAt
+})
+
+/** The calling session's member; a session of the operator's CLI has none. */
+const callingMember = Effect.flatMap(requireSession(WHAT), (identity) =>
+  identity.memberId === null
+    ? Effect.fail(NotFound.of("member"))
+    : Effect.succeed({ accountId: identity.accountId, memberId: identity.memberId })
+)
+
+export const PasskeysLive = HttpApiBuilder.group(Api, "passkeys", (handlers) =>
+  Effect.gen(function* () {
+    const passkeys = yield* Passkeys
+    return handlers
+      .handle("registrationOptions", () =>
+        Effect.gen(function* () {
+          const { accountId, memberId } = yield* callingMember
+          const started = yield* passkeys.registrationOptions(accountId, memberId)
+          return { challenge_id: started.challengeId, options: { ...started.options } }
+        })
+      )
+      .handle("register", ({ payload }) =>
+        Effect.gen(function* () {
+          const { accountId, memberId } = yield* callingMember
+          const passkey = yield* passkeys
+            .register(accountId, memberId, {
+              challengeId: payload.challenge_id,
+              name: payload.name,
+              // Shaped by the request schema; the readonly arrays are the only difference from the library's type.
+              response: payload.response as unknown as RegistrationResponseJSON
+            })
+            .pipe(Effect.catchTag("PasskeyNotVerified", notVerified))
+          return toPasskey(passkey)
+        })
+      )
+      .handle("list", () =>
+        Effect.gen(function* () {
+          const identity = yield* requireSession(WHAT)
+          const own = identity.memberId === null ? [] : yield* passkeys.list(identity.memberId)
+          return { passkeys: own.map(toPasskey), next_cursor: null }
+        })
+      )
+      .handle("remove", ({ path }) =>
+        Effect.gen(function* () {
+          const identity = yield* requireSession(WHAT)
+          const uuid = uuidFromId("pk", path.id)
+          if (uuid === undefined || identity.memberId === null) return yield* NotFound.of("passkey")
+          yield* passkeys.remove(identity.memberId, uuid)
+        })
+      )
+  })
+)
+
+export const PasskeySignInLive = HttpApiBuilder.group(Api, "passkeySignIn", (handlers) =>
+  Effect.gen(function* () {
+    const passkeys = yield* Passkeys
+    const accounts = yield* Accounts
+    return handlers
+      .handle("options", () =>
+        Effect.map(passkeys.signInOptions(), (started) => ({
+          challenge_id: started.challengeId,
+          options: { ...started.options }
+        }))
+      )
+      .handle("signIn", ({ payload }) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const signedIn = yield* passkeys
+            .signIn({
+              challengeId: payload.challenge_id,
+              response: payload.response as unknown as AuthenticationResponseJSON
+            })
+            .pipe(Effect.catchTag("PasskeyNotVerified", notVerified))
+          const userAgent = request.headers["user-agent"]
+          const session = yield* accounts.createSession(signedIn.accountId, {
+            memberId: signedIn.memberId,
+            ...(userAgent === undefined ? {} : { userAgent })
+          })
+          const member = yield* passkeys.memberSummary(signedIn.memberId)
+          const account = yield* accounts.get(signedIn.accountId)
+          // Both were read live a moment ago; gone now means removed meanwhile, which verifies nothing.
+          if (Option.isNone(member) || Option.isNone(account)) {
+            yield* accounts.endSession(session.token)
+            return yield* new InvalidRequest({
+              message: "The passkey could not be verified.",
+              param: "response"
+            })
+          }
+          return {
+            session_token: session.token,
+            expires_at: session.expiresAt,
+            member: {
+              id: toId("mem", member.value.id),
+              email: member.value.email,
+              created_at: member.value.createdAt,
+              passkeys: member.value.passkeys
+            },
+            account: {
+              id: toId("acct", account.value.id),
+              name: account.value.name,
+              environment: account.value.environment,
+              created_at: account.value.createdAt
+            }
+          }
+        })
+      )
+  })
+)

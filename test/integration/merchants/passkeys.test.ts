@@ -1,0 +1,507 @@
+import { assert, describe, layer } from "@effect/vitest"
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON
+} from "@simplewebauthn/server"
+import { Context, Effect, Layer, Option } from "effect"
+import type pg from "pg"
+import { Accounts } from "../../../services/merchants/Accounts"
+import { CHALLENGE_TTL_MS } from "../../../services/merchants/Passkeys"
+import { ControlledClock } from "../../support/ControlledClock"
+import { createMerchant } from "../../support/Merchant"
+import type { RunningService } from "../../support/Service"
+import { type Bend, SoftwareAuthenticator } from "../../support/SoftwareAuthenticator"
+import { onService, scopedDatabase, scopedPgClient, scopedService } from "../../support/scopedResources"
+
+/** The dashboard runs on its own origin here, so the rpID is its hostname and not the API's. */
+const DASHBOARD = "https://dashboard.example.test"
+const REFUSED = "The passkey could not be verified."
+
+class Fixture extends Context.Tag("test/PasskeysFixture")<
+  Fixture,
+  { readonly clock: ControlledClock; readonly service: RunningService; readonly db: pg.Client }
+>() {}
+
+const FixtureLive = Layer.scoped(
+  Fixture,
+  Effect.gen(function* () {
+    const database = yield* scopedDatabase
+    const clock = new ControlledClock()
+    const service = yield* scopedService({
+      database,
+      clock,
+      config: { dashboardOrigin: Option.some(DASHBOARD) }
+    })
+    const db = yield* scopedPgClient(database.url)
+    return { clock, service, db }
+  })
+)
+
+interface Member {
+  readonly accountId: string
+  readonly memberId: string
+  readonly email: string
+  readonly apiKey: string
+  readonly session: Record<string, string>
+}
+
+interface PasskeyWire {
+  readonly id: string
+  readonly name: string
+  readonly created_at: string
+  readonly last_used_at: string | null
+}
+
+/** The fields these routes answer with, all in one: each test reads those its route has. */
+interface Answered {
+  readonly error: { readonly code: string; readonly message: string }
+  readonly challenge_id: string
+  readonly options: PublicKeyCredentialCreationOptionsJSON & PublicKeyCredentialRequestOptionsJSON
+  readonly passkeys: ReadonlyArray<PasskeyWire>
+  readonly next_cursor: null
+  readonly session_token: string
+  readonly expires_at: string
+  readonly member: {
+    readonly id: string
+    readonly email: string
+    readonly created_at: string
+    readonly passkeys: number
+  }
+  readonly account: { readonly id: string; readonly environment: string }
+  readonly id: string
+}
+interface Answer {
+  readonly status: number
+  readonly body: Answered
+}
+
+let emails = 0
+/** A member of an account (a new one unless given), signed in with a dashboard session of their own. */
+const newMember = (account?: Member) =>
+  Effect.gen(function* () {
+    const { service, db } = yield* Fixture
+    const merchant =
+      account === undefined ? yield* Effect.promise(() => createMerchant(service.databaseUrl)) : undefined
+    const accountId = account?.accountId ?? merchant!.accountId.slice("acct_".length)
+    const email = `member${++emails}-${Date.now()}@example.test`
+    const inserted = yield* Effect.promise(() =>
+      db.query<{ id: string }>(
+        "insert into members (id, account_id, email, created_at) values (gen_random_uuid(), $1, $2, now()) returning id",
+        [accountId, email]
+      )
+    )
+    const memberId = inserted.rows[0]!.id
+    const session = yield* onService(
+      service,
+      Effect.flatMap(Accounts, (accounts) => accounts.createSession(accountId, { memberId }))
+    )
+    return {
+      accountId,
+      memberId,
+      email,
+      apiKey: account?.apiKey ?? merchant!.apiKey,
+      session: { authorization: `Bearer ${session.token}` }
+    } satisfies Member
+  })
+
+const call = (
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}
+) =>
+  Effect.flatMap(Fixture, ({ service }) =>
+    Effect.promise(async () => {
+      const res = await service.request(path, {
+        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+        headers: {
+          ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+          ...init.headers
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
+      })
+      const text = await res.text()
+      return {
+        status: res.status,
+        body: (text === "" ? null : JSON.parse(text)) as Answered
+      } satisfies Answer
+    })
+  )
+
+/** Registers a passkey on the authenticator for the member, over HTTP; answers the new Passkey. */
+const registerPasskey = (member: Member, authenticator: SoftwareAuthenticator, name = "Laptop") =>
+  Effect.gen(function* () {
+    const started = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+    assert.strictEqual(started.status, 200)
+    const options = started.body.options as PublicKeyCredentialCreationOptionsJSON
+    const response = authenticator.register(options)
+    const created = yield* call("/v1/account/passkeys", {
+      headers: member.session,
+      body: { challenge_id: started.body.challenge_id, name, response }
+    })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    return created.body as unknown as PasskeyWire
+  })
+
+/** Starts a passkey sign-in: its challenge id and options. */
+const signInOptions = Effect.gen(function* () {
+  const started = yield* call("/v1/sign-in/passkey/options", { body: {} })
+  assert.strictEqual(started.status, 200)
+  return {
+    challengeId: started.body.challenge_id as string,
+    options: started.body.options as PublicKeyCredentialRequestOptionsJSON
+  }
+})
+
+const postAssertion = (challengeId: string, response: AuthenticationResponseJSON) =>
+  call("/v1/sign-in/passkey", { body: { challenge_id: challengeId, response } })
+
+/** A whole sign-in with the authenticator, bent or not. */
+const signIn = (authenticator: SoftwareAuthenticator, bend?: Bend) =>
+  Effect.flatMap(signInOptions, ({ challengeId, options }) =>
+    postAssertion(challengeId, authenticator.authenticate(options, bend))
+  )
+
+const assertRefused = (answer: Answer) => {
+  assert.strictEqual(answer.status, 400, JSON.stringify(answer.body))
+  assert.strictEqual(answer.body.error.code, "invalid_request")
+  assert.strictEqual(answer.body.error.message, REFUSED)
+}
+
+layer(FixtureLive, { timeout: 120_000 })((it) => {
+  describe("passkeys", () => {
+    it.effect("registers, lists, signs in, and once removed no longer signs in", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+
+        const started = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+        const options = started.body.options as PublicKeyCredentialCreationOptionsJSON
+        assert.strictEqual(options.rp.id, "dashboard.example.test")
+        assert.strictEqual(options.rp.name, "Deposits")
+        assert.strictEqual(options.user.name, member.email)
+        assert.strictEqual(options.authenticatorSelection?.residentKey, "required")
+        assert.strictEqual(options.authenticatorSelection?.userVerification, "required")
+        assert.match(started.body.challenge_id, /^[0-9a-f-]{36}$/)
+
+        const passkey = yield* registerPasskey(member, authenticator, "Work laptop")
+        assert.match(passkey.id, /^pk_[0-9a-f-]{36}$/)
+        assert.strictEqual(passkey.name, "Work laptop")
+        assert.isNull(passkey.last_used_at)
+        assert.deepStrictEqual(Object.keys(passkey).sort(), ["created_at", "id", "last_used_at", "name"])
+
+        // A second registration is told not to make a second credential on the same authenticator.
+        const again = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+        const excluded =
+          (again.body.options as PublicKeyCredentialCreationOptionsJSON).excludeCredentials ?? []
+        assert.deepStrictEqual(
+          excluded.map((c) => c.id),
+          [...authenticator.credentials.keys()]
+        )
+
+        const listed = yield* call("/v1/account/passkeys", { headers: member.session })
+        assert.strictEqual(listed.status, 200)
+        assert.deepStrictEqual(listed.body as unknown, { passkeys: [passkey], next_cursor: null })
+
+        const signedIn = yield* signIn(authenticator)
+        assert.strictEqual(signedIn.status, 201, JSON.stringify(signedIn.body))
+        assert.match(signedIn.body.session_token, /^session_/)
+        assert.match(signedIn.body.expires_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
+        assert.deepStrictEqual(signedIn.body.member, {
+          id: `mem_${member.memberId}`,
+          email: member.email,
+          created_at: signedIn.body.member.created_at,
+          passkeys: 1
+        })
+        assert.strictEqual(signedIn.body.account.id, `acct_${member.accountId}`)
+        assert.strictEqual(signedIn.body.account.environment, "sandbox")
+
+        const bearer = { authorization: `Bearer ${signedIn.body.session_token}` }
+        const account = yield* call("/v1/account", { headers: bearer })
+        assert.strictEqual(account.status, 200)
+        assert.strictEqual(account.body.id, `acct_${member.accountId}`)
+        // The new session is the member's: it sees their passkeys.
+        const theirs = yield* call("/v1/account/passkeys", { headers: bearer })
+        assert.strictEqual(theirs.body.passkeys.length, 1)
+        assert.isNotNull(theirs.body.passkeys[0]?.last_used_at)
+
+        const { db } = yield* Fixture
+        const stored = yield* Effect.promise(() =>
+          db.query<{ member_id: string; counter: string; transports: Array<string> }>(
+            "select member_id, counter::text, transports from passkeys where id = $1",
+            [passkey.id.slice(3)]
+          )
+        )
+        assert.deepStrictEqual(stored.rows, [
+          { member_id: member.memberId, counter: "1", transports: ["internal"] }
+        ])
+
+        const removed = yield* call(`/v1/account/passkeys/${passkey.id}`, {
+          method: "DELETE",
+          headers: member.session
+        })
+        assert.strictEqual(removed.status, 204)
+        assert.deepStrictEqual(
+          (yield* call("/v1/account/passkeys", { headers: member.session })).body as unknown,
+          {
+            passkeys: [],
+            next_cursor: null
+          }
+        )
+        assertRefused(yield* signIn(authenticator))
+        const twice = yield* call(`/v1/account/passkeys/${passkey.id}`, {
+          method: "DELETE",
+          headers: member.session
+        })
+        assert.strictEqual(twice.status, 404)
+        assert.strictEqual(twice.body.error.code, "passkey_not_found")
+      })
+    )
+
+    it.effect("refuses an assertion replayed on its challenge, even re-signed with a fresh counter", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+        const { challengeId, options } = yield* signInOptions
+        const assertion = authenticator.authenticate(options)
+        assert.strictEqual((yield* postAssertion(challengeId, assertion)).status, 201)
+        assertRefused(yield* postAssertion(challengeId, assertion))
+        assertRefused(yield* postAssertion(challengeId, authenticator.authenticate(options)))
+        // The authenticator still works with a challenge of its own.
+        assert.strictEqual((yield* signIn(authenticator)).status, 201)
+      })
+    )
+
+    it.effect("refuses an assertion made for another origin or another rpID", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+        assertRefused(yield* signIn(authenticator, { origin: "https://dashboard.example.test.evil.test" }))
+        assertRefused(yield* signIn(authenticator, { origin: "http://dashboard.example.test" }))
+        assertRefused(yield* signIn(authenticator, { rpId: "evil.test" }))
+        assertRefused(yield* signIn(authenticator, { rpId: "example.test" }))
+        assert.strictEqual((yield* signIn(authenticator)).status, 201)
+      })
+    )
+
+    it.effect("refuses a registration made for another origin or rpID, or on a used challenge", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        for (const bend of [
+          { origin: "https://evil.test" },
+          { rpId: "evil.test" },
+          { userVerified: false }
+        ]) {
+          const started = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+          const response = authenticator.register(started.body.options, bend)
+          const answer = yield* call("/v1/account/passkeys", {
+            headers: member.session,
+            body: { challenge_id: started.body.challenge_id, name: "Bent", response }
+          })
+          assertRefused(answer)
+        }
+        const started = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+        const response = authenticator.register(started.body.options)
+        const body = { challenge_id: started.body.challenge_id, name: "Once", response }
+        assert.strictEqual(
+          (yield* call("/v1/account/passkeys", { headers: member.session, body })).status,
+          201
+        )
+        assertRefused(yield* call("/v1/account/passkeys", { headers: member.session, body }))
+        // Another member cannot finish a ceremony this member started.
+        const other = yield* newMember()
+        const theirs = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+        assertRefused(
+          yield* call("/v1/account/passkeys", {
+            headers: other.session,
+            body: {
+              challenge_id: theirs.body.challenge_id,
+              name: "Stolen",
+              response: authenticator.register(theirs.body.options)
+            }
+          })
+        )
+        assert.strictEqual(
+          (yield* call("/v1/account/passkeys", { headers: member.session })).body.passkeys.length,
+          1
+        )
+        assert.strictEqual(
+          (yield* call("/v1/account/passkeys", { headers: other.session })).body.passkeys.length,
+          0
+        )
+      })
+    )
+
+    it.effect("refuses a challenge older than its five minutes", () =>
+      Effect.gen(function* () {
+        const { clock } = yield* Fixture
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+
+        const late = yield* signInOptions
+        clock.advance(CHALLENGE_TTL_MS + 1_000)
+        assertRefused(yield* postAssertion(late.challengeId, authenticator.authenticate(late.options)))
+
+        const inTime = yield* signInOptions
+        clock.advance(CHALLENGE_TTL_MS - 5_000)
+        assert.strictEqual(
+          (yield* postAssertion(inTime.challengeId, authenticator.authenticate(inTime.options))).status,
+          201
+        )
+
+        const started = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+        clock.advance(CHALLENGE_TTL_MS + 1_000)
+        assertRefused(
+          yield* call("/v1/account/passkeys", {
+            headers: member.session,
+            body: {
+              challenge_id: started.body.challenge_id,
+              name: "Late",
+              response: authenticator.register(started.body.options)
+            }
+          })
+        )
+      })
+    )
+
+    it.effect("refuses the passkey of a removed member", () =>
+      Effect.gen(function* () {
+        const { db } = yield* Fixture
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+        assert.strictEqual((yield* signIn(authenticator)).status, 201)
+        yield* Effect.promise(() =>
+          db.query("update members set removed_at = now() where id = $1", [member.memberId])
+        )
+        assertRefused(yield* signIn(authenticator))
+      })
+    )
+
+    it.effect("refuses a counter that did not move forward (a cloned authenticator)", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+        assert.strictEqual((yield* signIn(authenticator)).status, 201)
+        assert.strictEqual((yield* signIn(authenticator)).status, 201)
+        assertRefused(yield* signIn(authenticator, { counter: 2 }))
+        assertRefused(yield* signIn(authenticator, { counter: 1 }))
+        assert.strictEqual((yield* signIn(authenticator)).status, 201)
+      })
+    )
+
+    it.effect("refuses an unknown passkey, a bad signature and an unverified user alike", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+        const stranger = new SoftwareAuthenticator(DASHBOARD)
+        stranger.register({
+          ...(yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })).body.options
+        })
+        assertRefused(yield* signIn(stranger))
+
+        const { challengeId, options } = yield* signInOptions
+        const assertion = authenticator.authenticate(options)
+        const signature = Buffer.from(assertion.response.signature, "base64url")
+        signature[signature.length - 1] = signature[signature.length - 1]! ^ 1
+        assertRefused(
+          yield* postAssertion(challengeId, {
+            ...assertion,
+            response: { ...assertion.response, signature: signature.toString("base64url") }
+          })
+        )
+        assertRefused(yield* signIn(authenticator, { userVerified: false }))
+        assertRefused(
+          yield* postAssertion("0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b", authenticator.authenticate(options))
+        )
+      })
+    )
+
+    it.effect("answers 404 for another member's or another account's passkey, and for malformed ids", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const colleague = yield* newMember(member)
+        const stranger = yield* newMember()
+        const passkey = yield* registerPasskey(member, new SoftwareAuthenticator(DASHBOARD))
+        for (const [who, id] of [
+          [colleague, passkey.id],
+          [stranger, passkey.id],
+          [member, passkey.id.slice(3)],
+          [member, `mem_${passkey.id.slice(3)}`],
+          [member, "pk_nope"]
+        ] as const) {
+          const answer = yield* call(`/v1/account/passkeys/${id}`, { method: "DELETE", headers: who.session })
+          assert.strictEqual(answer.status, 404)
+          assert.strictEqual(answer.body.error.code, "passkey_not_found")
+        }
+        assert.strictEqual(
+          (yield* call("/v1/account/passkeys", { headers: colleague.session })).body.passkeys.length,
+          0
+        )
+        assert.strictEqual(
+          (yield* call("/v1/account/passkeys", { headers: member.session })).body.passkeys.length,
+          1
+        )
+      })
+    )
+
+    it.effect("refuses an API key on the account passkey routes with 401 identity_unauthorized", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const apiKey = { authorization: `Bearer ${member.apiKey}` }
+        for (const [method, path, body] of [
+          ["POST", "/v1/account/passkeys/options", {}],
+          ["POST", "/v1/account/passkeys", undefined],
+          ["GET", "/v1/account/passkeys", undefined],
+          ["DELETE", "/v1/account/passkeys/pk_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b", undefined]
+        ] as const) {
+          const answer = yield* call(path, {
+            method,
+            headers: apiKey,
+            ...(method === "POST" ? { body: body ?? { challenge_id: "x" } } : {})
+          })
+          assert.strictEqual(answer.status, method === "POST" && body === undefined ? 400 : 401, path)
+          if (answer.status === 401) assert.strictEqual(answer.body.error.code, "identity_unauthorized")
+        }
+        // Without a credential at all: the usual 401.
+        const none = yield* call("/v1/account/passkeys")
+        assert.strictEqual(none.status, 401)
+        assert.strictEqual(none.body.error.code, "unauthenticated")
+      })
+    )
+
+    it.effect("refuses unknown fields and malformed bodies with 400 naming the field", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const extra = yield* call("/v1/sign-in/passkey/options", { body: { email: "a@b.c" } })
+        assert.strictEqual(extra.status, 400)
+        assert.strictEqual(extra.body.error.code, "invalid_request")
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        const started = yield* call("/v1/account/passkeys/options", { headers: member.session, body: {} })
+        const response = authenticator.register(started.body.options)
+        for (const body of [
+          { challenge_id: started.body.challenge_id, name: "x", response, admin: true },
+          { challenge_id: started.body.challenge_id, name: "x", response: { ...response, extra: 1 } },
+          { challenge_id: started.body.challenge_id, name: "", response },
+          { challenge_id: "pk_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b", name: "x", response }
+        ]) {
+          const answer = yield* call("/v1/account/passkeys", { headers: member.session, body })
+          assert.strictEqual(answer.status, 400)
+          assert.strictEqual(answer.body.error.code, "invalid_request")
+          assert.notStrictEqual(answer.body.error.message, REFUSED)
+        }
+        // None of them used the challenge: the honest answer still registers.
+        const ok = yield* call("/v1/account/passkeys", {
+          headers: member.session,
+          body: { challenge_id: started.body.challenge_id, name: "x", response }
+        })
+        assert.strictEqual(ok.status, 201)
+      })
+    )
+  })
+})
