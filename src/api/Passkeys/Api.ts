@@ -6,6 +6,7 @@ import { Timestamp } from "../../../services/domain/Timestamp"
 import { Authentication } from "../../middleware/Authentication"
 import { Account } from "../Account/Api"
 import {
+  HttpsRequired,
   IdentityUnauthorized,
   InvalidRequest,
   InvalidState,
@@ -184,7 +185,11 @@ export class PasskeySignInApi extends HttpApiGroup.make("passkeySignIn")
         'An unknown passkey, a bad signature, another origin or rpID, a used or expired challenge, or a removed member all answer the same 400 `invalid_request` "The passkey could not be verified."'
       )
   )
+  .addError(HttpsRequired)
   .addError(PayloadTooLarge)
   .addError(RateLimited)
   .addError(InvalidRequest)
-  .annotate(OpenApi.Description, "Signing in to the dashboard with a passkey. No credential.") {}
+  .annotate(
+    OpenApi.Description,
+    "Signing in to the dashboard with a passkey. No credential. Each request counts against the client's sign-in limit (429 `rate_limited` with `Retry-After`); outside the sandbox, plain HTTP from another host answers 403 `https_required`."
+  ) {}

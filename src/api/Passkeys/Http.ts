@@ -1,11 +1,13 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { toId, uuidFromId } from "../../../services/domain/PrefixedId"
 import { Accounts } from "../../../services/merchants/Accounts"
 import { type PasskeyNotVerified, Passkeys } from "../../../services/merchants/Passkeys"
+import { SignInAttempts } from "../../../services/merchants/SignInAttempts"
 import { Api } from "../../Api"
 import { requireSession } from "../../middleware/Authentication"
+import { requireSecureSignIn } from "../../middleware/SignInTransport"
 import { InvalidRequest, NotFound } from "../Errors"
 
 const WHAT = "Passkeys"
@@ -76,27 +78,46 @@ export const PasskeysLive = HttpApiBuilder.group(Api, "passkeys", (handlers) =>
   })
 )
 
+/**
+ * Each request of a passkey sign-in is an attempt of kind `passkey` against the client's limit: the options (a
+ * challenge handed out, recorded as `sent`) and the answer (`signed_in` or `refused: <why>`). No address is known
+ * before the passkey is checked, so the per-address limit of wrong codes does not stop a passkey: a member whose
+ * address someone floods with wrong codes can still sign in with one.
+ */
 export const PasskeySignInLive = HttpApiBuilder.group(Api, "passkeySignIn", (handlers) =>
   Effect.gen(function* () {
     const passkeys = yield* Passkeys
     const accounts = yield* Accounts
+    const attempts = yield* SignInAttempts
     return handlers
       .handle("options", () =>
-        Effect.map(passkeys.signInOptions(), (started) => ({
-          challenge_id: started.challengeId,
-          options: { ...started.options }
-        }))
+        Effect.gen(function* () {
+          const { client } = yield* requireSecureSignIn
+          const attempt = yield* attempts.take("passkey", { client })
+          const started = yield* passkeys.signInOptions()
+          yield* attempts.settle(attempt, "sent")
+          return { challenge_id: started.challengeId, options: { ...started.options } }
+        })
       )
       .handle("signIn", ({ payload }) =>
         Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
+          const { client, userAgent } = yield* requireSecureSignIn
+          const attempt = yield* attempts.take("passkey", { client })
           const signedIn = yield* passkeys
             .signIn({
               challengeId: payload.challenge_id,
               response: payload.response as unknown as AuthenticationResponseJSON
             })
-            .pipe(Effect.catchTag("PasskeyNotVerified", notVerified))
-          const userAgent = request.headers["user-agent"]
+            .pipe(
+              Effect.tapErrorTag("PasskeyNotVerified", (refused) =>
+                attempts.settle(
+                  attempt,
+                  { refused: refused.reason },
+                  { memberId: refused.memberId ?? null, email: refused.email ?? null }
+                )
+              ),
+              Effect.catchTag("PasskeyNotVerified", notVerified)
+            )
           const session = yield* accounts.createSession(signedIn.accountId, {
             memberId: signedIn.memberId,
             ...(userAgent === undefined ? {} : { userAgent })
@@ -106,11 +127,13 @@ export const PasskeySignInLive = HttpApiBuilder.group(Api, "passkeySignIn", (han
           // Both were read live a moment ago; gone now means removed meanwhile, which verifies nothing.
           if (Option.isNone(member) || Option.isNone(account)) {
             yield* accounts.endSession(session.token)
+            yield* attempts.settle(attempt, { refused: "member_removed" }, { memberId: signedIn.memberId })
             return yield* new InvalidRequest({
               message: "The passkey could not be verified.",
               param: "response"
             })
           }
+          yield* attempts.settle(attempt, "signed_in", { memberId: signedIn.memberId, email: signedIn.email })
           return {
             session_token: session.token,
             expires_at: session.expiresAt,
@@ -130,4 +153,4 @@ export const PasskeySignInLive = HttpApiBuilder.group(Api, "passkeySignIn", (han
         })
       )
   })
-)
+).pipe(Layer.provide(SignInAttempts.Default))

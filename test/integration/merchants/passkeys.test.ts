@@ -1,10 +1,11 @@
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, beforeEach, describe, layer } from "@effect/vitest"
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON
 } from "@simplewebauthn/server"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { english, generateMnemonic } from "viem/accounts"
 import type pg from "pg"
 import { Accounts } from "../../../services/merchants/Accounts"
 import { CHALLENGE_TTL_MS } from "../../../services/merchants/Passkeys"
@@ -20,7 +21,12 @@ const REFUSED = "The passkey could not be verified."
 
 class Fixture extends Context.Tag("test/PasskeysFixture")<
   Fixture,
-  { readonly clock: ControlledClock; readonly service: RunningService; readonly db: pg.Client }
+  {
+    readonly clock: ControlledClock
+    readonly service: RunningService
+    readonly db: pg.Client
+    readonly database: { readonly url: string; readonly drop: () => Promise<void> }
+  }
 >() {}
 
 const FixtureLive = Layer.scoped(
@@ -34,7 +40,7 @@ const FixtureLive = Layer.scoped(
       config: { dashboardOrigin: Option.some(DASHBOARD) }
     })
     const db = yield* scopedPgClient(database.url)
-    return { clock, service, db }
+    return { clock, service, db, database }
   })
 )
 
@@ -75,6 +81,14 @@ interface Answer {
   readonly status: number
   readonly body: Answered
 }
+
+/**
+ * The client address the sign-in limits count, as a proxy on loopback names it: each test signs in from an address
+ * of its own, so one test's attempts do not spend another's limit.
+ */
+let clients = 0
+let client = ""
+const forwardedFor = () => ({ "x-forwarded-for": client })
 
 let emails = 0
 /** A member of an account (a new one unless given), signed in with a dashboard session of their own. */
@@ -144,7 +158,7 @@ const registerPasskey = (member: Member, authenticator: SoftwareAuthenticator, n
 
 /** Starts a passkey sign-in: its challenge id and options. */
 const signInOptions = Effect.gen(function* () {
-  const started = yield* call("/v1/sign-in/passkey/options", { body: {} })
+  const started = yield* call("/v1/sign-in/passkey/options", { headers: forwardedFor(), body: {} })
   assert.strictEqual(started.status, 200)
   return {
     challengeId: started.body.challenge_id as string,
@@ -153,13 +167,22 @@ const signInOptions = Effect.gen(function* () {
 })
 
 const postAssertion = (challengeId: string, response: AuthenticationResponseJSON) =>
-  call("/v1/sign-in/passkey", { body: { challenge_id: challengeId, response } })
+  call("/v1/sign-in/passkey", { headers: forwardedFor(), body: { challenge_id: challengeId, response } })
 
 /** A whole sign-in with the authenticator, bent or not. */
 const signIn = (authenticator: SoftwareAuthenticator, bend?: Bend) =>
   Effect.flatMap(signInOptions, ({ challengeId, options }) =>
     postAssertion(challengeId, authenticator.authenticate(options, bend))
   )
+
+/** An assertion shaped right and signed by nobody. */
+const WELL_FORMED_ASSERTION: AuthenticationResponseJSON = {
+  id: "AAAA",
+  rawId: "AAAA",
+  response: { clientDataJSON: "AAAA", authenticatorData: "AAAA", signature: "AAAA" },
+  clientExtensionResults: {},
+  type: "public-key"
+}
 
 const assertRefused = (answer: Answer) => {
   assert.strictEqual(answer.status, 400, JSON.stringify(answer.body))
@@ -169,6 +192,10 @@ const assertRefused = (answer: Answer) => {
 
 layer(FixtureLive, { timeout: 120_000 })((it) => {
   describe("passkeys", () => {
+    beforeEach(() => {
+      client = `198.51.100.${++clients}`
+    })
+
     it.effect("registers, lists, signs in, and once removed no longer signs in", () =>
       Effect.gen(function* () {
         const member = yield* newMember()
@@ -502,6 +529,122 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         })
         assert.strictEqual(ok.status, 201)
       })
+    )
+
+    it.effect("records every passkey sign-in attempt with its outcome, member and client", () =>
+      Effect.gen(function* () {
+        const { db } = yield* Fixture
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+        assert.strictEqual((yield* signIn(authenticator)).status, 201)
+        assertRefused(yield* signIn(authenticator, { origin: "https://evil.test" }))
+        assertRefused(yield* postAssertion("0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b", WELL_FORMED_ASSERTION))
+        const rows = yield* Effect.promise(() =>
+          db.query<{ kind: string; outcome: string; email: string | null; member_id: string | null }>(
+            "select kind, outcome, email, member_id from sign_in_attempts where client = $1 order by at, id",
+            [client]
+          )
+        )
+        const known = { email: member.email, member_id: member.memberId }
+        const unknown = { email: null, member_id: null }
+        assert.deepStrictEqual(rows.rows, [
+          { kind: "passkey", outcome: "sent", ...unknown },
+          { kind: "passkey", outcome: "signed_in", ...known },
+          { kind: "passkey", outcome: "sent", ...unknown },
+          { kind: "passkey", outcome: "refused: not_verified", ...known },
+          { kind: "passkey", outcome: "refused: unknown_challenge", ...unknown }
+        ])
+      })
+    )
+
+    it.effect("limits passkey sign-in attempts per client: 429 rate_limited with Retry-After", () =>
+      Effect.gen(function* () {
+        const { db } = yield* Fixture
+        const limit = 30
+        for (let i = 0; i < limit; i++) yield* signInOptions
+        const refused = yield* call("/v1/sign-in/passkey/options", { headers: forwardedFor(), body: {} })
+        assert.strictEqual(refused.status, 429)
+        assert.strictEqual(refused.body.error.code, "rate_limited")
+        const { service } = yield* Fixture
+        const res = yield* Effect.promise(() =>
+          service.request("/v1/sign-in/passkey/options", {
+            method: "POST",
+            headers: { "content-type": "application/json", ...forwardedFor() },
+            body: "{}"
+          })
+        )
+        assert.strictEqual(res.status, 429)
+        const retryAfter = Number(res.headers.get("retry-after"))
+        assert.isTrue(retryAfter > 1 && retryAfter <= 15 * 60, String(retryAfter))
+        // Another client is not held back by this one.
+        client = `${client}0`
+        assert.strictEqual(
+          (yield* call("/v1/sign-in/passkey/options", { headers: forwardedFor(), body: {} })).status,
+          200
+        )
+        const challenges = yield* Effect.promise(() =>
+          db.query<{ n: number }>("select count(*)::int as n from sign_in_attempts where client = $1", [
+            client.slice(0, -1)
+          ])
+        )
+        assert.strictEqual(challenges.rows[0]?.n, limit)
+      })
+    )
+
+    it.scoped(
+      "outside the sandbox, answers plain HTTP on the passkey sign-in routes with 403 https_required",
+      () =>
+        Effect.gen(function* () {
+          const { clock } = yield* Fixture
+          const { database } = yield* Fixture
+          const production = yield* scopedService({
+            database,
+            clock,
+            config: {
+              serviceEnv: "production",
+              dashboardOrigin: Option.some(DASHBOARD),
+              depositKeyMnemonic: Option.some(Redacted.make(generateMnemonic(english)))
+            }
+          })
+          for (const path of ["/v1/sign-in/passkey/options", "/v1/sign-in/passkey"]) {
+            const res = yield* Effect.promise(() =>
+              production.request(path, {
+                method: "POST",
+                headers: {
+                  "content-type": "application/json",
+                  "x-forwarded-proto": "http",
+                  ...forwardedFor()
+                },
+                body: JSON.stringify(
+                  path.endsWith("options")
+                    ? {}
+                    : {
+                        challenge_id: "0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b",
+                        response: WELL_FORMED_ASSERTION
+                      }
+                )
+              })
+            )
+            assert.strictEqual(res.status, 403, path)
+            assert.strictEqual(
+              ((yield* Effect.promise(() => res.json())) as Answered).error.code,
+              "https_required"
+            )
+          }
+          const overHttps = yield* Effect.promise(() =>
+            production.request("/v1/sign-in/passkey/options", {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                "x-forwarded-proto": "https",
+                ...forwardedFor()
+              },
+              body: "{}"
+            })
+          )
+          assert.strictEqual(overHttps.status, 200)
+        })
     )
   })
 })
