@@ -15,7 +15,7 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import { IdParam, ListOf, StrictStruct } from "../Schemas"
+import { IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
 
 export const Passkey = Schema.Struct({
   id: Id("pk"),
@@ -87,6 +87,10 @@ export const AuthenticationResponse = StrictStruct({
   type: Schema.Literal("public-key")
 }).annotations({ identifier: "AuthenticationResponseJSON" })
 
+// Examples show the shape only: a real answer comes from the browser's WebAuthn call, on a real challenge.
+const EXAMPLE_CHALLENGE_ID = "0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7c"
+const EXAMPLE_CREDENTIAL_ID = "dGhpcy1pcy1hLWNyZWRlbnRpYWwtaWQ"
+
 /** An empty object (or no body); any field is an unknown field. */
 const EmptyBody = Schema.Record({
   key: Schema.String,
@@ -119,13 +123,31 @@ export class PasskeysApi extends HttpApiGroup.make("passkeys")
   .add(
     HttpApiEndpoint.post("register", "/account/passkeys")
       .setPayload(
-        StrictStruct({
-          challenge_id: ChallengeId,
-          name: Text.pipe(Schema.minLength(1), Schema.maxLength(100)).annotations({
-            description: 'The member\'s own label for this passkey ("Work laptop").'
+        withExample(
+          StrictStruct({
+            challenge_id: ChallengeId,
+            name: Text.pipe(Schema.minLength(1), Schema.maxLength(100)).annotations({
+              description: 'The member\'s own label for this passkey ("Work laptop").'
+            }),
+            response: RegistrationResponse
           }),
-          response: RegistrationResponse
-        })
+          {
+            challenge_id: EXAMPLE_CHALLENGE_ID,
+            name: "Work laptop",
+            response: {
+              id: EXAMPLE_CREDENTIAL_ID,
+              rawId: EXAMPLE_CREDENTIAL_ID,
+              response: {
+                clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+                attestationObject: "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVgA",
+                transports: ["internal", "hybrid"]
+              },
+              authenticatorAttachment: "platform",
+              clientExtensionResults: {},
+              type: "public-key"
+            }
+          }
+        )
       )
       .addSuccess(Passkey, { status: 201 })
       .addError(NotFound)
@@ -177,7 +199,24 @@ export class PasskeySignInApi extends HttpApiGroup.make("passkeySignIn")
   )
   .add(
     HttpApiEndpoint.post("signIn", "/sign-in/passkey")
-      .setPayload(StrictStruct({ challenge_id: ChallengeId, response: AuthenticationResponse }))
+      .setPayload(
+        withExample(StrictStruct({ challenge_id: ChallengeId, response: AuthenticationResponse }), {
+          challenge_id: EXAMPLE_CHALLENGE_ID,
+          response: {
+            id: EXAMPLE_CREDENTIAL_ID,
+            rawId: EXAMPLE_CREDENTIAL_ID,
+            response: {
+              clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+              authenticatorData: "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ",
+              signature: "MEUCIQC",
+              userHandle: "AZD1wn1Oejg"
+            },
+            authenticatorAttachment: "platform",
+            clientExtensionResults: {},
+            type: "public-key"
+          }
+        })
+      )
       .addSuccess(SignedIn, { status: 201 })
       .annotate(OpenApi.Summary, "Sign in with a passkey")
       .annotate(

@@ -37,7 +37,12 @@ const answeredOtherwise: Record<string, { readonly status: number; readonly code
   // A code, a link's token and an invitation's token arrive by mail: the examples' placeholders are refused.
   "POST /v1/sign-in/email/verify": { status: 400, code: "invalid_request" },
   "POST /v1/sign-in/link": { status: 400, code: "invalid_request" },
-  "POST /v1/sign-in/invite": { status: 400, code: "invalid_request" }
+  "POST /v1/sign-in/invite": { status: 400, code: "invalid_request" },
+  // A passkey belongs to a member, and the test's session is the operator CLI's, which has none.
+  "POST /v1/account/passkeys/options": { status: 404, code: "member_not_found" },
+  "POST /v1/account/passkeys": { status: 404, code: "member_not_found" },
+  // A fixed WebAuthn answer cannot sign a fresh challenge.
+  "POST /v1/sign-in/passkey": { status: 400, code: "invalid_request" }
 }
 
 let service: RunningService
@@ -89,7 +94,10 @@ const operations = (): Array<Operation> => {
   return out
 }
 
-/** Creates first, in the order a reader follows, so later examples find the resources they name. */
+/**
+ * Creates first, in the order a reader follows, so later examples find the resources they name; then what must
+ * come before the session examples.
+ */
 const order = [
   "POST /v1/issuers",
   "POST /v1/payout-addresses",
@@ -97,8 +105,10 @@ const order = [
   "POST /v1/webhooks",
   "POST /v1/attachments",
   "POST /v1/deposit-requests",
-  // Before the session example refreshes (and so ends) the merchant's session.
-  "POST /v1/account/invites"
+  // Before the session examples, which end the session the others use.
+  "POST /v1/account/invites",
+  "POST /v1/account/passkeys/options",
+  "POST /v1/account/passkeys"
 ]
 
 describe("OpenAPI examples", () => {
