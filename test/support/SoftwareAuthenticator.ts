@@ -67,7 +67,7 @@ export interface Bend {
   readonly rpId?: string
   /** The signature counter to report instead of the next one. */
   readonly counter?: number
-  /** Sign for this credential rather than one the options allow. */
+  /** Sign for this credential rather than one the options allow; register this one again. */
   readonly credentialId?: string
   /** Report user verification (default true). */
   readonly userVerified?: boolean
@@ -82,8 +82,10 @@ export class SoftwareAuthenticator {
   /** `navigator.credentials.create` with these options: a new credential, stored here, and its answer. */
   register(options: PublicKeyCredentialCreationOptionsJSON, bend: Bend = {}): RegistrationResponseJSON {
     const rpId = options.rp.id ?? new URL(this.origin).hostname
-    const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" })
-    const id = randomBytes(32)
+    // A credential registered again (as an authenticator that ignores `excludeCredentials` would), or a new one.
+    const again = bend.credentialId === undefined ? undefined : this.credentials.get(bend.credentialId)
+    const { privateKey, publicKey } = again ?? generateKeyPairSync("ec", { namedCurve: "P-256" })
+    const id = again?.id ?? randomBytes(32)
     const credential: StoredCredential = {
       id,
       privateKey,

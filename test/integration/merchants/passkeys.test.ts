@@ -229,7 +229,11 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         assert.strictEqual(listed.status, 200)
         assert.deepStrictEqual(listed.body as unknown, { passkeys: [passkey], next_cursor: null })
 
-        const signedIn = yield* signIn(authenticator)
+        const { challengeId, options: requestOptions } = yield* signInOptions
+        const signedIn = yield* call("/v1/sign-in/passkey", {
+          headers: { ...forwardedFor(), "user-agent": "Passkey test browser/1.0" },
+          body: { challenge_id: challengeId, response: authenticator.authenticate(requestOptions) }
+        })
         assert.strictEqual(signedIn.status, 201, JSON.stringify(signedIn.body))
         assert.match(signedIn.body.session_token, /^session_/)
         assert.match(signedIn.body.expires_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/)
@@ -260,6 +264,16 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         )
         assert.deepStrictEqual(stored.rows, [
           { member_id: member.memberId, counter: "1", transports: ["internal"] }
+        ])
+
+        const sessions = yield* Effect.promise(() =>
+          db.query<{ member_id: string; user_agent: string | null }>(
+            "select member_id, user_agent from dashboard_sessions where digest = sha256($1::bytea)",
+            [Buffer.from(signedIn.body.session_token)]
+          )
+        )
+        assert.deepStrictEqual(sessions.rows, [
+          { member_id: member.memberId, user_agent: "Passkey test browser/1.0" }
         ])
 
         const removed = yield* call(`/v1/account/passkeys/${passkey.id}`, {
@@ -666,6 +680,57 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
             const under = yield* call(path, { headers, body: pad(limit - 100) })
             assert.strictEqual(under.status, 400, path)
           }
+        })
+    )
+
+    it.effect(
+      "refuses a credential registered twice with 409, and a sign-in challenge used to register",
+      () =>
+        Effect.gen(function* () {
+          const member = yield* newMember()
+          const colleague = yield* newMember(member)
+          const authenticator = new SoftwareAuthenticator(DASHBOARD)
+          yield* registerPasskey(member, authenticator)
+          const [credentialId] = [...authenticator.credentials.keys()]
+          for (const who of [member, colleague]) {
+            const started = yield* call("/v1/account/passkeys/options", { headers: who.session, body: {} })
+            const again = yield* call("/v1/account/passkeys", {
+              headers: who.session,
+              body: {
+                challenge_id: started.body.challenge_id,
+                name: "Again",
+                response: authenticator.register(started.body.options, { credentialId: credentialId! })
+              }
+            })
+            assert.strictEqual(again.status, 409)
+            assert.strictEqual(again.body.error.code, "invalid_state")
+          }
+          const signInChallenge = yield* signInOptions
+          const registration = yield* call("/v1/account/passkeys/options", {
+            headers: member.session,
+            body: {}
+          })
+          assertRefused(
+            yield* call("/v1/account/passkeys", {
+              headers: member.session,
+              body: {
+                challenge_id: signInChallenge.challengeId,
+                name: "Crossed",
+                response: authenticator.register({
+                  ...registration.body.options,
+                  challenge: signInChallenge.options.challenge
+                })
+              }
+            })
+          )
+          assert.strictEqual(
+            (yield* call("/v1/account/passkeys", { headers: member.session })).body.passkeys.length,
+            1
+          )
+          assert.strictEqual(
+            (yield* call("/v1/account/passkeys", { headers: colleague.session })).body.passkeys.length,
+            0
+          )
         })
     )
   })
