@@ -733,5 +733,41 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
           )
         })
     )
+
+    it.effect("lets one of two racing answers sign in: on one challenge, or with one counter on two", () =>
+      Effect.gen(function* () {
+        const member = yield* newMember()
+        const authenticator = new SoftwareAuthenticator(DASHBOARD)
+        yield* registerPasskey(member, authenticator)
+        const statuses = (answers: ReadonlyArray<Answer>) => answers.map((a) => a.status).sort()
+
+        // Four rounds of three attempts, then four of four: under the client's limit of 30 each.
+        for (let round = 0; round < 4; round++) {
+          const { challengeId, options } = yield* signInOptions
+          const assertion = authenticator.authenticate(options)
+          const answers = yield* Effect.all(
+            [postAssertion(challengeId, assertion), postAssertion(challengeId, assertion)],
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual(statuses(answers), [201, 400])
+        }
+
+        client = `${client}0`
+        for (let round = 0; round < 4; round++) {
+          const first = yield* signInOptions
+          const second = yield* signInOptions
+          const a = authenticator.authenticate(first.options)
+          // A clone of the authenticator answers the other challenge with the very same counter.
+          const b = authenticator.authenticate(second.options, {
+            counter: authenticator.credentials.values().next().value!.counter
+          })
+          const answers = yield* Effect.all(
+            [postAssertion(first.challengeId, a), postAssertion(second.challengeId, b)],
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual(statuses(answers), [201, 400])
+        }
+      })
+    )
   })
 })
