@@ -416,6 +416,20 @@ export class Members extends Effect.Service<Members>()("deposits/Members", {
       return yield* sessionFor(member.value, who)
     }, orDieOnSql)
 
+    /**
+     * A session for a member another proof (a passkey) identified; none when the member was removed meanwhile,
+     * which signs nobody in.
+     */
+    const sessionForMember = Effect.fn("Members.sessionForMember")(function* (
+      accountId: string,
+      memberId: string,
+      who: SignInClient
+    ) {
+      const member = yield* memberOf(accountId, memberId)
+      if (Option.isNone(member)) return Option.none<SignedIn>()
+      return Option.some(yield* sessionFor(member.value, who))
+    }, orDieOnSql)
+
     /** The calling member; 404 for a session without one (the operator CLI's) or a removed member. */
     const getMember = Effect.fn("Members.getMember")(function* (accountId: string, memberId: string | null) {
       const member = memberId === null ? Option.none<Member>() : yield* memberOf(accountId, memberId)
@@ -505,6 +519,7 @@ export class Members extends Effect.Service<Members>()("deposits/Members", {
       revokeInvite,
       acceptInvite,
       getMember,
+      sessionForMember,
       listMembers,
       removeMember,
       listSessions,

@@ -59,15 +59,6 @@ export interface Passkey {
   readonly lastUsedAt: Date | null
 }
 
-/** A member as the signed-in answer shows them. */
-export interface MemberSummary {
-  readonly id: string
-  readonly accountId: string
-  readonly email: string
-  readonly createdAt: Date
-  readonly passkeys: number
-}
-
 /** Who a passkey signed in. */
 export interface PasskeySignIn {
   readonly accountId: string
@@ -333,30 +324,6 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
       } satisfies PasskeySignIn
     }, orDieOnSql)
 
-    /** The member as the signed-in answer shows them, with how many passkeys they have. */
-    const memberSummary = Effect.fn("Passkeys.memberSummary")(function* (memberId: string) {
-      const rows = yield* sql<{
-        id: string
-        account_id: string
-        email: string
-        created_at: Date
-        passkeys: number
-      }>`
-        select m.id, m.account_id, m.email, m.created_at,
-               (select count(*)::int from passkeys p where p.member_id = m.id) as passkeys
-        from members m where m.id = ${memberId} and m.removed_at is null`
-      return Option.map(
-        Option.fromNullable(rows[0]),
-        (row): MemberSummary => ({
-          id: row.id,
-          accountId: row.account_id,
-          email: row.email,
-          createdAt: row.created_at,
-          passkeys: row.passkeys
-        })
-      )
-    }, orDieOnSql)
-
     return {
       relyingParty: rp,
       registrationOptions,
@@ -364,8 +331,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
       list,
       remove,
       signInOptions,
-      signIn,
-      memberSummary
+      signIn
     } as const
   }),
   dependencies: [Ids.layer]

@@ -88,3 +88,12 @@ export const Metadata = Schema.Record({
       "Merchant key/value data: an object of at most 50 pairs, string keys of 1–40 characters to string values of up to 500 characters. Keys and values are text: C0 control characters other than tab, CR and LF are refused. On update the object replaces the stored one whole; null clears it to {}."
   })
 )
+
+/**
+ * Nothing to send: an empty object (or no body) is accepted so clients may always send JSON, and any field is an
+ * unknown field. (An empty `Struct` would accept any object, so this is a record whose values can never decode.)
+ */
+export const EmptyBody = Schema.Record({
+  key: Schema.String,
+  value: Schema.Never.annotations({ message: () => "unknown field" })
+}).annotations({ identifier: "EmptyBody", description: "An empty object.", examples: [{}] })

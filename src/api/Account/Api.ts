@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { EmptyBody } from "../Schemas"
 import { Authentication } from "../../middleware/Authentication"
 import {
   IdentityUnauthorized,
@@ -42,15 +43,6 @@ export class Session extends Schema.Class<Session>("Session")({
   session_token: Schema.String.annotations({ description: "A dashboard session token. Shown once." }),
   expires_at: Timestamp
 }) {}
-
-/**
- * Nothing to send: an empty object (or no body) is accepted so clients may always send JSON, and any field is an
- * unknown field. (An empty `Struct` would accept any object, so this is a record whose values can never decode.)
- */
-const EmptyBody = Schema.Record({
-  key: Schema.String,
-  value: Schema.Never.annotations({ message: () => "unknown field" })
-}).annotations({ identifier: "EmptyBody", description: "An empty object.", examples: [{}] })
 
 const sessionsOnly =
   "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB."

@@ -4,7 +4,7 @@ import { Id } from "../../../services/domain/PrefixedId"
 import { Text } from "../../../services/domain/Text"
 import { Timestamp } from "../../../services/domain/Timestamp"
 import { Authentication } from "../../middleware/Authentication"
-import { Account } from "../Account/Api"
+import { SignedIn } from "../SignIn/Api"
 import {
   HttpsRequired,
   IdentityUnauthorized,
@@ -15,7 +15,7 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import { IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
+import { EmptyBody, IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
 
 export const Passkey = Schema.Struct({
   id: Id("pk"),
@@ -23,22 +23,6 @@ export const Passkey = Schema.Struct({
   created_at: Timestamp,
   last_used_at: Schema.NullOr(Timestamp)
 }).annotations({ identifier: "Passkey" })
-
-export const Member = Schema.Struct({
-  id: Id("mem"),
-  email: Schema.String,
-  created_at: Timestamp,
-  passkeys: Schema.Int.annotations({ description: "How many passkeys the member has registered." })
-}).annotations({ identifier: "Member" })
-
-export const SignedIn = Schema.Struct({
-  session_token: Schema.String.annotations({
-    description: "A dashboard session token (`session_…`), sent as `Authorization: Bearer`. Shown once."
-  }),
-  expires_at: Timestamp,
-  member: Member,
-  account: Account
-}).annotations({ identifier: "SignedIn" })
 
 const Base64Url = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9_-]*$/, { message: () => "must be base64url without padding" }),
@@ -90,12 +74,6 @@ export const AuthenticationResponse = StrictStruct({
 // Examples show the shape only: a real answer comes from the browser's WebAuthn call, on a real challenge.
 const EXAMPLE_CHALLENGE_ID = "0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7c"
 const EXAMPLE_CREDENTIAL_ID = "dGhpcy1pcy1hLWNyZWRlbnRpYWwtaWQ"
-
-/** An empty object (or no body); any field is an unknown field. */
-const EmptyBody = Schema.Record({
-  key: Schema.String,
-  value: Schema.Never.annotations({ message: () => "unknown field" })
-}).annotations({ identifier: "EmptyBody", description: "An empty object.", examples: [{}] })
 
 const sessionsOnly = "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`."
 

@@ -2,13 +2,14 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
 import { Effect, Layer, Option } from "effect"
 import { toId, uuidFromId } from "../../../services/domain/PrefixedId"
-import { Accounts } from "../../../services/merchants/Accounts"
+import { Members } from "../../../services/merchants/Members"
 import { type PasskeyNotVerified, Passkeys } from "../../../services/merchants/Passkeys"
 import { SignInAttempts } from "../../../services/merchants/SignInAttempts"
 import { Api } from "../../Api"
 import { requireSession } from "../../middleware/Authentication"
 import { requireSecureSignIn } from "../../middleware/SignInTransport"
 import { InvalidRequest, NotFound } from "../Errors"
+import { signedInWire } from "../SignIn/Http"
 
 const WHAT = "Passkeys"
 
@@ -87,7 +88,7 @@ export const PasskeysLive = HttpApiBuilder.group(Api, "passkeys", (handlers) =>
 export const PasskeySignInLive = HttpApiBuilder.group(Api, "passkeySignIn", (handlers) =>
   Effect.gen(function* () {
     const passkeys = yield* Passkeys
-    const accounts = yield* Accounts
+    const members = yield* Members
     const attempts = yield* SignInAttempts
     return handlers
       .handle("options", () =>
@@ -118,15 +119,12 @@ export const PasskeySignInLive = HttpApiBuilder.group(Api, "passkeySignIn", (han
               ),
               Effect.catchTag("PasskeyNotVerified", notVerified)
             )
-          const session = yield* accounts.createSession(signedIn.accountId, {
-            memberId: signedIn.memberId,
-            ...(userAgent === undefined ? {} : { userAgent })
+          const session = yield* members.sessionForMember(signedIn.accountId, signedIn.memberId, {
+            client,
+            userAgent
           })
-          const member = yield* passkeys.memberSummary(signedIn.memberId)
-          const account = yield* accounts.get(signedIn.accountId)
-          // Both were read live a moment ago; gone now means removed meanwhile, which verifies nothing.
-          if (Option.isNone(member) || Option.isNone(account)) {
-            yield* accounts.endSession(session.token)
+          // The member was live a moment ago; gone now means removed meanwhile, which verifies nothing.
+          if (Option.isNone(session)) {
             yield* attempts.settle(attempt, { refused: "member_removed" }, { memberId: signedIn.memberId })
             return yield* new InvalidRequest({
               message: "The passkey could not be verified.",
@@ -134,22 +132,7 @@ export const PasskeySignInLive = HttpApiBuilder.group(Api, "passkeySignIn", (han
             })
           }
           yield* attempts.settle(attempt, "signed_in", { memberId: signedIn.memberId, email: signedIn.email })
-          return {
-            session_token: session.token,
-            expires_at: session.expiresAt,
-            member: {
-              id: toId("mem", member.value.id),
-              email: member.value.email,
-              created_at: member.value.createdAt,
-              passkeys: member.value.passkeys
-            },
-            account: {
-              id: toId("acct", account.value.id),
-              name: account.value.name,
-              environment: account.value.environment,
-              created_at: account.value.createdAt
-            }
-          }
+          return signedInWire(session.value)
         })
       )
   })
