@@ -26,7 +26,7 @@ describe("the compiled service", () => {
     expect(main).not.toMatch(/^import .* from "\.\.?\//m)
   })
 
-  it("runs with plain node on the embedded defaults and serves health and OpenAPI", async () => {
+  it("runs with plain node on the embedded defaults and serves health, OpenAPI and the pages' built scripts", async () => {
     const service = await spawnService(
       { ...bare, DATA_DIR: dataDir, DATABASE_URL: "", NATS_URL: "", CHAIN_RPC_URL: "" },
       60_000,
@@ -36,6 +36,12 @@ describe("the compiled service", () => {
       const health = (await (await fetch(`${service.baseUrl}/v1/health`)).json()) as { environment: string }
       expect(health.environment).toBe("sandbox")
       expect((await fetch(`${service.baseUrl}/openapi.json`)).status).toBe(200)
+      // The pages' scripts come from the build (no esbuild at run time), byte for byte.
+      for (const page of ["checkout", "dashboard"]) {
+        const res = await fetch(`${service.baseUrl}/${page}/assets/app.js`)
+        expect(res.status).toBe(200)
+        expect(await res.text()).toBe(readFileSync(`.build/${page}/app.js`, "utf8"))
+      }
     } finally {
       await service.stop()
     }
