@@ -37,8 +37,10 @@ export const SignIn = ({
   return (
     <main class="signin">
       <h1 tabIndex={-1}>Sign in to the dashboard</h1>
+      {/* Keyed: without it Preact reuses the code's input for the address, keeping maxlength 0 and a pattern. */}
       {sentTo === undefined ? (
         <form
+          key="email"
           onSubmit={(e) => {
             e.preventDefault()
             const email = new FormData(e.currentTarget).get("email")?.toString().trim() ?? ""
@@ -66,6 +68,7 @@ export const SignIn = ({
         </form>
       ) : (
         <form
+          key="code"
           onSubmit={(e) => {
             e.preventDefault()
             const code = new FormData(e.currentTarget).get("code")?.toString().trim() ?? ""
