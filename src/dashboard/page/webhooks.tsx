@@ -178,6 +178,18 @@ export const Webhooks = () => {
   )
 }
 
+/**
+ * Every attempt that did not succeed failed, whatever comes next (the API's `outcome=failed` filter reads it so
+ * too): `retrying` is a failed attempt with another planned, `failed` the last one, `cancelled` one whose retries
+ * stopped (the endpoint disabled).
+ */
+const attemptFailed = (d: Delivery) => d.outcome !== "succeeded"
+const AFTER_FAILURE: Record<string, string> = {
+  retrying: "will be retried",
+  failed: "no more retries",
+  cancelled: "retries cancelled"
+}
+
 const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) => void }) => (
   <tr data-outcome={d.outcome}>
     <td>
@@ -189,7 +201,13 @@ const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) =
       <code>{d.event_id}</code>
     </td>
     <td>
-      {d.outcome === "failed" ? <strong>Failed</strong> : d.outcome}
+      {attemptFailed(d) ? (
+        <>
+          <strong>Failed</strong> ({AFTER_FAILURE[d.outcome] ?? d.outcome})
+        </>
+      ) : (
+        "Succeeded"
+      )}
       {d.redelivery ? " (redelivery)" : ""}, attempt {d.attempt}
     </td>
     <td>
@@ -224,7 +242,7 @@ export const WebhookView = ({ id }: { id: string }) => {
   )
   const redeliver = useAction()
   const rows = deliveries.data?.deliveries ?? []
-  const failed = rows.filter((d) => d.outcome === "failed").length
+  const failed = rows.filter(attemptFailed).length
   return (
     <>
       <p>
@@ -256,7 +274,9 @@ export const WebhookView = ({ id }: { id: string }) => {
       ) : (
         <>
           <p id="failed-count">
-            {failed === 0 ? "No failed deliveries shown." : `${failed} failed deliveries shown.`}
+            {failed === 0
+              ? "No failed deliveries shown."
+              : `${failed} failed ${failed === 1 ? "delivery" : "deliveries"} shown.`}
           </p>
           <Scroll label="Deliveries">
             <table id="deliveries">
