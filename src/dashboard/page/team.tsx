@@ -83,7 +83,8 @@ export const Team = () => {
         <Listed load={members} what="members" empty="No members.">
           {(m: Member) => (
             <li key={m.id}>
-              {m.email} — since <When at={m.created_at} />, {m.passkeys} passkeys
+              {m.email} — since <When at={m.created_at} />, {m.passkeys}{" "}
+              {m.passkeys === 1 ? "passkey" : "passkeys"}
               <Confirm
                 label={`Remove ${m.email}`}
                 question={`Remove ${m.email}? Their sessions end at once and their passkeys are removed.`}
