@@ -419,9 +419,11 @@ describe("the merchant dashboard", () => {
     await waitForText(page, "#differences-summary", "includes", "requests")
     await axe("reconciliation")
     await shot("reconciliation")
-    // The team's routes come with the sign-in work; until then each section says what the API said.
+    // The CLI's session belongs to no member, and the account has none: every section loads, none refused.
     await open("#/team", "Team")
-    await page.waitForSelector("#members-title ~ .refusal, #members-title ~ ul")
+    await waitForText(page, "section[aria-labelledby=members-title]", "includes", "No members.")
+    await waitForText(page, "section[aria-labelledby=own-title]", "includes", "belongs to no member")
+    expect(await page.$$eval("main .refusal", (ps) => ps.map((p) => p.textContent))).toEqual([])
     await axe("team")
     await shot("team")
     // The README's picture: the requests list with every kind of request above, at a desktop width.

@@ -339,7 +339,7 @@ describe("the merchant's front door", () => {
       items.map((i) => i.textContent ?? "")
     )
     expect(members).toHaveLength(2)
-    expect(members.some((m) => m.startsWith(OWNER) && m.includes("1 passkey"))).toBe(true)
+    expect(members.some((m) => m.startsWith(OWNER) && m.includes("1 passkey (you)"))).toBe(true)
     expect(members.some((m) => m.startsWith(COLLEAGUE))).toBe(true)
     await view(page, "team")
     const theirSession = await sessionOf(theirs)

@@ -1,5 +1,5 @@
 import { startRegistration } from "@simplewebauthn/browser"
-import { api, sentence } from "./api"
+import { api, Refusal, sentence } from "./api"
 import { Confirm, Field, Loading, Notice, Refused, useAction, useLoad, When } from "./ui"
 
 interface Member {
@@ -65,16 +65,16 @@ export const Team = () => {
     async () => (await api<{ invites: ReadonlyArray<Invite> }>("GET", "/v1/account/invites")).invites,
     []
   )
-  const sessions = useLoad(
-    async () => (await api<{ sessions: ReadonlyArray<SessionInfo> }>("GET", "/v1/account/sessions")).sessions,
-    []
-  )
-  const passkeys = useLoad(
-    async () => (await api<{ passkeys: ReadonlyArray<Passkey> }>("GET", "/v1/account/passkeys")).passkeys,
+  // The signed-in member, or null for a session of the operator's CLI, which belongs to no member.
+  const me = useLoad(
+    () =>
+      api<Member>("GET", "/v1/account/member").catch((e: unknown) => {
+        if (e instanceof Refusal && e.code === "member_not_found") return null
+        throw e
+      }),
     []
   )
   const invite = useAction()
-  const addPasskey = useAction()
   return (
     <>
       <h1 tabIndex={-1}>Team</h1>
@@ -85,6 +85,7 @@ export const Team = () => {
             <li key={m.id}>
               {m.email} — since <When at={m.created_at} />, {m.passkeys}{" "}
               {m.passkeys === 1 ? "passkey" : "passkeys"}
+              {me.data?.id === m.id ? " (you)" : ""}
               <Confirm
                 label={`Remove ${m.email}`}
                 question={`Remove ${m.email}? Their sessions end at once and their passkeys are removed.`}
@@ -152,6 +153,35 @@ export const Team = () => {
           )}
         </Listed>
       </section>
+      <Refused error={me.error} />
+      {me.data === undefined ? null : me.data === null ? (
+        <section aria-labelledby="own-title">
+          <h2 id="own-title">My sessions and passkeys</h2>
+          <p>
+            This session came from the operator's command line and belongs to no member. Sign in with a
+            member's email address to see that member's sessions and to add passkeys.
+          </p>
+        </section>
+      ) : (
+        <Own />
+      )}
+    </>
+  )
+}
+
+/** The signed-in member's own sessions and passkeys. */
+const Own = () => {
+  const sessions = useLoad(
+    async () => (await api<{ sessions: ReadonlyArray<SessionInfo> }>("GET", "/v1/account/sessions")).sessions,
+    []
+  )
+  const passkeys = useLoad(
+    async () => (await api<{ passkeys: ReadonlyArray<Passkey> }>("GET", "/v1/account/passkeys")).passkeys,
+    []
+  )
+  const addPasskey = useAction()
+  return (
+    <>
       <section aria-labelledby="sessions-title">
         <h2 id="sessions-title">My sessions</h2>
         <Listed load={sessions} what="sessions" empty="No sessions.">
