@@ -9,6 +9,7 @@ import type {
   Transfer,
   VerificationAttempt
 } from "./types"
+import { outcomeInWords } from "./webhooks"
 import { Field, Loading, Money, Notice, Refused, Scroll, Status, useAction, useLoad, When } from "./ui"
 
 interface Related {
@@ -89,6 +90,14 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
   const [live, setLive] = useState("")
   const related = useLoad(() => loadRelated(id), [id, request?.version])
   const resume = useAction()
+  // A change's webhook deliveries are attempted just after it is committed, so the first read after a change
+  // often misses them: read once more a few seconds later (the change itself bumps no version again).
+  const { reload } = related
+  useEffect(() => {
+    if (request === undefined) return
+    const later = setTimeout(reload, 3_000)
+    return () => clearTimeout(later)
+  }, [request?.version])
 
   useEffect(() => {
     const controller = new AbortController()
@@ -390,7 +399,8 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
               <ul class="plain">
                 {r.deliveries.map((d) => (
                   <li key={d.id}>
-                    <When at={d.attempted_at} /> — {d.event_type} to <code>{d.webhook_id}</code>: {d.outcome}
+                    <When at={d.attempted_at} /> — {d.event_type} to <code>{d.webhook_id}</code>:{" "}
+                    {outcomeInWords(d)}
                     {d.response_status === null ? "" : ` (HTTP ${d.response_status})`}
                     {(d.error ?? d.error_message) ? ` — ${d.error ?? d.error_message}` : ""}
                   </li>

@@ -190,6 +190,10 @@ const AFTER_FAILURE: Record<string, string> = {
   cancelled: "retries cancelled"
 }
 
+/** An attempt's outcome in words: "Succeeded", or "Failed (what comes next)". */
+export const outcomeInWords = (d: Delivery) =>
+  attemptFailed(d) ? `Failed (${AFTER_FAILURE[d.outcome] ?? d.outcome})` : "Succeeded"
+
 const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) => void }) => (
   <tr data-outcome={d.outcome}>
     <td>
