@@ -355,7 +355,7 @@ describe("the merchant's front door", () => {
     await theirs.evaluate(`location.hash = "#/team"`)
     await waitForText(theirs, "main h1", "equals", "Sign in to the dashboard")
     await waitForText(theirs, ".signin .refusal", "equals", "The session has ended. Sign in again.")
-    await theirs.screenshot({ path: join(artifacts, "front-door-removed-member.png"), fullPage: true })
+    await view(theirs, "removed-member")
     await colleague.close()
     step("colleague", t)
 
@@ -538,6 +538,19 @@ describe("the merchant's front door", () => {
     await waitForText(page, "#amount-settled", "equals", "7.50 USDC", 60_000)
     await waitForText(page, "#timeline", "includes", "Settled to the payout address", 30_000)
     expect(await page.$("#attention-title")).toBeNull()
+    // Its events reached the fixed receiver, the settlement's too, as the request's own delivery list says
+    // (read again shortly after the change, without a reload).
+    await waitForText(
+      page,
+      "section[aria-labelledby=deliveries-title]",
+      "includes",
+      "deposit_request.settled to wh_",
+      15_000
+    )
+    for (const type of ["needs_attention", "settled"])
+      expect(await page.textContent("section[aria-labelledby=deliveries-title]")).toMatch(
+        new RegExp(`deposit_request\\.${type} to wh_[0-9a-f-]+: Succeeded \\(HTTP 200\\)`)
+      )
     await view(page, "resumed-settled")
     step("gas", t)
 
