@@ -1,0 +1,153 @@
+import { createHmac } from "node:crypto"
+import * as crypto from "node:crypto"
+import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
+import { sign, verify, WebhookVerificationError } from "../../../src/client/webhooks"
+
+// Every comparison of digests must go through node's constant-time compare: spy on it.
+vi.mock("node:crypto", async (importOriginal) => {
+  const original = await importOriginal<typeof import("node:crypto")>()
+  return { ...original, timingSafeEqual: vi.fn(original.timingSafeEqual) }
+})
+
+const SECRET = "whsec_current"
+const OLD = "whsec_previous"
+const NOW = 1_790_000_000
+const body = JSON.stringify({
+  id: "evt_0192d1f4a8a87c3a9f1f7a1e2b3c4d5e",
+  type: "deposit_request.settled",
+  occurred_at: "2026-09-21T10:00:00Z",
+  data: {
+    deposit_request: { id: "dr_0192d1f4a8a87c3a9f1f7a1e2b3c4d5f", status: "settled", metadata: { "10": "a" } }
+  }
+})
+
+/** The spec's header, computed independently of the helper. */
+const specHeader = (secret: string, t: number, raw: string) =>
+  `v1,t=${t},sha256=${createHmac("sha256", secret).update(`v1.${t}.${raw}`).digest("hex")}`
+
+const refusal = (run: () => unknown) => {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(WebhookVerificationError)
+    return (error as WebhookVerificationError).code
+  }
+  throw new Error("not refused")
+}
+
+describe("verify", () => {
+  it("returns the event of a delivery signed as the spec says, from Node or Fetch headers, string or bytes", () => {
+    const headers = {
+      "Service-Signature": specHeader(SECRET, NOW, body),
+      "service-event-id": JSON.parse(body).id
+    }
+    const event = verify(body, headers, SECRET, { now: NOW })
+    expect(event.type).toBe("deposit_request.settled")
+    if (event.type === "deposit_request.settled") expect(event.data.deposit_request.status).toBe("settled")
+    expect(verify(Buffer.from(body), new Headers(headers), SECRET, { now: NOW }).id).toBe(event.id)
+    expect(verify(new TextEncoder().encode(body), headers, [SECRET], { now: NOW }).id).toBe(event.id)
+  })
+
+  it("compares digests in constant time, once per secret", () => {
+    const compare = vi.mocked(crypto.timingSafeEqual)
+    compare.mockClear()
+    verify(body, { "service-signature": specHeader(SECRET, NOW, body) }, [SECRET, OLD], { now: NOW })
+    expect(compare).toHaveBeenCalledTimes(2)
+    compare.mockClear()
+    // A digest of the wrong length still costs a constant-time compare.
+    expect(
+      refusal(() => verify(body, { "service-signature": `v1,t=${NOW},sha256=abcd` }, SECRET, { now: NOW }))
+    ).toBe("signature_mismatch")
+    expect(compare).toHaveBeenCalledTimes(1)
+  })
+
+  it("verifies with [new, old] during a rotation, and refuses the old secret's delivery without it", () => {
+    const byOld = { "service-signature": specHeader(OLD, NOW, body) }
+    const byNew = { "service-signature": specHeader(SECRET, NOW, body) }
+    expect(verify(body, byOld, [SECRET, OLD], { now: NOW }).id).toMatch(/^evt_/)
+    expect(verify(body, byNew, [SECRET, OLD], { now: NOW }).id).toMatch(/^evt_/)
+    expect(refusal(() => verify(body, byOld, [SECRET], { now: NOW }))).toBe("signature_mismatch")
+  })
+
+  it("refuses a missing or malformed header, and any scheme but v1", () => {
+    expect(refusal(() => verify(body, {}, SECRET, { now: NOW }))).toBe("missing_header")
+    expect(refusal(() => verify(body, { "service-signature": "v1,sha256=00" }, SECRET, { now: NOW }))).toBe(
+      "missing_header"
+    )
+    expect(refusal(() => verify(body, { "service-signature": `v1,t=${NOW}` }, SECRET, { now: NOW }))).toBe(
+      "missing_header"
+    )
+    const v2 = specHeader(SECRET, NOW, body).replace(/^v1/, "v2")
+    expect(refusal(() => verify(body, { "service-signature": v2 }, SECRET, { now: NOW }))).toBe(
+      "unsupported_scheme"
+    )
+  })
+
+  it("refuses a timestamp outside the tolerance, stale or future, and accepts one at its edge", () => {
+    const headers = { "service-signature": specHeader(SECRET, NOW, body) }
+    expect(verify(body, headers, SECRET, { now: NOW + 300 }).id).toMatch(/^evt_/)
+    expect(verify(body, headers, SECRET, { now: NOW - 300 }).id).toMatch(/^evt_/)
+    expect(refusal(() => verify(body, headers, SECRET, { now: NOW + 301 }))).toBe(
+      "timestamp_outside_tolerance"
+    )
+    expect(refusal(() => verify(body, headers, SECRET, { now: NOW - 301 }))).toBe(
+      "timestamp_outside_tolerance"
+    )
+    expect(refusal(() => verify(body, headers, SECRET, { now: NOW + 31, tolerance: 30 }))).toBe(
+      "timestamp_outside_tolerance"
+    )
+    // Checked before the signature: a replayed old delivery says it is old, not that it is forged.
+    const stale = { "service-signature": specHeader(SECRET, NOW - 3600, body) }
+    expect(() => verify(body, stale, SECRET, { now: NOW })).toThrow(/3600 s old/)
+  })
+
+  it("refuses a changed body or a wrong secret as signature_mismatch", () => {
+    const headers = { "service-signature": specHeader(SECRET, NOW, body) }
+    expect(refusal(() => verify(body.replace("settled", "expired"), headers, SECRET, { now: NOW }))).toBe(
+      "signature_mismatch"
+    )
+    expect(refusal(() => verify(body, headers, "whsec_other", { now: NOW }))).toBe("signature_mismatch")
+  })
+
+  it("refuses a parsed body, a missing one and JSON written out again as body_reserialised", () => {
+    const headers = { "service-signature": specHeader(SECRET, NOW, body) }
+    const parsed = JSON.parse(body) as unknown as string
+    expect(refusal(() => verify(parsed, headers, SECRET, { now: NOW }))).toBe("body_reserialised")
+    expect(refusal(() => verify(String(parsed), headers, SECRET, { now: NOW }))).toBe("body_reserialised")
+    expect(refusal(() => verify(undefined as unknown as string, headers, SECRET, { now: NOW }))).toBe(
+      "body_reserialised"
+    )
+    const pretty = JSON.stringify(JSON.parse(body), null, 2)
+    expect(refusal(() => verify(pretty, headers, SECRET, { now: NOW }))).toBe("body_reserialised")
+  })
+
+  it("refuses a signed body that is not an event, or whose id differs from the header", () => {
+    const check = (raw: string, extra: Record<string, string> = {}) =>
+      refusal(() =>
+        verify(raw, { "service-signature": specHeader(SECRET, NOW, raw), ...extra }, SECRET, { now: NOW })
+      )
+    expect(check("not json")).toBe("invalid_payload")
+    expect(check(JSON.stringify({ id: "evt_1", type: "webhook.test" }))).toBe("invalid_payload")
+    expect(
+      check(JSON.stringify({ id: "x", type: "webhook.test", occurred_at: "t", data: { webhook_id: "wh_1" } }))
+    ).toBe("invalid_payload")
+    expect(
+      check(JSON.stringify({ id: "evt_1", type: "deposit_request.ready", occurred_at: "t", data: {} }))
+    ).toBe("invalid_payload")
+    expect(check(body, { "service-event-id": "evt_other" })).toBe("invalid_payload")
+  })
+})
+
+describe("sign", () => {
+  it("gives the headers of a delivery, which verify accepts and the spec's check reproduces", () => {
+    const headers = sign(body, SECRET, { timestamp: NOW })
+    expect(headers["service-signature"]).toBe(specHeader(SECRET, NOW, body))
+    expect(headers["service-event-id"]).toBe(JSON.parse(body).id)
+    expect(headers["service-event-type"]).toBe("deposit_request.settled")
+    expect(headers["content-type"]).toBe("application/json")
+    expect(verify(body, headers, SECRET, { now: NOW }).id).toBe(JSON.parse(body).id)
+    const now = sign(body, SECRET)
+    expect(verify(body, now, SECRET).id).toBe(JSON.parse(body).id)
+  })
+})
