@@ -2,6 +2,7 @@
 // in node_modules (the production image installs them); our own code is bundled, one file per entry point.
 import { readdirSync, readFileSync } from "node:fs"
 import { build } from "esbuild"
+import { buildClient } from "./clientBuild.mjs"
 
 // The stored functions' files (infra/sql/functions/*.sql), which migrations read from disk when run from source:
 // the image ships `.build/` without `infra/`, so the bundle carries them (see infra/migrations/storedFunctions.ts).
@@ -55,3 +56,6 @@ await build({
   legalComments: "none",
   logLevel: "warning"
 })
+
+// The merchant-facing helpers (package.json `exports`: `./webhooks`), see clientBuild.mjs.
+await buildClient()
