@@ -4,7 +4,9 @@
  * `body_reserialised`). Serve it with
  * `https.createServer(tls, app)` or `app.listen(port)`.
  */
+import { fileURLToPath } from "node:url"
 import express, { type Express } from "express"
+// In an app: from "deposit-request-service/webhooks".
 import { type Event, verify, WebhookVerificationError } from "../webhooks"
 
 export const expressReceiver = (
@@ -34,4 +36,12 @@ export const expressReceiver = (
     setImmediate(() => handle(event))
   })
   return app
+}
+
+// Run as a file: `WEBHOOK_SECRETS=whsec_new,whsec_old PORT=3000 npx tsx src/client/recipes/express.ts`.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const port = Number(process.env.PORT ?? 3000)
+  expressReceiver((process.env.WEBHOOK_SECRETS ?? "").split(","), (event) =>
+    console.log(event.id, event.type)
+  ).listen(port, () => console.log(`POST http://localhost:${port}/webhooks`))
 }

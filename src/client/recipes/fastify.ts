@@ -3,7 +3,9 @@
  * keeps the body as a Buffer (`parseAs: "buffer"`), so `verify` sees the bytes exactly as signed while the rest of
  * the app keeps Fastify's JSON parser.
  */
+import { fileURLToPath } from "node:url"
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify"
+// In an app: from "deposit-request-service/webhooks".
 import { type Event, verify, WebhookVerificationError } from "../webhooks"
 
 export const fastifyReceiver = (
@@ -39,4 +41,13 @@ export const fastifyReceiver = (
     })
   })
   return app
+}
+
+// Run as a file: `WEBHOOK_SECRETS=whsec_new,whsec_old PORT=3000 npx tsx src/client/recipes/fastify.ts`.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const port = Number(process.env.PORT ?? 3000)
+  await fastifyReceiver((process.env.WEBHOOK_SECRETS ?? "").split(","), (event) =>
+    console.log(event.id, event.type)
+  ).listen({ port })
+  console.log(`POST http://localhost:${port}/webhooks`)
 }

@@ -2,7 +2,10 @@
  * Receiving deliveries with Hono. The handler reads `c.req.text()` (the raw bytes as a string) before anything
  * parses JSON, and verifies that; `c.req.json()` would lose the exact bytes.
  */
+import { fileURLToPath } from "node:url"
+import { serve } from "@hono/node-server"
 import { Hono } from "hono"
+// In an app: from "deposit-request-service/webhooks".
 import { type Event, verify, WebhookVerificationError } from "../webhooks"
 
 export const honoReceiver = (
@@ -33,4 +36,13 @@ export const honoReceiver = (
     return c.json({ received: true }, 200)
   })
   return app
+}
+
+// Run as a file: `WEBHOOK_SECRETS=whsec_new,whsec_old PORT=3000 npx tsx src/client/recipes/hono.ts`.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const port = Number(process.env.PORT ?? 3000)
+  const app = honoReceiver((process.env.WEBHOOK_SECRETS ?? "").split(","), (event) =>
+    console.log(event.id, event.type)
+  )
+  serve({ fetch: app.fetch, port }, () => console.log(`POST http://localhost:${port}/webhooks`))
 }
