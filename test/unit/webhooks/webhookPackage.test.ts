@@ -10,7 +10,7 @@ import { buildClient } from "../../../infra/tooling/clientBuild.mjs"
 // `npm install ../deposits` makes), imports `deposit-request-service/webhooks` in plain node: no tsx, no loader.
 
 describe("the webhooks entry point", () => {
-  it("builds to one module importing only node builtins, which a plain-node app imports through exports", async () => {
+  it("builds to one module importing only node builtins, which a plain-node app imports through exports and a strict NodeNext project type-checks", async () => {
     const result = (await buildClient()) as {
       metafile: { outputs: Record<string, { imports: Array<{ path: string }> }> }
     }
@@ -38,6 +38,43 @@ console.log(JSON.stringify({ type: event.type, refused }))
       const { NODE_OPTIONS: _, ...env } = process.env
       const out = execFileSync(process.execPath, ["receive.js"], { cwd: app, env, encoding: "utf8" })
       expect(JSON.parse(out)).toEqual({ type: "webhook.test", refused: "body_reserialised" })
+
+      // Its declarations, under a strict NodeNext project: the event narrows by type to the contract's fields.
+      writeFileSync(
+        join(app, "receive.ts"),
+        `import { verify, type Event } from "deposit-request-service/webhooks"
+export const amountSettled = (raw: Buffer, headers: Record<string, string>): string | undefined => {
+  const event: Event = verify(raw, headers, ["whsec_new", "whsec_old"], { tolerance: 60 })
+  if (event.type === "deposit_request.settled") return event.data.deposit_request.amount
+  if (event.type === "webhook.test") return event.data.webhook_id
+  return undefined
+}
+// Fails to compile if Event were any: a test event carries no deposit request.
+export const noRequest = (event: Event) =>
+  // @ts-expect-error
+  event.type === "webhook.test" ? event.data.deposit_request : undefined
+`
+      )
+      writeFileSync(
+        join(app, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            module: "nodenext",
+            moduleResolution: "nodenext",
+            target: "es2022",
+            noEmit: true,
+            types: ["node"],
+            typeRoots: [resolve("node_modules/@types")]
+          },
+          files: ["receive.ts"]
+        })
+      )
+      execFileSync(process.execPath, [resolve("node_modules/typescript/bin/tsc"), "-p", "."], {
+        cwd: app,
+        env,
+        encoding: "utf8"
+      })
     } finally {
       rmSync(app, { recursive: true, force: true })
     }
