@@ -59,3 +59,6 @@ await build({
 
 // The merchant-facing helpers (package.json `exports`: `./webhooks`), see clientBuild.mjs.
 await buildClient()
+
+// The typed API clients (`./client`, `./fetch`), see typedClientsBuild.mjs.
+await import("./typedClientsBuild.mjs")

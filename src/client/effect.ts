@@ -1,0 +1,178 @@
+/**
+ * The client for Effect users (package export `./client`): `HttpApiClient` derived from the contract itself
+ * (src/Api.ts), so every call is typed by it, every answer decoded by its schemas and every error answer decoded
+ * into its typed error (`InvalidRequest`, `NotFound`, `RateLimited`, …, matched with `Effect.catchTag`). Bearer
+ * authentication and the retry policy of ./retry.ts are applied at the transport; the helpers below are what the
+ * API's conventions need: an idempotent create, a cursor walk as a `Stream`, long polls.
+ *
+ * It needs an `HttpClient` (provide `FetchHttpClient.layer` from @effect/platform, or Node's).
+ */
+import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Chunk, Effect, Option, Stream } from "effect"
+import { Api } from "../Api"
+import type {
+  CreateDepositRequest,
+  DepositRequest,
+  DepositRequestListParams,
+  DepositRequestStatus
+} from "../api/DepositRequests/Api"
+import { newIdempotencyKey, type RetryOptions, retryDelayMs } from "./retry"
+
+export {
+  HttpsRequired,
+  IdempotencyConflict,
+  IdentityUnauthorized,
+  InternalError,
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  ServiceUnavailable,
+  Unauthenticated
+} from "../api/Errors"
+export { Api } from "../Api"
+export type { RetryOptions } from "./retry"
+
+export interface ClientOptions {
+  /** The service's origin, e.g. `https://deposits.example.com` (paths start with `/v1`). */
+  readonly baseUrl: string
+  /** A `sk_…` API key of the account. */
+  readonly apiKey: string
+  readonly retry?: RetryOptions
+}
+
+type CreatePayload = typeof CreateDepositRequest.Type
+/** The create's body with plain string ids (the service checks them; the contract's branded ids are inside). */
+export type CreateDepositRequestInput = Omit<
+  CreatePayload,
+  "issuer_id" | "payout_address_id" | "customer_id"
+> & {
+  readonly issuer_id: string
+  readonly payout_address_id: string
+  readonly customer_id?: string
+}
+export type DepositRequestView = typeof DepositRequest.Type
+export type Status = typeof DepositRequestStatus.Type
+export type ListFilters = Partial<
+  Omit<
+    typeof DepositRequestListParams.Type,
+    "starting_after" | "wait_for" | "version" | "timeout" | "customer"
+  >
+> & { readonly customer?: string }
+
+/** The retry policy at the transport: every call of the client gets it. */
+const withRetries =
+  (retry: RetryOptions) =>
+  (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+    HttpClient.transform(client, (send, request) => {
+      const hasIdempotencyKey = request.headers["idempotency-key"] !== undefined
+      const attempt = (n: number): Effect.Effect<HttpClientResponse.HttpClientResponse, unknown> =>
+        Effect.matchEffect(send, {
+          onFailure: (error) => {
+            // Only a transport failure (no answer) is a network error; others are the caller's to see.
+            const noAnswer =
+              typeof error === "object" && error !== null && "_tag" in error && error._tag === "RequestError"
+            const delay = noAnswer
+              ? retryDelayMs(
+                  {
+                    attempt: n,
+                    method: request.method,
+                    hasIdempotencyKey,
+                    status: undefined,
+                    retryAfter: undefined
+                  },
+                  retry
+                )
+              : undefined
+            return delay === undefined
+              ? Effect.fail(error)
+              : Effect.zipRight(Effect.sleep(delay), attempt(n + 1))
+          },
+          onSuccess: (response) => {
+            const delay = retryDelayMs(
+              {
+                attempt: n,
+                method: request.method,
+                hasIdempotencyKey,
+                status: response.status,
+                retryAfter: response.headers["retry-after"]
+              },
+              retry
+            )
+            return delay === undefined
+              ? Effect.succeed(response)
+              : // The refused answer's body is read and dropped, so its connection is free again.
+                Effect.zipRight(
+                  Effect.ignore(response.arrayBuffer),
+                  Effect.zipRight(Effect.sleep(delay), attempt(n + 1))
+                )
+          }
+        })
+      return attempt(0) as typeof send
+    })
+
+/** A client of the whole API, with the helpers; see the module's comment. */
+export const makeClient = Effect.fn("DepositsClient.make")(function* (options: ClientOptions) {
+  const api = yield* HttpApiClient.make(Api, {
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    transformClient: (client) =>
+      withRetries(options.retry ?? {})(
+        HttpClient.mapRequest(client, HttpClientRequest.bearerToken(options.apiKey))
+      )
+  })
+
+  /**
+   * Creates a deposit request with an `Idempotency-Key` (a new random one unless given), so a retry after a
+   * network error, a 429 or a 503 replays the same create instead of making a second request.
+   */
+  const createDepositRequest = (
+    payload: CreateDepositRequestInput,
+    create: { readonly idempotencyKey?: string } = {}
+  ) =>
+    api.depositRequests.create({
+      headers: { "idempotency-key": create.idempotencyKey ?? newIdempotencyKey() },
+      payload: payload as CreatePayload
+    })
+
+  /** Every request the filters match, newest first, page after page through `next_cursor`. */
+  const listAll = (filters: ListFilters = {}) =>
+    Stream.paginateChunkEffect(undefined as string | undefined, (startingAfter) =>
+      Effect.map(
+        api.depositRequests.list({
+          urlParams: {
+            limit: 100,
+            ...filters,
+            ...(startingAfter === undefined ? {} : { starting_after: startingAfter })
+          } as typeof DepositRequestListParams.Type
+        }),
+        (page) => [Chunk.fromIterable(page.deposit_requests), Option.fromNullable(page.next_cursor)] as const
+      )
+    )
+
+  // A plain string id; the contract's branded one is checked by the service (404 or 400 when it is not a dr_ id).
+  const pathOf = (id: string) => ({ id }) as Parameters<typeof api.depositRequests.get>[0]["path"]
+
+  /**
+   * One long poll: the request as soon as its `version` differs from `version`, or as it is after `timeout`
+   * seconds (1 to 30, default 25) — compare `version` to tell which.
+   */
+  const waitForChange = (id: string, version: string, wait: { readonly timeout?: number } = {}) =>
+    api.depositRequests.get({
+      path: pathOf(id),
+      urlParams: { wait_for: "change", version, timeout: wait.timeout ?? 25 }
+    })
+
+  /** Long polls until the request's status is one of `statuses`, and answers it. Bound it with Effect.timeout. */
+  const waitForStatus = (id: string, statuses: ReadonlyArray<Status>) =>
+    Effect.flatMap(api.depositRequests.get({ path: pathOf(id), urlParams: { timeout: 25 } }), (first) =>
+      Effect.iterate(first, {
+        while: (current) => !statuses.includes(current.status),
+        body: (current) => waitForChange(id, current.version)
+      })
+    )
+
+  return { ...api, createDepositRequest, listAll, waitForChange, waitForStatus }
+})
+
+export type DepositsClient = Effect.Effect.Success<ReturnType<typeof makeClient>>
