@@ -7,7 +7,7 @@
  *
  * It needs an `HttpClient` (provide `FetchHttpClient.layer` from @effect/platform, or Node's).
  */
-import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { HttpApiClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { Api } from "../Api"
 import type {
@@ -16,6 +16,7 @@ import type {
   DepositRequestListParams,
   DepositRequestStatus
 } from "../api/DepositRequests/Api"
+import { AllErrors, codesOf } from "../api/Errors"
 import { newIdempotencyKey, type RetryOptions, retryDelayMs } from "./retry"
 
 export {
@@ -112,13 +113,76 @@ const withRetries =
       return attempt(0) as typeof send
     })
 
+/** The tag of the contract's error class that answers with `code`. */
+const tagOfCode: ReadonlyMap<string, string> = new Map(
+  AllErrors.flatMap((ErrorClass) =>
+    (codesOf[ErrorClass._tag] ?? []).map((code) => [code, ErrorClass._tag] as const)
+  )
+)
+
+/**
+ * The contract's error as its schema encodes it, from the wire's envelope (`{ error: { code, message, param? },
+ * request_id }`, which the server's ErrorEnvelope writes), so the client decodes it into the typed error.
+ * Undefined when the body is no envelope of a known code.
+ */
+export const contractErrorOf = (
+  body: unknown,
+  retryAfter: string | undefined
+): Record<string, unknown> | undefined => {
+  const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined
+  if (typeof error !== "object" || error === null) return undefined
+  const { code, message, param } = error as { code?: unknown; message?: unknown; param?: unknown }
+  if (typeof code !== "string" || typeof message !== "string") return undefined
+  const tag = tagOfCode.get(code)
+  if (tag === undefined) return undefined
+  return {
+    _tag: tag,
+    message,
+    ...(tag === "InvalidRequest" && typeof param === "string" ? { param } : {}),
+    ...(tag === "NotFound" ? { resource: code.replace(/_not_found$/, "") } : {}),
+    ...(tag === "RateLimited" && retryAfter !== undefined && /^\d+$/.test(retryAfter)
+      ? { retryAfterSeconds: Number(retryAfter) }
+      : {})
+  }
+}
+
+/** Error answers rewritten from the envelope into the contract's encoded errors (see `contractErrorOf`). */
+const withContractErrors = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+  HttpClient.transform(client, (send, request) =>
+    Effect.flatMap(send, (response) =>
+      response.status < 400
+        ? Effect.succeed(response)
+        : Effect.map(
+            Effect.orElseSucceed(response.text, () => ""),
+            (text) => {
+              let body: unknown
+              try {
+                body = JSON.parse(text)
+              } catch {
+                body = undefined
+              }
+              const encoded = contractErrorOf(body, response.headers["retry-after"])
+              return HttpClientResponse.fromWeb(
+                request,
+                new Response(encoded === undefined ? text : JSON.stringify(encoded), {
+                  status: response.status,
+                  headers: { ...response.headers, "content-type": "application/json" }
+                })
+              )
+            }
+          )
+    )
+  )
+
 /** A client of the whole API, with the helpers; see the module's comment. */
 export const makeClient = Effect.fn("DepositsClient.make")(function* (options: ClientOptions) {
   const api = yield* HttpApiClient.make(Api, {
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     transformClient: (client) =>
-      withRetries(options.retry ?? {})(
-        HttpClient.mapRequest(client, HttpClientRequest.bearerToken(options.apiKey))
+      withContractErrors(
+        withRetries(options.retry ?? {})(
+          HttpClient.mapRequest(client, HttpClientRequest.bearerToken(options.apiKey))
+        )
       )
   })
 
