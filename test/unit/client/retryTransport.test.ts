@@ -124,4 +124,23 @@ describe("the Effect client's transport", () => {
     expect(server.seen).toHaveLength(2)
     expect(server.seen[0]!.url).toBe("/v1/deposit-requests/dr_x?wait_for=change&version=1&timeout=1")
   })
+
+  it("decodes an error envelope into the contract's class, and a 404's code into its resource", async () => {
+    const server = await scripted([
+      json(404, envelope("deposit_request_not_found", "No deposit request dr_x."), {
+        "x-request-id": "req_test"
+      })
+    ])
+    const result = await run(
+      Effect.flatMap(makeClient({ baseUrl: server.baseUrl, apiKey: "sk_test" }), (c) =>
+        c.waitForChange("dr_x", "1", { timeout: 1 })
+      ).pipe(Effect.provide(FetchHttpClient.layer))
+    )
+    expect(result).toMatchObject({
+      _tag: "Left",
+      left: { _tag: "NotFound", resource: "deposit_request", message: "No deposit request dr_x." }
+    })
+    // Not an idempotency question: a 404 is answered once.
+    expect(server.seen).toHaveLength(1)
+  })
 })
