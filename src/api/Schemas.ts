@@ -97,3 +97,7 @@ export const EmptyBody = Schema.Record({
   key: Schema.String,
   value: Schema.Never.annotations({ message: () => "unknown field" })
 }).annotations({ identifier: "EmptyBody", description: "An empty object.", examples: [{}] })
+
+/** The description every route for the account's people (not its integrations) starts with. */
+export const SESSIONS_ONLY =
+  "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB."

@@ -857,7 +857,7 @@ export interface paths {
         put?: never;
         /**
          * Start registering a passkey for the calling member
-         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. The challenge is valid five minutes, once. A session of the operator's CLI has no member: 404 `member_not_found`.
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. The challenge is valid five minutes, once. A session of the operator's CLI has no member: 404 `member_not_found`.
          */
         post: operations["passkeys.registrationOptions"];
         delete?: never;
@@ -875,13 +875,13 @@ export interface paths {
         };
         /**
          * List the calling member's passkeys, newest first
-         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Never more than a member registers, so one page.
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. Never more than a member registers, so one page.
          */
         get: operations["passkeys.list"];
         put?: never;
         /**
          * Finish registering a passkey
-         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. A response that does not verify (wrong challenge, origin or rpID, used or expired challenge): 400 `invalid_request`. The same passkey twice: 409 `invalid_state`.
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. A response that does not verify (wrong challenge, origin or rpID, used or expired challenge): 400 `invalid_request`. The same passkey twice: 409 `invalid_state`.
          */
         post: operations["passkeys.register"];
         delete?: never;
@@ -902,7 +902,7 @@ export interface paths {
         post?: never;
         /**
          * Remove one of the calling member's passkeys
-         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Another member's passkey: 404 `passkey_not_found`.
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. Another member's passkey: 404 `passkey_not_found`.
          */
         delete: operations["passkeys.remove"];
         options?: never;

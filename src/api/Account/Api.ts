@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { EmptyBody } from "../Schemas"
+import { SESSIONS_ONLY, EmptyBody } from "../Schemas"
 import { Authentication } from "../../middleware/Authentication"
 import {
   IdentityUnauthorized,
@@ -44,9 +44,6 @@ export class Session extends Schema.Class<Session>("Session")({
   expires_at: Timestamp
 }) {}
 
-const sessionsOnly =
-  "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB."
-
 export class AccountApi extends HttpApiGroup.make("account")
   .add(
     HttpApiEndpoint.get("get", "/account")
@@ -59,7 +56,7 @@ export class AccountApi extends HttpApiGroup.make("account")
       .addSuccess(ApiKeyInfo)
       .addError(IdentityUnauthorized)
       .annotate(OpenApi.Summary, "Describe the active API key and the one in its grace period")
-      .annotate(OpenApi.Description, sessionsOnly)
+      .annotate(OpenApi.Description, SESSIONS_ONLY)
   )
   .add(
     HttpApiEndpoint.post("issueApiKey", "/account/api-key")
@@ -70,7 +67,7 @@ export class AccountApi extends HttpApiGroup.make("account")
       .annotate(OpenApi.Summary, "Issue a new API key, replacing the active one")
       .annotate(
         OpenApi.Description,
-        `${sessionsOnly} The replaced key keeps working for 24 hours; any older key in its grace period ends now.`
+        `${SESSIONS_ONLY} The replaced key keeps working for 24 hours; any older key in its grace period ends now.`
       )
   )
   .add(
@@ -78,7 +75,7 @@ export class AccountApi extends HttpApiGroup.make("account")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(IdentityUnauthorized)
       .annotate(OpenApi.Summary, "Revoke every API key of the account at once, the grace key included")
-      .annotate(OpenApi.Description, sessionsOnly)
+      .annotate(OpenApi.Description, SESSIONS_ONLY)
   )
   .add(
     HttpApiEndpoint.post("refreshSession", "/account/session")

@@ -13,7 +13,7 @@ import {
 } from "../Errors"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Timestamp } from "../../../services/domain/Timestamp"
-import { IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
+import { SESSIONS_ONLY, IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
 
 /** An email address as sign-in and invitations take it: compared lower-cased. */
 export const EmailAddress = Schema.String.pipe(
@@ -51,9 +51,6 @@ export const SessionInfo = Schema.Struct({
   current: Schema.Boolean.annotations({ description: "True for the session making this request." })
 }).annotations({ identifier: "SessionInfo", description: "A dashboard session of the calling member." })
 
-const sessionsOnly =
-  "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB."
-
 export class MembersApi extends HttpApiGroup.make("members")
   .add(
     HttpApiEndpoint.get("me", "/account/member")
@@ -62,14 +59,14 @@ export class MembersApi extends HttpApiGroup.make("members")
       .annotate(OpenApi.Summary, "Read the calling member")
       .annotate(
         OpenApi.Description,
-        `${sessionsOnly} A session the operator's CLI issued belongs to no member: 404 \`member_not_found\`.`
+        `${SESSIONS_ONLY} A session the operator's CLI issued belongs to no member: 404 \`member_not_found\`.`
       )
   )
   .add(
     HttpApiEndpoint.get("list", "/account/members")
       .addSuccess(ListOf("members", Member))
       .annotate(OpenApi.Summary, "List the account's members, oldest first")
-      .annotate(OpenApi.Description, sessionsOnly)
+      .annotate(OpenApi.Description, SESSIONS_ONLY)
   )
   .add(
     HttpApiEndpoint.del("remove", "/account/members/:id")
@@ -80,14 +77,14 @@ export class MembersApi extends HttpApiGroup.make("members")
       .annotate(OpenApi.Summary, "Remove a member: their sessions end at once and their passkeys are deleted")
       .annotate(
         OpenApi.Description,
-        `${sessionsOnly} Removing the account's last member answers 409 \`invalid_state\`; another account's member 404.`
+        `${SESSIONS_ONLY} Removing the account's last member answers 409 \`invalid_state\`; another account's member 404.`
       )
   )
   .add(
     HttpApiEndpoint.get("listInvites", "/account/invites")
       .addSuccess(ListOf("invites", Invite))
       .annotate(OpenApi.Summary, "List the account's invitations (pending and accepted), newest first")
-      .annotate(OpenApi.Description, sessionsOnly)
+      .annotate(OpenApi.Description, SESSIONS_ONLY)
   )
   .add(
     HttpApiEndpoint.post("invite", "/account/invites")
@@ -99,7 +96,7 @@ export class MembersApi extends HttpApiGroup.make("members")
       .annotate(OpenApi.Summary, "Invite someone to the account by email")
       .annotate(
         OpenApi.Description,
-        `${sessionsOnly} Mails a link to the dashboard carrying a one-time token in its fragment, valid 7 days; accepting it (\`POST /v1/sign-in/invite\`) creates the member. An address already a member of any account answers 409 \`invalid_state\`.`
+        `${SESSIONS_ONLY} Mails a link to the dashboard carrying a one-time token in its fragment, valid 7 days; accepting it (\`POST /v1/sign-in/invite\`) creates the member. An address already a member of any account answers 409 \`invalid_state\`.`
       )
   )
   .add(
@@ -108,14 +105,14 @@ export class MembersApi extends HttpApiGroup.make("members")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Revoke an invitation: its link stops working")
-      .annotate(OpenApi.Description, sessionsOnly)
+      .annotate(OpenApi.Description, SESSIONS_ONLY)
   )
   .add(
     HttpApiEndpoint.get("listSessions", "/account/sessions")
       .addSuccess(ListOf("sessions", SessionInfo))
       .addError(NotFound)
       .annotate(OpenApi.Summary, "List the calling member's live sessions, newest first")
-      .annotate(OpenApi.Description, sessionsOnly)
+      .annotate(OpenApi.Description, SESSIONS_ONLY)
   )
   .add(
     HttpApiEndpoint.del("endSession", "/account/sessions/:id")
@@ -125,7 +122,7 @@ export class MembersApi extends HttpApiGroup.make("members")
       .annotate(OpenApi.Summary, "End one of the calling member's sessions (on every instance at once)")
       .annotate(
         OpenApi.Description,
-        `${sessionsOnly} Another member's session answers 404 \`session_not_found\`.`
+        `${SESSIONS_ONLY} Another member's session answers 404 \`session_not_found\`.`
       )
   )
   .addError(Unauthenticated)

@@ -15,7 +15,7 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
-import { EmptyBody, IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
+import { SESSIONS_ONLY, EmptyBody, IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
 
 export const Passkey = Schema.Struct({
   id: Id("pk"),
@@ -75,8 +75,6 @@ export const AuthenticationResponse = StrictStruct({
 const EXAMPLE_CHALLENGE_ID = "0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7c"
 const EXAMPLE_CREDENTIAL_ID = "dGhpcy1pcy1hLWNyZWRlbnRpYWwtaWQ"
 
-const sessionsOnly = "Dashboard sessions only: an API key here answers 401 `identity_unauthorized`."
-
 /** A member's own passkeys: register, list, remove. */
 export class PasskeysApi extends HttpApiGroup.make("passkeys")
   .add(
@@ -95,7 +93,7 @@ export class PasskeysApi extends HttpApiGroup.make("passkeys")
       .annotate(OpenApi.Summary, "Start registering a passkey for the calling member")
       .annotate(
         OpenApi.Description,
-        `${sessionsOnly} The challenge is valid five minutes, once. A session of the operator's CLI has no member: 404 \`member_not_found\`.`
+        `${SESSIONS_ONLY} The challenge is valid five minutes, once. A session of the operator's CLI has no member: 404 \`member_not_found\`.`
       )
   )
   .add(
@@ -133,14 +131,14 @@ export class PasskeysApi extends HttpApiGroup.make("passkeys")
       .annotate(OpenApi.Summary, "Finish registering a passkey")
       .annotate(
         OpenApi.Description,
-        `${sessionsOnly} A response that does not verify (wrong challenge, origin or rpID, used or expired challenge): 400 \`invalid_request\`. The same passkey twice: 409 \`invalid_state\`.`
+        `${SESSIONS_ONLY} A response that does not verify (wrong challenge, origin or rpID, used or expired challenge): 400 \`invalid_request\`. The same passkey twice: 409 \`invalid_state\`.`
       )
   )
   .add(
     HttpApiEndpoint.get("list", "/account/passkeys")
       .addSuccess(ListOf("passkeys", Passkey))
       .annotate(OpenApi.Summary, "List the calling member's passkeys, newest first")
-      .annotate(OpenApi.Description, `${sessionsOnly} Never more than a member registers, so one page.`)
+      .annotate(OpenApi.Description, `${SESSIONS_ONLY} Never more than a member registers, so one page.`)
   )
   .add(
     HttpApiEndpoint.del("remove", "/account/passkeys/:id")
@@ -148,7 +146,7 @@ export class PasskeysApi extends HttpApiGroup.make("passkeys")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Remove one of the calling member's passkeys")
-      .annotate(OpenApi.Description, `${sessionsOnly} Another member's passkey: 404 \`passkey_not_found\`.`)
+      .annotate(OpenApi.Description, `${SESSIONS_ONLY} Another member's passkey: 404 \`passkey_not_found\`.`)
   )
   .addError(IdentityUnauthorized)
   .addError(PayloadTooLarge)
