@@ -1,3 +1,4 @@
+import ipaddr from "ipaddr.js"
 import { SqlClient } from "@effect/sql"
 import { Clock, Config, Effect } from "effect"
 import type { ServiceEnv } from "../domain/Environment"
@@ -155,8 +156,9 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
 
 /** 127.0.0.0/8 and ::1, as IPv4, IPv6 or IPv4-mapped IPv6. */
 export const isLoopback = (address: string): boolean => {
-  const bare = address.toLowerCase().replace(/^::ffff:/, "")
-  return bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
+  if (!ipaddr.isValid(address)) return false
+  const parsed = ipaddr.process(address)
+  return parsed.range() === "loopback"
 }
 
 /** What the HTTPS rule looks at on a sign-in request. */
