@@ -1,11 +1,10 @@
 import { execFile } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { merchantFolder, packageRoot } from "../support/MerchantFolder"
 // @ts-expect-error: a plain .mjs build script, without declarations
 import { buildTypedClients } from "../../infra/tooling/typedClientsBuild.mjs"
 
@@ -15,7 +14,6 @@ import { buildTypedClients } from "../../infra/tooling/typedClientsBuild.mjs"
 // that does not exist) are each refused. A build whose declarations were missing or `any` would accept them all.
 
 const run = promisify(execFile)
-const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
 
 const app = `
@@ -85,11 +83,7 @@ let built: { metafile: { outputs: Record<string, { imports: Array<{ path: string
 
 beforeAll(async () => {
   built = await buildTypedClients(join(packageRoot, ".build", "client"))
-  folder = mkdtempSync(join(tmpdir(), "merchant-types-"))
-  writeFileSync(
-    join(folder, "package.json"),
-    JSON.stringify({ name: "merchant-types", private: true, type: "module" })
-  )
+  folder = merchantFolder("merchant-types-")
   writeFileSync(
     join(folder, "tsconfig.json"),
     JSON.stringify({
@@ -104,14 +98,6 @@ beforeAll(async () => {
         types: []
       }
     })
-  )
-  mkdirSync(join(folder, "node_modules", "@effect"), { recursive: true })
-  symlinkSync(packageRoot, join(folder, "node_modules", "deposit-request-service"), "dir")
-  symlinkSync(join(packageRoot, "node_modules", "effect"), join(folder, "node_modules", "effect"), "dir")
-  symlinkSync(
-    join(packageRoot, "node_modules", "@effect", "platform"),
-    join(folder, "node_modules", "@effect", "platform"),
-    "dir"
   )
 }, 120_000)
 
