@@ -11,6 +11,7 @@ import { PayerApi } from "./api/Payer/Api"
 import { PasskeySignInApi, PasskeysApi } from "./api/Passkeys/Api"
 import { ReconciliationApi } from "./api/Reconciliation/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
+import { WebhookListenersApi } from "./api/WebhookListeners/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
 /** The one contract: every route, schema and error. OpenAPI 3.1 and the docs are generated from it. */
@@ -25,6 +26,7 @@ export class Api extends HttpApi.make("deposits")
   .add(PayoutAddressesApi)
   .add(AttachmentsApi)
   .add(WebhooksApi)
+  .add(WebhookListenersApi)
   .add(EventsApi)
   .add(ReconciliationApi)
   .add(PayerApi)

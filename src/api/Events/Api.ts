@@ -79,6 +79,13 @@ export const WebhookTestEvent = Schema.Struct({
   description: "Sent on request to one endpoint (`POST /v1/webhooks/{id}/test`). Carries no deposit request."
 })
 
+/** Every event type, in the order of the `Event` union. */
+export const eventTypes = [
+  ...(Object.keys(depositRequestEvents) as Array<keyof typeof depositRequestEvents>),
+  "deposit_request.recovered_funds",
+  "webhook.test"
+] as const
+
 /** Every event, told apart by `type`: exactly the body every delivery of the event sends. */
 export const Event = Schema.Union(
   depositRequestEvent("deposit_request.ready"),
