@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { english, generateMnemonic } from "viem/accounts"
@@ -312,6 +314,32 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
           "/v1/webhook-listeners/wh_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b/deliveries"
         )
         assert.strictEqual(polled.status, 403)
+
+        // The CLI, as a merchant would run it against production: it says why and exits 1.
+        const cli = yield* Effect.tryPromise(() =>
+          promisify(execFile)(
+            process.execPath,
+            [
+              "src/bin/deposits.mjs",
+              "listen",
+              "--forward-to",
+              "http://localhost:3000/hooks",
+              "--api",
+              production.baseUrl
+            ],
+            { env: { ...process.env, DEPOSITS_API_KEY: merchant.apiKey } }
+          )
+        ).pipe(
+          Effect.flip,
+          Effect.map((e) => e.error as { code: number; stdout: string; stderr: string })
+        )
+        assert.strictEqual(cli.code, 1)
+        assert.match(cli.stderr, /the listener was refused: 403 sandbox_only: .*sandbox only/)
+        assert.strictEqual(cli.stdout, "")
+        assert.deepStrictEqual(
+          (yield* query(production, "select count(*)::int as n from webhook_endpoints")).rows,
+          [{ n: 0 }]
+        )
       })
     )
   })
