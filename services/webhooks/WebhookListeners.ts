@@ -141,9 +141,10 @@ const make = Effect.gen(function* () {
 
   /**
    * The CLI's poll: it keeps the listener alive, then takes the due deliveries; with `holdMs`, waits up to that long
-   * for one to fall due (a new event, or a retry's time) before answering an empty list.
+   * for one to fall due (a new event, or a retry's time) before answering an empty list. `closing`: the instance is
+   * shutting down, so a held poll answers at once rather than holding the shutdown.
    */
-  const poll = (accountId: string, uuid: string, holdMs: number) =>
+  const poll = (accountId: string, uuid: string, holdMs: number, closing: () => boolean = () => false) =>
     Effect.gen(function* () {
       yield* sandboxOnly
       yield* requireLive(accountId, uuid)
@@ -154,7 +155,11 @@ const make = Effect.gen(function* () {
         // Read again each round: a listener removed while its poll is held answers 404.
         const listener = yield* requireLive(accountId, uuid)
         const deliveries = yield* claim(listener)
-        if (deliveries.length > 0 || (yield* Clock.currentTimeMillis) + LISTENER_POLL_EVERY_MS > until)
+        if (
+          deliveries.length > 0 ||
+          closing() ||
+          (yield* Clock.currentTimeMillis) + LISTENER_POLL_EVERY_MS > until
+        )
           return { deliveries }
         yield* Effect.sleep(LISTENER_POLL_EVERY_MS)
       }

@@ -4,6 +4,7 @@ import { uuidFromId } from "../../../services/domain/PrefixedId"
 import { WebhookListeners } from "../../../services/webhooks/WebhookListeners"
 import { Api } from "../../Api"
 import { CurrentIdentity } from "../../middleware/Authentication"
+import { LongPollRegistry } from "../../middleware/LongPollRegistry"
 import { NotFound } from "../Errors"
 
 /** The hold of a listener's poll when the client names none, as the other long polls'. */
@@ -17,6 +18,8 @@ const requireId = (id: string) => {
 export const WebhookListenersLive = HttpApiBuilder.group(Api, "webhookListeners", (handlers) =>
   Effect.gen(function* () {
     const listeners = yield* WebhookListeners
+    // Its finalizer runs before the HTTP server closes: a held poll then answers rather than holding the shutdown.
+    const registry = yield* LongPollRegistry
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) => listeners.create(accountId, payload.event_types))
@@ -27,7 +30,8 @@ export const WebhookListenersLive = HttpApiBuilder.group(Api, "webhookListeners"
             listeners.poll(
               accountId,
               uuid,
-              urlParams.wait_for === "change" ? (urlParams.timeout ?? DEFAULT_HOLD_SECONDS) * 1000 : 0
+              urlParams.wait_for === "change" ? (urlParams.timeout ?? DEFAULT_HOLD_SECONDS) * 1000 : 0,
+              registry.closing
             )
           )
         )

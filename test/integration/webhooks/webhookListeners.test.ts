@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
-import { assert, describe, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import { english, generateMnemonic } from "viem/accounts"
 import pg from "pg"
 import { ActorHost } from "../../../services/actors/ActorHost"
@@ -9,7 +9,7 @@ import { verify } from "../../../src/client/webhooks"
 import { merchantClient, type MerchantClient } from "../../support/Api"
 import { eventually } from "../../support/eventually"
 import { createMerchant } from "../../support/Merchant"
-import type { RunningService } from "../../support/Service"
+import { type RunningService, startService } from "../../support/Service"
 import { newMerchantClient, onService, scopedService } from "../../support/scopedResources"
 
 // Listeners (`deposits listen`'s temporary endpoints) over HTTP against the whole service: deliveries handed out
@@ -343,4 +343,23 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
       })
     )
   })
+})
+
+describe("a held listener poll at shutdown", () => {
+  it.live("is answered at once, so it does not hold the service's stop", () =>
+    Effect.gen(function* () {
+      const service = yield* Effect.promise(() => startService())
+      const api = yield* newMerchantClient(service)
+      const listener = yield* open(api)
+      const held = yield* Effect.fork(poll(api, listener, "?wait_for=change&timeout=30"))
+      yield* Effect.sleep("500 millis")
+      const started = Date.now()
+      yield* Effect.promise(() => service.stop())
+      const stopMs = Date.now() - started
+      const answered = yield* Fiber.join(held)
+      assert.strictEqual(answered.status, 200)
+      assert.deepStrictEqual(answered.body.deliveries, [])
+      assert.isBelow(stopMs, 5_000)
+    })
+  )
 })
