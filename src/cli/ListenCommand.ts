@@ -119,6 +119,22 @@ const line = (delivery: Delivery, answer: LocalAnswer) =>
     ...(delivery.attempt > 1 ? [`(attempt ${delivery.attempt})`] : [])
   ].join("  ")
 
+/**
+ * Reports one answer; a 429 (a burst of deliveries empties the account's token bucket) is tried again after its
+ * `Retry-After`, so the attempt is recorded rather than handed out again once its claim lapses.
+ */
+const report = async (url: string, headers: Record<string, string>, body: unknown): Promise<unknown> => {
+  for (let tries = 0; ; tries++) {
+    const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) }).catch(
+      (e: unknown) => e
+    )
+    if (!(res instanceof Response) || res.status !== 429 || tries >= 5) return res
+    await res.body?.cancel()
+    const wait = Number(res.headers.get("retry-after") ?? "1")
+    await new Promise((r) => setTimeout(r, Math.min(Number.isFinite(wait) ? wait : 1, 60) * 1000))
+  }
+}
+
 const listen = async (settings: Effect.Effect.Success<ReturnType<typeof settingsOf>>) => {
   const { api, key, forwardTo } = settings
   const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" }
@@ -180,18 +196,14 @@ const listen = async (settings: Effect.Effect.Success<ReturnType<typeof settings
       if (stopping.signal.aborted) break
       const answer = await forward(forwardTo, delivery)
       out(line(delivery, answer))
-      const reported = await fetch(`${api}/v1/webhook-listeners/${listener.id}/answers`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({
-          event_id: delivery.event_id,
-          attempt: delivery.attempt,
-          status: answer.status,
-          error: answer.error,
-          ...(answer.excerpt === "" ? {} : { excerpt: answer.excerpt }),
-          duration_ms: answer.durationMs
-        })
-      }).catch((e: unknown) => e)
+      const reported = await report(`${api}/v1/webhook-listeners/${listener.id}/answers`, headers, {
+        event_id: delivery.event_id,
+        attempt: delivery.attempt,
+        status: answer.status,
+        error: answer.error,
+        ...(answer.excerpt === "" ? {} : { excerpt: answer.excerpt }),
+        duration_ms: answer.durationMs
+      })
       if (!(reported instanceof Response) || reported.status !== 200) {
         // Unrecorded, the delivery is handed out again once its claim lapses: the receiver dedupes by event id.
         const why = reported instanceof Response ? await refusal(reported) : String(reported)
