@@ -142,6 +142,9 @@ const listen = async (settings: Effect.Effect.Success<ReturnType<typeof settings
     method: "POST",
     headers,
     body: JSON.stringify(settings.events === undefined ? {} : { event_types: settings.events })
+  }).catch((e: unknown) => {
+    const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : String(e)
+    throw new CliError(`cannot reach the service at ${api} (${cause}); set --api to its URL`)
   })
   if (created.status !== 201) throw new CliError(`the listener was refused: ${await refusal(created)}`)
   const listener = (await created.json()) as { id: string; secret: string }
