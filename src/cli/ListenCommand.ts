@@ -1,4 +1,6 @@
 import { Effect } from "effect"
+import { request as httpRequest } from "node:http"
+import { request as httpsRequest } from "node:https"
 import { publicBaseUrl } from "../../services/platform/Settings"
 import { CliError, type CliValues } from "./Output"
 import { attempt, runCommand } from "./Run"
@@ -72,31 +74,54 @@ const refusal = async (res: Response) => {
   }
 }
 
-/** POSTs one delivery to the local URL as the service would have: the same bytes and headers, no redirects. */
-const forward = async (url: string, delivery: Delivery): Promise<LocalAnswer> => {
-  const started = performance.now()
-  const elapsed = () => Math.round(performance.now() - started)
-  try {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: delivery.headers,
-      body: delivery.body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS)
-    })
-    const text = await res.text()
-    return { status: res.status, error: null, excerpt: text.slice(0, EXCERPT_CHARS), durationMs: elapsed() }
-  } catch (e) {
-    const timedOut = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")
-    const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : String(e)
-    return {
-      status: null,
-      error: timedOut ? "timeout" : "connection",
-      excerpt: (timedOut ? `no answer within ${FORWARD_TIMEOUT_MS} ms` : cause).slice(0, EXCERPT_CHARS),
-      durationMs: elapsed()
+/**
+ * POSTs one delivery to the local URL as the service would have: the same bytes and only the delivery's headers
+ * (node:http, not fetch, which adds its own), no redirects followed, the endpoints' time limit.
+ */
+const forward = (url: string, delivery: Delivery): Promise<LocalAnswer> =>
+  new Promise((resolve) => {
+    const started = performance.now()
+    const elapsed = () => Math.round(performance.now() - started)
+    const body = Buffer.from(delivery.body, "utf8")
+    let settled = false
+    const finish = (answer: Omit<LocalAnswer, "durationMs">) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve({ ...answer, durationMs: elapsed() })
     }
-  }
-}
+    const target = new URL(url)
+    const request = (target.protocol === "https:" ? httpsRequest : httpRequest)(target, {
+      method: "POST",
+      headers: { ...delivery.headers, "content-length": String(body.length) }
+    })
+    const timer = setTimeout(() => {
+      finish({ status: null, error: "timeout", excerpt: `no answer within ${FORWARD_TIMEOUT_MS} ms` })
+      request.destroy()
+    }, FORWARD_TIMEOUT_MS)
+    request.once("error", (e) =>
+      finish({ status: null, error: "connection", excerpt: e.message.slice(0, EXCERPT_CHARS) })
+    )
+    request.once("response", (res) => {
+      const chunks: Array<Buffer> = []
+      let kept = 0
+      res.on("data", (chunk: Buffer) => {
+        if (kept < EXCERPT_CHARS * 4) chunks.push(chunk)
+        kept += chunk.length
+      })
+      res.once("end", () =>
+        finish({
+          status: res.statusCode ?? null,
+          error: null,
+          excerpt: Buffer.concat(chunks).toString("utf8").slice(0, EXCERPT_CHARS)
+        })
+      )
+      res.once("error", (e) =>
+        finish({ status: null, error: "connection", excerpt: e.message.slice(0, EXCERPT_CHARS) })
+      )
+    })
+    request.end(body)
+  })
 
 /** The request an event is about, if any (a `webhook.test` has none). */
 const requestIdOf = (body: string) => {

@@ -157,6 +157,18 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
           if ("deposit_request" in event.data) assert.strictEqual(event.data.deposit_request.id, requestId)
           else assert.fail(`an event without a request: ${event.type}`)
         }
+        // Only the headers a real endpoint gets (and the transport's own).
+        for (const { headers } of events)
+          assert.deepStrictEqual(Object.keys(headers).sort(), [
+            "connection",
+            "content-length",
+            "content-type",
+            "host",
+            "service-event-id",
+            "service-event-type",
+            "service-signature",
+            "user-agent"
+          ])
         // Every lifecycle event, in the order it happened (each first arrival).
         const firstArrivals = [...new Map(events.map((e) => [e.event.id, e.event.type])).values()]
         assert.deepStrictEqual(firstArrivals, [
