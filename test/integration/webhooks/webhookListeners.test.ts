@@ -218,6 +218,30 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
         })
     )
 
+    it.effect("a local server that gave no answer is logged as the CLI saw it (timeout or connection)", () =>
+      Effect.gen(function* () {
+        const { sandbox } = yield* Fixture
+        const api = yield* newMerchantClient(sandbox)
+        const listener = yield* open(api)
+        yield* readyRequest(sandbox, api)
+        const [delivery] = yield* nextDelivery(api, listener)
+        const reported = yield* call<{ outcome: string }>(
+          api,
+          "POST",
+          `/v1/webhook-listeners/${listener.id}/answers`,
+          { event_id: delivery!.event_id, attempt: 1, status: null, error: "timeout", duration_ms: 10_000 }
+        )
+        assert.strictEqual(reported.body.outcome, "retrying")
+        const log = yield* call<{
+          deliveries: Array<{ response_status: number | null; error_kind: string; error_message: string }>
+        }>(api, "GET", `/v1/webhooks/${listener.id}/deliveries`)
+        assert.deepStrictEqual(
+          log.body.deliveries.map((d) => [d.response_status, d.error_kind, d.error_message]),
+          [[null, "timeout", "the local URL gave no answer (timeout)"]]
+        )
+      })
+    )
+
     it.effect("a listener no poll keeps alive expires, and what it had pending is cancelled", () =>
       Effect.gen(function* () {
         const { sandbox } = yield* Fixture
