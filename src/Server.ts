@@ -40,6 +40,7 @@ import { PayerLive } from "./api/Payer/Http"
 import { PasskeySignInLive, PasskeysLive } from "./api/Passkeys/Http"
 import { Passkeys } from "../services/merchants/Passkeys"
 import { ReconciliationLive } from "./api/Reconciliation/Http"
+import { MachineLive } from "./api/Machine/Http"
 import { ApiSettings } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
@@ -77,6 +78,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     WebhooksLive,
     EventsLive,
     ReconciliationLive,
+    MachineLive,
     PayerLive,
     AttachmentsLive,
     PasskeysLive,

@@ -761,6 +761,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lifecycle/machine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deposit request lifecycle, drawn: states, transitions and their layout
+         * @description Read from the machine's own definition and laid out by ELK's layered algorithm in the service, once per machine version. The inspector draws it as SVG.
+         */
+        get: operations["machine.graph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lifecycle/machine/definition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The lifecycle machine's definition, for Stately's tools
+         * @description Answered as a download (`deposit-request-machine.json`); `createMachine` rebuilds the same states and transitions from it.
+         */
+        get: operations["machine.definition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payer/deposit-requests/{id}": {
         parameters: {
             query?: never;
@@ -1863,6 +1903,100 @@ export interface components {
                 rule: "settlement" | "recoveries" | "chain_balance";
                 difference_base_units: string;
             }[];
+        };
+        LifecycleMachine: {
+            /** @enum {string} */
+            object: "lifecycle_machine";
+            machine_id: string;
+            /** @description The version of the persisted snapshots' shape (a migration rewrites them when it changes). */
+            machine_version: number;
+            /** @description SHA-256 of the definition: changes whenever the drawing may. */
+            digest: string;
+            /** @description SVG user units, from the drawing's top left. */
+            width: number;
+            /** @description SVG user units, from the drawing's top left. */
+            height: number;
+            states: components["schemas"]["MachineState"][];
+            transitions: components["schemas"]["MachineTransition"][];
+            /** @description An arrow from a dot into each initial state. */
+            initial: {
+                /** @description The machine's or the compound state's id. */
+                parent: string;
+                target: string;
+                dot: {
+                    /** @description SVG user units, from the drawing's top left. */
+                    x: number;
+                    /** @description SVG user units, from the drawing's top left. */
+                    y: number;
+                };
+                points: {
+                    /** @description SVG user units, from the drawing's top left. */
+                    x: number;
+                    /** @description SVG user units, from the drawing's top left. */
+                    y: number;
+                }[];
+            }[];
+        };
+        MachineState: {
+            /** @description The state node's id, such as `depositRequest.ready`. */
+            id: string;
+            /** @description Its path below the machine, dot-separated (`ready`), as a snapshot's `value` names it. */
+            path: string;
+            key: string;
+            /** @description The containing state's id; null for a top-level state. */
+            parent: string | null;
+            /** @enum {string} */
+            type: "atomic" | "compound" | "parallel" | "final" | "history";
+            /** @description The state its parent (or the machine) enters first. */
+            initial: boolean;
+            depth: number;
+            description: string | null;
+            /** @description SVG user units, from the drawing's top left. */
+            x: number;
+            /** @description SVG user units, from the drawing's top left. */
+            y: number;
+            /** @description SVG user units, from the drawing's top left. */
+            width: number;
+            /** @description SVG user units, from the drawing's top left. */
+            height: number;
+        };
+        MachineTransition: {
+            /** @description `<source path>:<event>:<order>:<target index>`, stable while the definition is. */
+            id: string;
+            /** @description The source state's id. */
+            source: string;
+            /** @description The target state's id (the source itself when targetless). */
+            target: string;
+            event: string;
+            /** @description The named guard; null when none. */
+            guard: string | null;
+            actions: string[];
+            /** @description Its place among the source's transitions for this event: guards are tried in this order. */
+            order: number;
+            /** @description Stays in its state (its actions still run); drawn as a loop. */
+            targetless: boolean;
+            label: {
+                lines: string[];
+                /** @description SVG user units, from the drawing's top left. */
+                x: number;
+                /** @description SVG user units, from the drawing's top left. */
+                y: number;
+                /** @description SVG user units, from the drawing's top left. */
+                width: number;
+                /** @description SVG user units, from the drawing's top left. */
+                height: number;
+            };
+            /** @description Start, bends and end of the routed edge. */
+            points: {
+                /** @description SVG user units, from the drawing's top left. */
+                x: number;
+                /** @description SVG user units, from the drawing's top left. */
+                y: number;
+            }[];
+        };
+        /** @description The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, implementations left out: what Stately's tools import and the Stately inspector receives as a definition. */
+        MachineDefinition: {
+            [key: string]: unknown;
         };
         /** @description What a payer screen needs; nothing private to the merchant. */
         PayerDepositRequest: {
@@ -5800,6 +5934,118 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description ServiceUnavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "machine.graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description LifecycleMachine */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LifecycleMachine"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description ServiceUnavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "machine.definition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, implementations left out: what Stately's tools import and the Stately inspector receives as a definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineDefinition"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"];
                 };
             };
             /** @description Unauthenticated */
