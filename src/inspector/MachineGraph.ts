@@ -81,6 +81,9 @@ export interface MachineGraph {
 export const FONT = { state: 13, label: 11, advance: 0.62, line: 1.3 } as const
 const STATE_HEIGHT = 40
 const STATE_PAD_X = 16
+/** A transition that stays in its state is a row inside the state's box (a loop on its edge points to it). */
+const ROW_HEIGHT = 18
+const LOOP = 10
 const LABEL_PAD = 4
 const INITIAL_DOT = 10
 
@@ -160,9 +163,24 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
     edges: []
   }
   elkNodes.set(root.id, elkRoot)
+  const internalRows = new Map<string, Array<string>>()
+  for (const n of nodes) {
+    const s = n.stateNode as unknown as StateNodeLike & {
+      transitions: Map<string, ReadonlyArray<{ guard?: unknown; target?: ReadonlyArray<unknown> }>>
+    }
+    for (const [event, ts] of s.transitions)
+      for (const t of ts)
+        if (t.target === undefined || t.target.length === 0) {
+          const guard = nameOf(t.guard)
+          const rows = internalRows.get(s.id) ?? []
+          rows.push(guard === null ? event : `${event} [${guard}]`)
+          internalRows.set(s.id, rows)
+        }
+  }
   for (const n of nodes) {
     const s = n.stateNode as unknown as StateNodeLike
     const compound = n.children.length > 0
+    const rows = internalRows.get(s.id) ?? []
     const elk: ElkNode = compound
       ? {
           id: n.id,
@@ -174,7 +192,14 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
           children: [],
           edges: []
         }
-      : { id: n.id, width: textWidth(s.key, FONT.state) + 2 * STATE_PAD_X, height: STATE_HEIGHT }
+      : {
+          id: n.id,
+          width: Math.max(
+            textWidth(s.key, FONT.state) + 2 * STATE_PAD_X,
+            ...rows.map((r) => textWidth(r, FONT.label) + 2 * LABEL_PAD + 2 * STATE_PAD_X)
+          ),
+          height: STATE_HEIGHT + rows.length * ROW_HEIGHT + (rows.length > 0 ? 6 : 0)
+        }
     elkNodes.set(n.id, elk)
     const parent = elkNodes.get(s.parent?.id ?? root.id)
     parent?.children?.push(elk)
@@ -225,7 +250,8 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
         const actions = t.actions.map(nameOf).filter((a): a is string => a !== null)
         const targets = t.target === undefined || t.target.length === 0 ? [s.id] : t.target.map((x) => x.id)
         targets.forEach((target, i) => {
-          const lines = guard === null ? [event] : [event, `[${guard}]`]
+          const stays = t.target === undefined || t.target.length === 0
+          const lines = guard === null ? [event] : stays ? [`${event} [${guard}]`] : [event, `[${guard}]`]
           pending.push({
             id: `${s.path.join(".")}:${event}:${order}:${i}`,
             source: s.id,
@@ -256,6 +282,7 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
     return ancestors(b).find((id) => up.has(id) && elkNodes.get(id)?.children !== undefined) ?? root.id
   }
   for (const p of pending) {
+    if (p.targetless) continue
     const width = Math.max(...p.lines.map((l) => textWidth(l, FONT.label))) + 2 * LABEL_PAD
     const height = Math.ceil(p.lines.length * FONT.label * FONT.line) + 2 * LABEL_PAD
     const label: ElkLabel = { id: `${p.id}::label`, text: p.lines.join("\n"), width, height }
@@ -300,7 +327,41 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
       ...box(s.id)
     }
   })
+  // Rows inside the state, in the definition's order, each with a small loop on the state's left edge.
+  const rowIndex = new Map<string, number>()
+  const internal = (p: Pending) => {
+    const state = box(p.source)
+    const i = rowIndex.get(p.source) ?? 0
+    rowIndex.set(p.source, i + 1)
+    const width = textWidth(p.lines[0] ?? "", FONT.label) + 2 * LABEL_PAD
+    const y = state.y + STATE_HEIGHT - 4 + i * ROW_HEIGHT
+    const mid = y + ROW_HEIGHT / 2
+    return {
+      label: { x: round(state.x + STATE_PAD_X), y: round(y + 1), width, height: ROW_HEIGHT - 2 },
+      points: [
+        { x: state.x, y: round(mid - 4) },
+        { x: round(state.x - LOOP), y: round(mid - 4) },
+        { x: round(state.x - LOOP), y: round(mid + 4) },
+        { x: state.x, y: round(mid + 4) }
+      ]
+    }
+  }
   const transitions: Array<GraphTransition> = pending.map((p) => {
+    if (p.targetless) {
+      const { label, points } = internal(p)
+      return {
+        id: p.id,
+        source: p.source,
+        target: p.target,
+        event: p.event,
+        guard: p.guard,
+        actions: p.actions,
+        order: p.order,
+        targetless: true,
+        label: { lines: p.lines, ...label },
+        points
+      }
+    }
     const l = edges.get(p.id)?.labels?.[0]
     return {
       id: p.id,

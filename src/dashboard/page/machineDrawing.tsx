@@ -117,7 +117,7 @@ export const MachineDrawing = ({
           ) : null}
           <text
             x={s.type === "compound" || s.type === "parallel" ? s.x + 12 : s.x + s.width / 2}
-            y={s.type === "compound" || s.type === "parallel" ? s.y + 22 : s.y + s.height / 2 + 5}
+            y={s.type === "compound" || s.type === "parallel" ? s.y + 22 : s.y + 25}
             text-anchor={s.type === "compound" || s.type === "parallel" ? "start" : "middle"}
           >
             {s.key}

@@ -77,10 +77,16 @@ describe("the machine graph", () => {
       expect(finite(t.label.x, t.label.y, t.label.width, t.label.height)).toBe(true)
       expect(t.label.width).toBeGreaterThan(0)
     }
-    // Labels sit clear of every state.
+    // A label sits clear of every state, but a transition that stays in its state is a row inside that state.
     for (const t of graph.transitions)
       for (const s of graph.states) {
         const l = t.label
+        if (t.targetless && s.id === t.source) {
+          const inside =
+            l.x >= s.x && l.x + l.width <= s.x + s.width && l.y >= s.y && l.y + l.height <= s.y + s.height
+          expect(inside, `${t.id}'s row inside ${s.id}`).toBe(true)
+          continue
+        }
         const apart =
           l.x + l.width <= s.x || s.x + s.width <= l.x || l.y + l.height <= s.y || s.y + s.height <= l.y
         expect(apart, `${t.id}'s label over ${s.id}`).toBe(true)
