@@ -153,9 +153,11 @@ const AccountFeed = ({ statuses }: { statuses: ReadonlyArray<string> }) => {
             controller.signal
           )
           first = false
+          const moved = feed.next_cursor !== null && feed.next_cursor !== cursor
           if (feed.next_cursor !== null) cursor = feed.next_cursor
           if (feed.data.length > 0) setRows((old) => [...[...feed.data].reverse(), ...old].slice(0, 50))
-          else if (Date.now() - asked < 1_000) await sleep(delay)
+          // A step of another status ends a filtered wait empty, with the cursor past it: ask again at once.
+          else if (!moved && Date.now() - asked < 1_000) await sleep(delay)
           setError(undefined)
           delay = 1_000
         } catch (e) {
