@@ -69,6 +69,7 @@ svg.machine .state.compound > rect, svg.machine .state.parallel > rect { fill: t
 svg.machine .state text { font-size: 13px; font-weight: 600; fill: var(--ink); }
 svg.machine .state.active > rect { fill: var(--soft); stroke: var(--accent); stroke-width: 4; }
 svg.machine .state.active text { fill: var(--accent); }
+svg.machine .state.previous > rect { stroke: var(--accent); stroke-width: 2; stroke-dasharray: 5 3; }
 svg.machine .transition path, svg.machine .initial path { fill: none; stroke: var(--muted); stroke-width: 1.2; }
 svg.machine .arrowhead { fill: var(--muted); }
 svg.machine .arrowhead.taken { fill: var(--accent); }

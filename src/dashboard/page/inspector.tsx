@@ -52,6 +52,7 @@ const Drawing = ({
         <MachineDrawing
           machine={machine}
           active={activePaths(step?.state_after)}
+          previous={activePaths(step?.state_before)}
           taken={takenTransitions(machine, step?.transition)}
           fit={fit}
           label={label}

@@ -43,17 +43,21 @@ const line = (points: ReadonlyArray<Point>) =>
 export const MachineDrawing = ({
   machine,
   active,
+  previous,
   taken,
   fit,
   label
 }: {
   machine: LifecycleMachine
   active: ReadonlyArray<string>
+  /** Where the step came from, when it moved: outlined, dashed. */
+  previous: ReadonlyArray<string>
   taken: ReadonlyArray<MachineTransition>
   fit: boolean
   label: string
 }) => {
   const activeSet = new Set(active)
+  const previousSet = new Set(previous.filter((p) => !activeSet.has(p)))
   const takenSet = new Set(taken.map((t) => t.id))
   const svg = useRef<SVGSVGElement>(null)
   // The marked state scrolled into the scrolling region's view (the drawing is wider than most screens).
@@ -105,7 +109,7 @@ export const MachineDrawing = ({
       {ordered.map((s) => (
         <g
           key={s.id}
-          class={`state ${s.type}${activeSet.has(s.path) ? " active" : ""}`}
+          class={`state ${s.type}${activeSet.has(s.path) ? " active" : ""}${previousSet.has(s.path) ? " previous" : ""}`}
           data-state={s.path}
           data-type={s.type}
           data-initial={s.initial ? "true" : "false"}
