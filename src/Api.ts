@@ -10,6 +10,7 @@ import { HealthApi } from "./api/Health/Api"
 import { PayerApi } from "./api/Payer/Api"
 import { PasskeySignInApi, PasskeysApi } from "./api/Passkeys/Api"
 import { ReconciliationApi } from "./api/Reconciliation/Api"
+import { StepsApi } from "./api/Steps/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("deposits")
   .add(WebhooksApi)
   .add(EventsApi)
   .add(ReconciliationApi)
+  .add(StepsApi)
   .add(PayerApi)
   .add(PasskeysApi)
   .add(PasskeySignInApi)
