@@ -11,6 +11,7 @@ import { PayerApi } from "./api/Payer/Api"
 import { PasskeySignInApi, PasskeysApi } from "./api/Passkeys/Api"
 import { ReconciliationApi } from "./api/Reconciliation/Api"
 import { MachineApi } from "./api/Machine/Api"
+import { StepsApi } from "./api/Steps/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
@@ -29,6 +30,7 @@ export class Api extends HttpApi.make("deposits")
   .add(EventsApi)
   .add(ReconciliationApi)
   .add(MachineApi)
+  .add(StepsApi)
   .add(PayerApi)
   .add(PasskeysApi)
   .add(PasskeySignInApi)

@@ -21,6 +21,7 @@ import { MerchantResourcesLive } from "../services/merchants/MerchantResources"
 import { DepositRequestLedger } from "../services/depositRequests/DepositRequestLedger"
 import { RateLimiter } from "../services/platform/RateLimiter"
 import { Reconciliation } from "../services/depositRequests/Reconciliation"
+import { StepHistory } from "../services/depositRequests/StepHistory"
 import { OutboxRelayLive } from "../services/webhooks/OutboxRelay"
 import { SchedulerLive } from "../services/depositRequests/Deadlines"
 import { TreasuryLive } from "../services/treasury/Treasury"
@@ -41,6 +42,7 @@ import { PasskeySignInLive, PasskeysLive } from "./api/Passkeys/Http"
 import { Passkeys } from "../services/merchants/Passkeys"
 import { ReconciliationLive } from "./api/Reconciliation/Http"
 import { MachineLive } from "./api/Machine/Http"
+import { StepsLive } from "./api/Steps/Http"
 import { ApiSettings } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
@@ -79,6 +81,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     EventsLive,
     ReconciliationLive,
     MachineLive,
+    StepsLive,
     PayerLive,
     AttachmentsLive,
     PasskeysLive,
@@ -195,6 +198,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     MerchantResourcesLive,
     PayerFlow.Default,
     Reconciliation.Default,
+    StepHistory.Default,
     WebhookEndpoints.Default,
     RateLimiter.layer,
     ActorHost.Default,
