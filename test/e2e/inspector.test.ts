@@ -59,14 +59,7 @@ beforeAll(async () => {
   refs = await running.api.setup()
   browser = await launchChromium()
   context = await browser.newContext({ viewport: { width: 360, height: 780 }, acceptDownloads: true })
-  // Signed in as the dashboard keeps a session (this tab's sessionStorage), with an expiry it need not refresh.
-  const session = JSON.stringify({
-    token: running.merchant.sessionToken,
-    expires_at: new Date(Date.now() + 29 * 24 * 60 * 60_000).toISOString()
-  })
-  await context.addInitScript({
-    content: `try { sessionStorage.setItem("deposits.session", ${JSON.stringify(session)}) } catch {}`
-  })
+  await context.addInitScript({ content: signedIn() })
   page = await context.newPage()
   page.on("request", (r) => {
     requested.push(r.url())
@@ -81,6 +74,15 @@ afterAll(async () => {
   await running?.stop()
   await local?.node.stop()
 })
+
+/** Signed in as the dashboard keeps a session (the tab's sessionStorage), with an expiry it need not refresh. */
+const signedIn = () => {
+  const session = JSON.stringify({
+    token: running.merchant.sessionToken,
+    expires_at: new Date(Date.now() + 29 * 24 * 60 * 60_000).toISOString()
+  })
+  return `try { sessionStorage.setItem("deposits.session", ${JSON.stringify(session)}) } catch {}`
+}
 
 const inspector = () => `${running.service.baseUrl}/dashboard/#/inspector`
 
@@ -102,7 +104,9 @@ const shot = (name: string) =>
   page.screenshot({ path: join(artifacts, `inspector-${name}.png`), fullPage: true })
 
 const open = async (route: string, heading: string) => {
-  await page.evaluate(`location.hash = ${JSON.stringify(route)}`)
+  if (!page.url().startsWith(`${running.service.baseUrl}/dashboard/`))
+    await page.goto(`${running.service.baseUrl}/dashboard/${route}`)
+  else await page.evaluate(`location.hash = ${JSON.stringify(route)}`)
   await waitForText(page, "main h1", "equals", heading)
 }
 
@@ -338,10 +342,19 @@ describe("the lifecycle inspector", () => {
     expect(await page.textContent("#step-emitted")).toContain("deposit_request.recovered_funds")
     await axe("live request")
     await shot("live")
-    // The README's picture: the live request at a desktop width.
-    await page.setViewportSize({ width: 1280, height: 900 })
-    await page.screenshot({ path: join(artifacts, "inspector-live-wide.png") })
-    await page.setViewportSize({ width: 360, height: 780 })
+    // The README's picture: the live request with the whole drawing fitted to a desktop width, at twice the
+    // pixels so its labels stay legible.
+    const wide = await browser.newContext({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 2 })
+    try {
+      await wide.addInitScript({ content: signedIn() })
+      const picture = await wide.newPage()
+      await picture.goto(`${inspector()}/${id}`)
+      await waitForText(picture, "#inspector-status", "startsWith", `Live: step ${last.version}, in settled`)
+      await picture.click("#fit")
+      await picture.screenshot({ path: join(artifacts, "inspector-live-wide.png") })
+    } finally {
+      await wide.close()
+    }
     if (process.env.UPDATE_SCREENSHOTS === "1")
       copyFileSync(join(artifacts, "inspector-live-wide.png"), join("src", "dashboard", "inspector.png"))
   }, 180_000)

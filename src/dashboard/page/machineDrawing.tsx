@@ -88,8 +88,9 @@ export const MachineDrawing = ({
           viewBox="0 0 10 10"
           refX="9"
           refY="5"
-          markerWidth="7"
-          markerHeight="7"
+          markerWidth="9"
+          markerUnits="userSpaceOnUse"
+          markerHeight="9"
           orient="auto"
         >
           <path d="M0 0 L10 5 L0 10 z" class="arrowhead" />
@@ -99,8 +100,9 @@ export const MachineDrawing = ({
           viewBox="0 0 10 10"
           refX="9"
           refY="5"
-          markerWidth="7"
-          markerHeight="7"
+          markerWidth="9"
+          markerUnits="userSpaceOnUse"
+          markerHeight="9"
           orient="auto"
         >
           <path d="M0 0 L10 5 L0 10 z" class="arrowhead taken" />
