@@ -28,11 +28,12 @@ import { recordFigure } from "./harness"
  *     host (as the e2e test raises attention); the commit's time is taken in this process (the earlier of the
  *     ChangeFeed notice and `apply`'s answer), the page's by a MutationObserver in the page
  *     (performance.timeOrigin + performance.now(), the two clocks compared by round trips and printed), first on
- *     the request's page, then on the requests list. Baseline: a bare long-poll client in a child process, held
- *     across the same changes: `GET /v1/deposit-requests/:id?wait_for=change` for the request page, the page's
- *     own list query with `wait_for=change` for the list; it is woken after the page's poll (subscribed
- *     earlier) and shares the server with the page's follow-up reads, so it is also timed first with no page
- *     open, the server's own commit → answer. Target p99 < 500 ms.
+ *     the request's page, then on the requests list, then in the inspector following the request (its drawing's
+ *     marked status, fed by the steps route's long poll). Baseline: a bare long-poll client in a child process,
+ *     held across the same changes: `GET /v1/deposit-requests/:id?wait_for=change` for the request page and the
+ *     inspector, the page's own list query with `wait_for=change` for the list; it is woken after the page's
+ *     poll (subscribed earlier) and shares the server with the page's follow-up reads, so it is also timed
+ *     first with no page open, the server's own commit → answer. Target p99 < 500 ms.
  * Knobs: BENCH_PAGE_LOADS (fresh loads of each page, default 20), BENCH_STATUS_CHANGES (timed changes per view,
  * default 100, so p99 is the 99th of 100). The in-page marks are read back by polling `page.evaluate` every 5 ms:
  * evaluation through the DevTools protocol is not subject to the page's CSP (which forbids only the page's own
@@ -400,6 +401,13 @@ export async function run(): Promise<void> {
         selector: `#requests tr[data-id="${moving.id}"] .status`,
         bareName: "bare long poll of the list's query",
         readPath: "/v1/deposit-requests?limit=25&"
+      },
+      {
+        name: "inspector",
+        url: `${base}/dashboard/#/inspector/${moving.id}`,
+        selector: "svg#machine",
+        bareName: "bare long poll GET /v1/deposit-requests/:id",
+        readPath: `/v1/deposit-requests/${moving.id}?`
       }
     ]
 

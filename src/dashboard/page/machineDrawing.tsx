@@ -81,6 +81,7 @@ export const MachineDrawing = ({
       role="img"
       aria-label={label}
       id="machine"
+      data-status={active[0]}
     >
       <defs>
         <marker
