@@ -1,7 +1,8 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, query, sentence } from "./api"
 import type { Feed, FeedStep, LifecycleMachine, Step, StepList } from "./inspectorTypes"
-import { activePaths, MachineDrawing, takenTransitions } from "./machineDrawing"
+import { activePaths, takenTransitions } from "./inspectorState"
+import { MachineDrawing } from "./machineDrawing"
 import { Field, Loading, Notice, Refused, Scroll, Status, useAction, useLoad, When } from "./ui"
 
 /**
