@@ -423,6 +423,11 @@ describe("the lifecycle inspector", () => {
     }
     await waitForText(page, "#inspector-status", "startsWith", "Live:")
     expect(order).toEqual(steps.map((s) => s.version).reverse())
+    // Inside the drawing's scrolling region the arrows scroll it and leave the history where it is.
+    await page.focus('section.scroll[aria-label="The lifecycle machine"]')
+    await page.keyboard.press("ArrowLeft")
+    await page.waitForTimeout(100)
+    expect(await page.getAttribute("#inspector-status", "data-mode")).toBe("live")
     // The request's current snapshot is the last step's.
     const row = await running.db.query<{ snapshot: unknown }>(
       "select snapshot from deposit_requests where id = $1",

@@ -384,12 +384,14 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
   const shown = index >= 0 ? steps[index] : undefined
   const go = (to: number | null) => setChosen(to === null || to >= last ? null : Math.max(0, to))
 
-  // ← and → step through the history anywhere on the page but in a field.
+  // ← and → step through the history anywhere on the page but in a field or a scrolling region.
   useEffect(() => {
     const key = (e: KeyboardEvent) => {
       if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return
       const t = e.target as HTMLElement | null
       if (t !== null && (t.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(t.tagName))) return
+      // In a scrolling region (the drawing, a snapshot) the arrows scroll it, as a keyboard user expects.
+      if (t !== null && t.closest(".scroll") !== null) return
       if (e.key === "ArrowLeft" && index > 0) {
         e.preventDefault()
         go(index - 1)
@@ -459,7 +461,7 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
             Live
           </button>
         </fieldset>
-        <p class="hint">The ← and → keys step through the history too.</p>
+        <p class="hint">The ← and → keys step through the history too (inside the drawing they scroll it).</p>
       </section>
       {shown === undefined ? null : <StepDetail step={shown} />}
       <section aria-labelledby="steps-title">
