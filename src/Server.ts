@@ -22,6 +22,7 @@ import { DepositRequestLedger } from "../services/depositRequests/DepositRequest
 import { RateLimiter } from "../services/platform/RateLimiter"
 import { Reconciliation } from "../services/depositRequests/Reconciliation"
 import { StepHistory } from "../services/depositRequests/StepHistory"
+import { StepHistorySweeperLive } from "../services/depositRequests/StepHistorySweeper"
 import { OutboxRelayLive } from "../services/webhooks/OutboxRelay"
 import { SchedulerLive } from "../services/depositRequests/Deadlines"
 import { TreasuryLive } from "../services/treasury/Treasury"
@@ -222,7 +223,8 @@ export const WorkersLive = Layer.mergeAll(
   CreditRelayLive,
   CreditConsumerLive,
   TreasuryLive,
-  AttachmentSweeperLive
+  AttachmentSweeperLive,
+  StepHistorySweeperLive
 )
 
 /**

@@ -8,7 +8,10 @@ import type { AppConfigShape } from "../../../src/Config"
 import { actorHostLayer } from "../../support/ActorHostRuntime"
 import { createTestDatabase } from "../../support/Database"
 import { createMerchant } from "../../support/Merchant"
+import { eventually } from "../../support/eventually"
 import { seedDepositRequest } from "../../support/seedDepositRequest"
+import { StepHistorySweeperLive } from "../../../services/depositRequests/StepHistorySweeper"
+import { Lease } from "../../../services/platform/Lease"
 
 const WALLET = "0x1111111111111111111111111111111111111111"
 const NATS = { natsUrl: Option.some("nats://127.0.0.1:4222") }
@@ -263,6 +266,40 @@ layer(HostLive, { timeout: 120_000 })("the step history", (it) => {
       assert.isNull(kept.data[0]!.snapshot_before)
       assert.isNull(kept.data[0]!.transition)
     })
+  )
+
+  // On the live clock: the steps are stamped with it, and the worker's instance runs on it.
+  it.scoped("runs the sweep as a worker under its lease, on an instance's start", () =>
+    TestServices.provideLive(
+      Effect.gen(function* () {
+        const host = yield* ActorHost
+        const sql = yield* SqlClient.SqlClient
+        const id = yield* seed("100")
+        yield* host.apply(id, "attest", attestFor(id))
+        yield* sql`
+        update deposit_request_steps set at = at - interval '31 days'
+        where deposit_request_id = ${id} and version = 1`
+        const { databaseUrl } = yield* Fixture
+        // Another instance starts with the sweeper among its workers; its first pass runs at once.
+        const sweeper = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            ManagedRuntime.make(
+              StepHistorySweeperLive.pipe(
+                Layer.provideMerge(Lease.layer),
+                Layer.provideMerge(hostLayer(databaseUrl, { instanceId: Option.some("sweeper") }))
+              )
+            )
+          ),
+          (r) => Effect.promise(() => r.dispose())
+        )
+        yield* Effect.promise(() => sweeper.runtime())
+        const swept = yield* eventually(
+          Effect.map(historyOf(id), (h) => h.retained_from_version === 2),
+          10_000
+        )
+        assert.isTrue(swept)
+      })
+    )
   )
 
   it.scoped("writes no history with STEP_HISTORY_DAYS=0, and the step itself is unchanged", () =>

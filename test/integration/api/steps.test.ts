@@ -7,6 +7,7 @@ import { ActorHost } from "../../../services/actors/ActorHost"
 import type { MerchantClient } from "../../support/Api"
 import { merchantClient } from "../../support/Api"
 import { createMerchant, type Merchant } from "../../support/Merchant"
+import { freePort } from "../../support/Process"
 import type { RunningService } from "../../support/Service"
 import { newMerchantClient, onService, scopedDatabase, scopedService } from "../../support/scopedResources"
 
@@ -20,6 +21,8 @@ class Fixture extends Context.Tag("test/StepsApiFixture")<
     readonly merchant: Merchant
     readonly api: MerchantClient
     readonly other: MerchantClient
+    /** The operator's port (`METRICS_PORT`). */
+    readonly operatorPort: number
   }
 >() {}
 
@@ -27,16 +30,22 @@ const FixtureLive = Layer.scoped(
   Fixture,
   Effect.gen(function* () {
     const database = yield* scopedDatabase
+    const operatorPort = yield* Effect.promise(freePort)
     const service = yield* scopedService({
       database,
-      config: { natsUrl: Option.some("nats://127.0.0.1:4222"), rateLimitCapacity: 10_000 }
+      config: {
+        natsUrl: Option.some("nats://127.0.0.1:4222"),
+        rateLimitCapacity: 10_000,
+        metricsPort: Option.some(operatorPort)
+      }
     })
     const merchant = yield* Effect.promise(() => createMerchant(database.url))
     return {
       service,
       merchant,
       api: merchantClient(service, merchant),
-      other: yield* newMerchantClient(service)
+      other: yield* newMerchantClient(service),
+      operatorPort
     }
   })
 )
@@ -65,6 +74,7 @@ interface Steps {
   readonly data: Array<Step>
 }
 interface FeedStep {
+  readonly account_id?: string
   readonly deposit_request_id: string
   readonly version: number
   readonly event_type: string
@@ -375,6 +385,53 @@ layer(FixtureLive, { timeout: 120_000 })("the steps API", (it) => {
       assert.strictEqual((snapshot!.event as { type: string }).type, "payer.wallet_attested")
       assert.strictEqual((snapshot!.snapshot as { value: string }).value, "ready")
       assert.strictEqual((events[4]!.snapshot as { value: string }).value, "partially_deposited")
+    })
+  )
+
+  it.effect("serves every account's steps only on the operator's port, live, with the account named", () =>
+    Effect.gen(function* () {
+      const { api, other, operatorPort, service, merchant } = yield* Fixture
+      const mine = yield* create(api)
+      const theirs = yield* create(other)
+      const operator = <T>(query: string) =>
+        Effect.promise(async () => {
+          const res = await fetch(`http://127.0.0.1:${operatorPort}/inspector/steps${query}`)
+          return { status: res.status, body: (await res.json()) as T, at: Date.now() }
+        })
+      const all = yield* operator<Feed & { data: Array<FeedStep & { account_id: string }> }>("?limit=200")
+      assert.strictEqual(all.status, 200)
+      const accounts = new Map(all.body.data.map((s) => [s.deposit_request_id, s.account_id]))
+      assert.strictEqual(accounts.get(mine), merchant.accountId)
+      assert.match(accounts.get(theirs) ?? "", /^acct_/)
+      assert.notStrictEqual(accounts.get(theirs), merchant.accountId)
+
+      // Live across accounts: held on the cursor, woken by the next step of any account.
+      const held = yield* Effect.fork(
+        operator<Feed>(`?after=${all.body.next_cursor}&wait_for=change&timeout=10`)
+      )
+      yield* pause(300)
+      const committedAt = yield* apply(theirs, "attest", attestFor(theirs))
+      const answer = yield* Fiber.join(held)
+      assert.deepStrictEqual(
+        answer.body.data.map((s) => [s.deposit_request_id, s.version]),
+        [[theirs, 2]]
+      )
+      assert.isBelow(answer.at - committedAt, 500)
+      assert.strictEqual((yield* operator<{ error: string }>("?limit=0")).status, 400)
+
+      // Not on the API's port, with a key or a session, under any path.
+      for (const path of ["/inspector/steps", "/v1/inspector/steps", "/v1/lifecycle/steps/all"]) {
+        for (const via of ["api_key", "session"] as const) {
+          const refused = yield* Effect.promise(() =>
+            service.request(path, { headers: merchant.headers(via) })
+          )
+          assert.strictEqual(refused.status, 404, `${via} ${path}`)
+          yield* Effect.promise(() => refused.arrayBuffer())
+        }
+      }
+      // The merchant's own feed never lists the other account's request.
+      const own = yield* call<Feed>(api, "GET", "/v1/lifecycle/steps?limit=200")
+      assert.isFalse(own.body.data.some((s) => s.deposit_request_id === theirs))
     })
   )
 
