@@ -13,6 +13,7 @@ import { ReconciliationApi } from "./api/Reconciliation/Api"
 import { MachineApi } from "./api/Machine/Api"
 import { StepsApi } from "./api/Steps/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
+import { WebhookListenersApi } from "./api/WebhookListeners/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
 
 /** The one contract: every route, schema and error. OpenAPI 3.1 and the docs are generated from it. */
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("deposits")
   .add(PayoutAddressesApi)
   .add(AttachmentsApi)
   .add(WebhooksApi)
+  .add(WebhookListenersApi)
   .add(EventsApi)
   .add(ReconciliationApi)
   .add(MachineApi)

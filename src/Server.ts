@@ -27,6 +27,7 @@ import { OutboxRelayLive } from "../services/webhooks/OutboxRelay"
 import { SchedulerLive } from "../services/depositRequests/Deadlines"
 import { TreasuryLive } from "../services/treasury/Treasury"
 import { WebhookDispatcherLive } from "../services/webhooks/WebhookDispatcher"
+import { WebhookListeners, WebhookListenerSweepLive } from "../services/webhooks/WebhookListeners"
 import { WebhookEndpoints } from "../services/webhooks/WebhookEndpoints"
 import { WebhookSenderLive, WebhookTrust } from "../services/webhooks/HttpsWebhookSender"
 import { WebhookResolver, WebhookUrlCheck } from "../services/webhooks/WebhookUrlRules"
@@ -37,6 +38,7 @@ import { SignInLive } from "./api/SignIn/Http"
 import { DepositRequestsLive } from "./api/DepositRequests/Http"
 import { CustomersLive, IssuersLive, PayoutAddressesLive } from "./api/Records/Http"
 import { EventsLive, WebhooksLive } from "./api/Webhooks/Http"
+import { WebhookListenersLive } from "./api/WebhookListeners/Http"
 import { HealthLive } from "./api/Health/Http"
 import { PayerLive } from "./api/Payer/Http"
 import { PasskeySignInLive, PasskeysLive } from "./api/Passkeys/Http"
@@ -79,6 +81,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     IssuersLive,
     PayoutAddressesLive,
     WebhooksLive,
+    WebhookListenersLive,
     EventsLive,
     ReconciliationLive,
     MachineLive,
@@ -201,6 +204,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Reconciliation.Default,
     StepHistory.Default,
     WebhookEndpoints.Default,
+    WebhookListeners.Default,
     RateLimiter.layer,
     ActorHost.Default,
     ChainEndpoints.layer,
@@ -219,6 +223,7 @@ export const WorkersLive = Layer.mergeAll(
   SchedulerLive,
   OutboxRelayLive,
   WebhookDispatcherLive,
+  WebhookListenerSweepLive,
   ChainWatcherLive,
   CreditRelayLive,
   CreditConsumerLive,

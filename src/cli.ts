@@ -40,6 +40,9 @@ try {
     case "devnet treasury-gas":
       await (await import("./cli/DevnetCommands")).run(command, values)
       break
+    case "listen":
+      await (await import("./cli/ListenCommand")).run(values)
+      break
     case "reconcile":
       await (await import("./cli/ReconcileCommand")).run(values)
       break

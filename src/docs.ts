@@ -1,8 +1,13 @@
 import { readFileSync, writeFileSync } from "node:fs"
-import { statechartMermaid, statusValues, transitionTableMarkdown } from "../machines/step"
+import { statechartMermaid, statusValues, transitionsDocument } from "../machines/step"
 import { errorTableMarkdown } from "./api/Errors"
 
-/** Regenerates the README's generated sections (lifecycle and error table); tests fail when they drift. */
+/**
+ * Regenerates the README's generated sections (lifecycle and error table) and the machine's transition table
+ * (machines/TRANSITIONS.md, linked from the README); tests fail when they drift.
+ */
+const transitions = new URL("../machines/TRANSITIONS.md", import.meta.url)
+writeFileSync(transitions, transitionsDocument())
 const p = new URL("../README.md", import.meta.url)
 let s = readFileSync(p, "utf8")
 const block = `<!-- lifecycle:start -->
@@ -12,7 +17,7 @@ Statuses (the machine's top-level states): ${statusValues.map((v) => `\`${v}\``)
 ${statechartMermaid()}
 \`\`\`
 
-${transitionTableMarkdown()}
+Every transition, with its guard and the named actions it runs: [machines/TRANSITIONS.md](machines/TRANSITIONS.md).
 <!-- lifecycle:end -->`
 if (s.includes("<!-- lifecycle:start -->"))
   s = s.replace(/<!-- lifecycle:start -->[\s\S]*<!-- lifecycle:end -->/, block)

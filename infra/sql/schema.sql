@@ -804,7 +804,10 @@ CREATE TABLE public.webhook_endpoints (
     url text NOT NULL,
     secret text NOT NULL,
     created_at timestamp with time zone NOT NULL,
-    disabled_at timestamp with time zone
+    disabled_at timestamp with time zone,
+    listener boolean DEFAULT false NOT NULL,
+    event_types text[],
+    last_polled_at timestamp with time zone
 );
 
 --
@@ -1373,10 +1376,22 @@ CREATE INDEX webhook_deliveries_event ON public.webhook_deliveries USING btree (
 CREATE INDEX webhook_endpoints_account ON public.webhook_endpoints USING btree (account_id, id DESC);
 
 --
+-- Name: webhook_endpoints_live_listeners; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_endpoints_live_listeners ON public.webhook_endpoints USING btree (last_polled_at) WHERE (listener AND (disabled_at IS NULL));
+
+--
 -- Name: webhook_jobs_due; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX webhook_jobs_due ON public.webhook_jobs USING btree (next_attempt_at) WHERE (state = 'pending'::text);
+
+--
+-- Name: webhook_jobs_endpoint_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_jobs_endpoint_due ON public.webhook_jobs USING btree (endpoint_id, next_attempt_at) WHERE (state = 'pending'::text);
 
 --
 -- Name: webhook_jobs_once; Type: INDEX; Schema: public; Owner: -

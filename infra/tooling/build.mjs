@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { build } from "esbuild"
 import { buildClient } from "./clientBuild.mjs"
+import { buildTypedClients } from "./typedClientsBuild.mjs"
 
 // The stored functions' files (infra/sql/functions/*.sql), which migrations read from disk when run from source:
 // the image ships `.build/` without `infra/`, so the bundle carries them (see infra/migrations/storedFunctions.ts).
@@ -61,4 +62,4 @@ await build({
 await buildClient()
 
 // The typed API clients (`./client`, `./fetch`), see typedClientsBuild.mjs.
-await import("./typedClientsBuild.mjs")
+await buildTypedClients()

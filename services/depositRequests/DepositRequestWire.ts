@@ -5,6 +5,9 @@ import { type DepositRequestRow, type SnapshotView, snapshotOf } from "../actors
 import { formatAmount } from "../domain/Amount"
 import { formatTimestamp } from "../domain/Timestamp"
 import { toId } from "../domain/PrefixedId"
+import type { webhookFields } from "./WebhookFields"
+
+export { webhookFields } from "./WebhookFields"
 
 export type { DepositRequestRow } from "../actors/ActorRow"
 
@@ -79,30 +82,6 @@ export const toWire = (
 })
 
 export type DepositRequestWire = ReturnType<typeof toWire>
-
-/** The fields a webhook payload carries: exactly the spec's subset, never the expected email or other private data. */
-export const webhookFields = [
-  "id",
-  "status",
-  "amount",
-  "amount_base_units",
-  "received",
-  "received_base_units",
-  "heading",
-  "reference",
-  "metadata",
-  "customer_id",
-  "issuer_id",
-  "payer_policy_mode",
-  "payer_reference",
-  "verification_completed_at",
-  "likely_unsolicited_at",
-  "payer_wallet",
-  "address",
-  "wallet_bound_at",
-  "expires_at",
-  "created_at"
-] as const
 
 /**
  * `webhookFields` of the wire form, in that order. Written out rather than built from the list: a literal has one

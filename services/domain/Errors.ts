@@ -97,6 +97,12 @@ export class HttpsRequired extends MessageError<HttpsRequired>()("HttpsRequired"
   when: "Outside the sandbox, a sign-in route reached over plain HTTP from a client that is not on loopback (`X-Forwarded-Proto` is read only from a loopback peer, such as a proxy on the same host)."
 }) {}
 
+export class SandboxOnly extends MessageError<SandboxOnly>()("SandboxOnly", {
+  status: 403,
+  code: "sandbox_only",
+  when: "A sandbox-only operation (webhook listeners for `deposits listen`) asked of a production service; nothing was changed."
+}) {}
+
 export class ServiceUnavailable extends MessageError<ServiceUnavailable>()("ServiceUnavailable", {
   status: 503,
   code: "service_unavailable",
@@ -112,5 +118,6 @@ export const DomainErrors = [
   InvalidState,
   RateLimited,
   HttpsRequired,
+  SandboxOnly,
   ServiceUnavailable
 ] as const

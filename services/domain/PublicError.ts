@@ -1,4 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
+import type { Cause } from "effect"
 import { Schema } from "effect"
 
 /** One row of the documented error table. */
@@ -42,12 +43,33 @@ export interface PublicErrorClass {
  * A public error whose only field is its message (most of them): the class with its facts and code, from one
  * call. `class RateLimited extends MessageError<RateLimited>()("RateLimited", { status: 429, … }) {}`
  */
+/** The fields of a message-only error. */
+type MessageFields<Tag extends string> = { readonly _tag: Schema.tag<Tag>; message: typeof Schema.String }
+
+/**
+ * The class `MessageError` makes, named so that declarations can be emitted for it (the typed clients ship them):
+ * the schema's tagged error class, its facts, and instances that know their code.
+ */
+export interface MessageErrorClass<Self, Tag extends string, Code extends string>
+  extends Schema.Class<
+    Self,
+    MessageFields<Tag>,
+    Schema.Struct.Encoded<MessageFields<Tag>>,
+    never,
+    Schema.Struct.Constructor<Omit<MessageFields<Tag>, "_tag">>,
+    { readonly code: Code },
+    Cause.YieldableError
+  > {
+  readonly _tag: Tag
+  readonly facts: ErrorFacts<Code>
+}
+
 export const MessageError =
   <Self>() =>
   <const Tag extends string, const Code extends string>(
     tag: Tag,
     facts: Parameters<typeof errorFacts<Code>>[0]
-  ) => {
+  ): MessageErrorClass<Self, Tag, Code> => {
     const stated = errorFacts(facts)
     // The cast names the class type the call returns for a concrete `Self`, which TypeScript cannot resolve while
     // `Self` is still a parameter here.
@@ -55,15 +77,11 @@ export const MessageError =
       tag,
       { message: Schema.String },
       stated.annotations()
-    ) as unknown as Schema.TaggedErrorClass<
-      Self,
-      Tag,
-      { readonly _tag: Schema.tag<Tag>; message: typeof Schema.String }
-    >
+    ) as unknown as Schema.TaggedErrorClass<Self, Tag, MessageFields<Tag>>
     return class extends Base {
       static readonly facts = stated
       get code(): Code {
         return stated.code
       }
-    }
+    } as unknown as MessageErrorClass<Self, Tag, Code>
   }

@@ -24,7 +24,9 @@ export interface JobMessage {
 export const RELAY_BATCH = 500
 
 /**
- * Relays lifecycle events from the outbox to delivery jobs, one per active endpoint of the event's account. The
+ * Relays lifecycle events from the outbox to delivery jobs, one per active endpoint of the event's account whose
+ * event filter takes it. A listener's job is marked published at once: its CLI pulls it, the stream never carries
+ * it (infra/decisions/0068-local-webhook-forwarding.md). The
  * outbox row is marked sent in the same transaction as its jobs, and a job exists once per (endpoint, event), so
  * a crash at any point relays it again and duplicates nothing. One instance relays at a time, under a lease.
  * Two statements a pass, whatever its size: the rows with their endpoints, then the jobs and the marks together
@@ -43,16 +45,18 @@ export const relayOnce = Effect.gen(function* () {
         trace_parent: string | null
         endpoint_id: string | null
         account_id: string | null
+        listener: boolean | null
       }>`
         with due as (
           select id, (payload->>'event_id')::uuid as event_id, trace_parent from outbox
           where published_at is null and topic = 'lifecycle'
           order by id limit ${RELAY_BATCH} for update skip locked
         )
-        select d.id, d.event_id, d.trace_parent, e.id as endpoint_id, e.account_id
+        select d.id, d.event_id, d.trace_parent, e.id as endpoint_id, e.account_id, e.listener
         from due d
         left join lifecycle_events ev on ev.id = d.event_id
         left join webhook_endpoints e on e.account_id = ev.account_id and e.disabled_at is null
+          and (e.event_types is null or ev.type = any(e.event_types))
         order by d.id, e.id`
       if (rows.length === 0) return 0
       const relayed = [...new Set(rows.map((r) => r.id))]
@@ -60,12 +64,13 @@ export const relayOnce = Effect.gen(function* () {
       yield* sql`
         with jobs as (
           insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at,
-                                    created_at, trace_parent)
-          select j.id, j.account_id, j.endpoint_id, j.event_id, false, 'pending', ${at}, ${at}, j.trace_parent
+                                    created_at, trace_parent, published_at)
+          select j.id, j.account_id, j.endpoint_id, j.event_id, false, 'pending', ${at}, ${at}, j.trace_parent,
+            case when j.listener then ${at}::timestamptz end
           from unnest(${jobs.map(() => ids.next())}::uuid[], ${jobs.map((j) => j.account_id)}::uuid[],
                       ${jobs.map((j) => j.endpoint_id)}::uuid[], ${jobs.map((j) => j.event_id)}::uuid[],
-                      ${jobs.map((j) => j.trace_parent)}::text[])
-            with ordinality as j(id, account_id, endpoint_id, event_id, trace_parent, n)
+                      ${jobs.map((j) => j.trace_parent)}::text[], ${jobs.map((j) => j.listener === true)}::bool[])
+            with ordinality as j(id, account_id, endpoint_id, event_id, trace_parent, listener, n)
           order by j.n
           on conflict do nothing
         )
@@ -103,6 +108,7 @@ const publishJobs = (republish: boolean) =>
             select id from webhook_jobs
             where state = 'pending' and published_at < ${before} and next_attempt_at < ${before}
               and (locked_until is null or locked_until < ${new Date(now)})
+              and endpoint_id not in (select id from webhook_endpoints where listener)
             order by next_attempt_at limit ${PUBLISH_BATCH}`
     const jobs = yield* sql<UnpublishedJob>`
       update webhook_jobs j set publications = j.publications + 1

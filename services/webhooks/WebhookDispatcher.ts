@@ -1,15 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Duration, Effect, Layer, Option, Queue, Random } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Queue } from "effect"
 import { WEBHOOK_CONSUMER } from "../../infra/jetstream/Streams"
 import { consumeIntoQueue, EventStream, type StreamMessage } from "../platform/eventStream/EventStream"
-import { Ids } from "../platform/Ids"
+import { recordAttempt } from "./DeliveryAttempts"
 import { makeDeliveryLines } from "./DeliveryLines"
 import type { JobMessage } from "./OutboxRelay"
-import { gapMs, MAX_ATTEMPTS } from "./RetrySchedule"
 import { WebhookSender } from "./WebhookSender"
-import { signPayload } from "./WebhookSignature"
+import { deliveryHeaders } from "./WebhookSignature"
 import { spanCausedBy } from "../platform/TraceContext"
-import { Metrics } from "../platform/Metrics"
 import { workerLoop } from "../platform/Worker"
 import { databaseUrl, positiveInteger } from "../platform/Settings"
 
@@ -41,11 +39,14 @@ export const LINE_KEEPALIVE_MS = 10_000
 
 /**
  * `WEBHOOK_FIRST_RETRY_MS`: the first retry gap (each next one doubles, capped at an hour);
- * `WEBHOOK_CLAIM_TTL_MS`: how long a claimed job stays locked before a crashed dispatcher's job is taken by another.
+ * `WEBHOOK_CLAIM_TTL_MS`: how long a claimed job stays locked before a crashed dispatcher's job is taken by another
+ * (or a listening CLI's, one it took and never answered for, is offered again);
+ * `WEBHOOK_LISTENER_TTL_MS`: how long a listener lives without a poll from its CLI before it expires.
  */
 export const dispatchSettings = Config.all({
   webhookFirstRetryMs: positiveInteger("WEBHOOK_FIRST_RETRY_MS", 30_000),
   webhookClaimTtlMs: positiveInteger("WEBHOOK_CLAIM_TTL_MS", 60_000),
+  webhookListenerTtlMs: positiveInteger("WEBHOOK_LISTENER_TTL_MS", 120_000),
   databaseUrl
 })
 export type DispatchSettings = Config.Config.Success<typeof dispatchSettings>
@@ -132,56 +133,14 @@ export const dispatchJob = (message: JobMessage, settings: DispatchSettings) =>
 
 const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
   Effect.gen(function* () {
-    const sql = yield* PgClient.PgClient
-    const ids = yield* Ids
     const sender = yield* WebhookSender
-    const metrics = yield* Metrics
-    const { webhookFirstRetryMs } = settings
     const t = Math.floor(now.getTime() / 1000)
     const outcome = yield* sender.send({
       url: job.url,
       body: job.body,
-      headers: {
-        "content-type": "application/json",
-        "service-event-id": `evt_${job.event_id}`,
-        "service-event-type": job.type,
-        "service-signature": signPayload(job.secret, t, job.body),
-        "user-agent": "deposits-webhooks/1"
-      }
+      headers: deliveryHeaders(job, job.secret, t)
     })
-    const attempt = job.attempts + 1
-    const finished = new Date(yield* Clock.currentTimeMillis)
-    const retryAt =
-      outcome.ok || attempt >= MAX_ATTEMPTS
-        ? null
-        : new Date(finished.getTime() + gapMs(attempt, yield* Random.next, webhookFirstRetryMs))
-    const state = outcome.ok ? "succeeded" : retryAt === null ? "failed" : "pending"
-    // One statement, so one round trip and atomic: the job's row and the log of the attempt. A disable during the
-    // attempt cancelled the series: it stays cancelled (only the attempt is counted), is logged as cancelled, and
-    // the attempt promises no retry.
-    yield* sql`
-      with kept as (
-        update webhook_jobs set attempts = ${attempt}, state = ${state}, locked_until = null,
-          next_attempt_at = ${retryAt ?? finished}
-        where id = ${job.id} and state <> 'cancelled'
-        returning id
-      ), cancelled as (
-        update webhook_jobs set attempts = ${attempt}, locked_until = null
-        where id = ${job.id} and not exists (select from kept)
-        returning id
-      )
-      insert into webhook_deliveries (id, account_id, endpoint_id, job_id, event_id, event_type, attempt, redelivery,
-        outcome, response_status, error_kind, error_message, attempted_at, duration_ms, next_attempt_at)
-      select ${ids.next()}, ${job.account_id}, ${job.endpoint_id}, ${job.id}, ${job.event_id}, ${job.type},
-        ${attempt}, ${job.redelivery},
-        case when ${outcome.ok} then 'succeeded' when exists (select from cancelled) then 'cancelled'
-          else ${retryAt === null ? "failed" : "retrying"} end,
-        ${outcome.status ?? null}, ${outcome.errorKind ?? null}, ${outcome.errorMessage ?? null}, ${now},
-        ${Math.round(outcome.durationMs)},
-        case when exists (select from cancelled) then null else ${retryAt}::timestamptz end`
-    metrics.webhookAttempts.inc({
-      outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"
-    })
+    const retryAt = yield* recordAttempt(job, outcome, now, settings.webhookFirstRetryMs)
     const settled = retryAt === null ? done : later(retryAt.getTime() - (yield* Clock.currentTimeMillis))
     return { ...settled, attemptMs: outcome.durationMs }
   })

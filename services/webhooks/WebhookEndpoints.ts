@@ -5,6 +5,7 @@ import { formatTimestamp } from "../domain/Timestamp"
 import { toId } from "../domain/PrefixedId"
 import { Ids } from "../platform/Ids"
 import { dieOnSqlErrors } from "../platform/SqlFailure"
+import { cancelSeries } from "./DeliveryAttempts"
 import { newWebhookSecret } from "./WebhookSignature"
 import { WebhookUrlCheck } from "./WebhookUrlRules"
 
@@ -86,21 +87,25 @@ const make = Effect.gen(function* () {
       return { ...endpointWire(rows[0]!), secret }
     })
 
-  const get = (accountId: string, uuid: string) =>
-    sql<EndpointRow>`select * from webhook_endpoints where id = ${uuid} and account_id = ${accountId}`.pipe(
+  // Listeners (`WebhookListeners.ts`) share the table but none of these routes but the delivery log: they have no
+  // URL, take no test event or redelivery, and are removed through their own route.
+  const get = (accountId: string, uuid: string, listeners: "with listeners" | "without" = "without") =>
+    sql<EndpointRow>`
+      select * from webhook_endpoints where id = ${uuid} and account_id = ${accountId}
+      ${listeners === "without" ? sql`and not listener` : sql``}`.pipe(
       Effect.map((rows) => Option.fromNullable(rows[0]))
     )
 
-  const require = (accountId: string, uuid: string) =>
+  const require = (accountId: string, uuid: string, listeners: "with listeners" | "without" = "without") =>
     Effect.flatMap(
-      get(accountId, uuid),
+      get(accountId, uuid, listeners),
       Option.match({ onNone: () => NotFound.of("webhook"), onSome: Effect.succeed })
     )
 
   const list = (accountId: string, limit: number, startingAfter: string | undefined) =>
     Effect.gen(function* () {
       const rows = yield* sql<EndpointRow>`
-        select * from webhook_endpoints where account_id = ${accountId}
+        select * from webhook_endpoints where account_id = ${accountId} and not listener
         ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
         order by id desc limit ${limit + 1}`
       const p = page(rows, limit)
@@ -112,20 +117,7 @@ const make = Effect.gen(function* () {
     sql.withTransaction(
       Effect.gen(function* () {
         yield* require(accountId, uuid)
-        const at = yield* now
-        yield* sql`update webhook_endpoints set disabled_at = coalesce(disabled_at, ${at}) where id = ${uuid}`
-        const cancelled = yield* sql<{ id: string }>`
-          update webhook_jobs set state = 'cancelled' where endpoint_id = ${uuid} and state = 'pending' returning id`
-        // The last attempt of each cancelled series promised a retry that will not come.
-        if (cancelled.length > 0) {
-          yield* sql`
-            update webhook_deliveries set outcome = 'cancelled', next_attempt_at = null
-            where id in (
-              select distinct on (job_id) id from webhook_deliveries
-              where job_id in ${sql.in(cancelled.map((job) => job.id))}
-              order by job_id, attempt desc
-            ) and outcome = 'retrying'`
-        }
+        yield* cancelSeries(uuid, yield* now)
       })
     )
 
@@ -187,7 +179,7 @@ const make = Effect.gen(function* () {
     outcome?: "succeeded" | "failed" | undefined
   ) =>
     Effect.gen(function* () {
-      yield* require(accountId, endpointUuid)
+      yield* require(accountId, endpointUuid, "with listeners")
       // `failed` is every attempt that did not succeed: retried, given up, or cancelled when the endpoint was disabled.
       const rows = yield* sql<DeliveryRow>`
         select * from webhook_deliveries where endpoint_id = ${endpointUuid} and account_id = ${accountId}

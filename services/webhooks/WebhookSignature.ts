@@ -17,3 +17,19 @@ export const signPayload = (
 
 /** `whsec_` and 32 random bytes, base64url. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString("base64url")}`
+
+/**
+ * The headers of every delivery of an event, signed at `timestampSeconds`: what an endpoint receives, and what a
+ * listening CLI forwards unchanged.
+ */
+export const deliveryHeaders = (
+  event: { readonly event_id: string; readonly type: string; readonly body: string },
+  secret: string,
+  timestampSeconds: number
+): Record<string, string> => ({
+  "content-type": "application/json",
+  "service-event-id": `evt_${event.event_id}`,
+  "service-event-type": event.type,
+  "service-signature": signPayload(secret, timestampSeconds, event.body),
+  "user-agent": "deposits-webhooks/1"
+})

@@ -7,6 +7,7 @@ import {
   InvalidState,
   NotFound,
   RateLimited,
+  SandboxOnly,
   ServiceUnavailable
 } from "../../services/domain/Errors"
 import {
@@ -92,6 +93,7 @@ export {
   InvalidState,
   NotFound,
   RateLimited,
+  SandboxOnly,
   ServiceUnavailable
 }
 

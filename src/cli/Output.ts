@@ -28,6 +28,13 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
                                               with no wallet yet is attested first, as devnet attest does
   devnet treasury-gas --eth 0|10               sandbox: set the treasury's gas; 0 makes the next payout fail
                                               (the request pauses with treasury_out_of_gas until resumed)
+  listen --forward-to http://localhost:3000/hooks [--events TYPE,TYPE] [--api URL] [--key KEY]
+                                              sandbox: forward the account's webhook deliveries to a server on
+                                              this machine; prints the signing secret, then a line per delivery
+                                              with the local answer (a failure is retried as for any endpoint).
+                                              Talks to the service over HTTP only (--api, default: PUBLIC_BASE_URL
+                                              or http://HOST:PORT) with the API key (--key, or DEPOSITS_API_KEY);
+                                              Ctrl-C removes the listener
   reconcile --account ACCT_ID [--from T] [--to T] [--json]
                                               per request: payments, settlements, returns, recoveries and the
                                               deposit address's finalized balance, with every difference named
@@ -57,6 +64,10 @@ export const parseCliArgs = (argv: ReadonlyArray<string>) =>
       address: { type: "string" },
       eth: { type: "string" },
       url: { type: "string" },
+      "forward-to": { type: "string" },
+      events: { type: "string" },
+      api: { type: "string" },
+      key: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false }
     }

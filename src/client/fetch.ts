@@ -19,7 +19,7 @@ export type CreateDepositRequest = Schemas["CreateDepositRequest"]
 export type DepositRequestStatus = DepositRequest["status"]
 export type DepositRequestListQuery = Omit<
   NonNullable<paths["/v1/deposit-requests"]["get"]["parameters"]["query"]>,
-  "starting_after" | "wait_for" | "version" | "timeout"
+  "starting_after" | "wait_for" | "version" | "timeout" | "limit"
 >
 
 /** Any error answer of the API, as its envelope says: `{ error: { code, message, param? }, request_id }`. */
@@ -180,7 +180,9 @@ export const createClient = (options: ClientOptions): DepositsClient => {
         })
       ),
     getDepositRequest,
-    listAll: async function* (query = {}) {
+    listAll: async function* ({ limit, ...filters } = {}) {
+      // The description types query values as the strings they travel as; the page size is a number here.
+      const query = limit === undefined ? filters : { ...filters, limit: String(limit) }
       let startingAfter: string | undefined
       do {
         const page = unwrap(

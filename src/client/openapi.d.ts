@@ -710,6 +710,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a listener: a temporary endpoint whose deliveries the CLI pulls
+         * @description What `deposits listen` opens to forward deliveries to a server on the merchant's machine: the service never connects to it. Events are fanned out to it as to an endpoint, with the same signature, ids and retries; the CLI takes them with the deliveries route, forwards them and reports each local answer, which is the attempt's outcome in the delivery logs. Sandbox only: a production service answers 403 `sandbox_only` and changes nothing (register an HTTPS endpoint there).
+         */
+        post: operations["webhookListeners.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-listeners/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Take the listener's due deliveries (keeps the listener alive)
+         * @description Each delivery handed out is the listener's until its answer is reported, or for the claim time (60 s), after which it is handed out again. Oldest event first. Sandbox only: a production service answers 403 `sandbox_only` and changes nothing (register an HTTPS endpoint there).
+         */
+        get: operations["webhookListeners.deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-listeners/{id}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the local answer to a forwarded delivery: the attempt's outcome
+         * @description A 2xx status succeeds; anything else is retried on the endpoints' schedule (same event id and bytes). An attempt that is not waiting for its answer (reported already, or its claim lapsed) answers 409 `invalid_state`. Sandbox only: a production service answers 403 `sandbox_only` and changes nothing (register an HTTPS endpoint there).
+         */
+        post: operations["webhookListeners.answer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-listeners/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a listener: what it had pending is cancelled; its delivery log stays */
+        delete: operations["webhookListeners.remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1766,6 +1843,30 @@ export interface components {
             url: string;
             created_at: string;
             disabled_at: string | null;
+        };
+        /** @description Error envelope. `error.code` is one of: `sandbox_only`. */
+        SandboxOnly: {
+            error: {
+                /** @enum {string} */
+                code: "sandbox_only";
+                /** @description What went wrong and what to fix; names the field for invalid_request. */
+                message: string;
+            };
+            /** @description Same as the X-Request-Id header. */
+            request_id: string;
+        };
+        ListenerDelivery: {
+            /** @description The `evt_` id; the same on every attempt. */
+            event_id: string;
+            event_type: string;
+            /** @description 1 to 12 within a series; report it back with the answer. */
+            attempt: number;
+            /** @description The exact bytes to POST (UTF-8): the same on every attempt, signed in `headers`. */
+            body: string;
+            /** @description The headers to send with it, as an endpoint receives them: `content-type`, `service-event-id`, `service-event-type`, `service-signature` (signed when handed out) and `user-agent`. */
+            headers: {
+                [key: string]: string;
+            };
         };
         evt_id: string;
         /** @description Exactly the body every delivery of the event sends, told apart by `type`. Verify the `Service-Signature` header over the raw bytes before parsing. */
@@ -5917,6 +6018,345 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhookListeners.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * minItems(1)
+                     * @description Forward only these event types (default: every type).
+                     */
+                    event_types?: ("deposit_request.ready" | "verification.approved" | "deposit_request.deposited" | "deposit_request.settled" | "deposit_request.expired" | "deposit_request.returned" | "deposit_request.likely_unsolicited" | "deposit_request.needs_attention" | "deposit_request.recovered_funds" | "webhook.test")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A `wh_` id: the listener's deliveries appear in the delivery logs under it. */
+                        id: string;
+                        /** @description The event types forwarded; null: every type. */
+                        event_types: string[] | null;
+                        created_at: string;
+                        /** @description The listener is removed when no poll has come for this long (its CLI stopped without removing it). */
+                        expires_after_idle_seconds: number;
+                        /** @description `whsec_…`: the signing secret of every delivery forwarded, in this answer only. The local receiver verifies with it as with an endpoint's. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description SandboxOnly */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOnly"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhookListeners.deliveries": {
+        parameters: {
+            query?: {
+                /** @description `change`: hold the request until a delivery is due, or answer an empty list at the timeout. */
+                wait_for?: "change";
+                /** @description Seconds to hold with wait_for=change, 1 to 30 (default 25). */
+                timeout?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["ListenerDelivery"][];
+                    };
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description SandboxOnly */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOnly"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhookListeners.answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event_id: components["schemas"]["evt_id"];
+                    /**
+                     * between(1, 12)
+                     * @description a number between 1 and 12
+                     */
+                    attempt: components["schemas"]["Int"];
+                    /** @description The local server's status; null when it gave none (see `error`). */
+                    status: components["schemas"]["Int"] | null;
+                    /** @description Why there is no status: the connection failed, or no answer came in time. */
+                    error: ("connection" | "timeout") | null;
+                    /**
+                     * maxLength(500)
+                     * @description The start of the local answer's body (kept as the attempt's error message when not 2xx).
+                     */
+                    excerpt?: string;
+                    /**
+                     * between(0, 600000)
+                     * @description a number between 0 and 600000
+                     */
+                    duration_ms: components["schemas"]["Int"];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "succeeded" | "retrying" | "failed";
+                        /** @description When the retry is due (it comes back through the deliveries route); null: none. */
+                        next_attempt_at: string | null;
+                    };
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description SandboxOnly */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOnly"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description InvalidState */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidState"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhookListeners.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description SandboxOnly */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOnly"];
                 };
             };
             /** @description NotFound */

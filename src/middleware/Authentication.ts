@@ -1,11 +1,11 @@
-import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
-import { Context, Effect, Layer, Option, Schema } from "effect"
-import { Accounts, type Identity } from "../../services/merchants/Accounts"
+import { HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer, Option } from "effect"
+import { Accounts } from "../../services/merchants/Accounts"
 import { RateLimiter } from "../../services/platform/RateLimiter"
 import { IdentityUnauthorized, RateLimited, Unauthenticated } from "../api/Errors"
+import { Authentication, CurrentIdentity } from "../api/Security"
 
-/** The caller of a merchant route, provided to every handler behind `Authentication`. */
-export class CurrentIdentity extends Context.Tag("deposits/CurrentIdentity")<CurrentIdentity, Identity>() {}
+export { Authentication, CurrentIdentity } from "../api/Security"
 
 /** Routes for the account's people, not its integrations: a dashboard session, never an API key. */
 export const requireSession = (what: string) =>
@@ -31,16 +31,6 @@ export class AnswerHeaders extends Context.Tag("deposits/AnswerHeaders")<
 const refused = new Unauthenticated({
   message: "Send a valid API key or dashboard session token as `Authorization: Bearer <credential>`."
 })
-
-/**
- * Bearer authentication for merchant routes: an API key or a dashboard session, full account authority. API-key
- * traffic also spends the account's rate-limit token and every answer to it carries the rate-limit headers.
- */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("deposits/Authentication", {
-  failure: Schema.Union(Unauthenticated, RateLimited),
-  provides: CurrentIdentity,
-  security: { bearer: HttpApiSecurity.bearer }
-}) {}
 
 export const AuthenticationLive = Layer.effect(
   Authentication,

@@ -6,7 +6,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, Exit } from "effect"
+import { Cause, Context, Effect, Exit } from "effect"
 import { Api } from "../Api"
 import { InvalidRequest, PayloadTooLarge } from "../api/Errors"
 import { hasForbiddenControl } from "../../services/domain/Text"
@@ -192,7 +192,8 @@ export const EdgeLive = HttpApiBuilder.middleware(
           const rendered = observed(
             withEdgeHeaders(renderError(error, requestId), cors, answerHeaders, requestId)
           )
-          return unexpected
+          // A client that went away interrupts its handler (a listener's held poll, say): nothing went wrong.
+          return unexpected && !Cause.isInterruptedOnly(exit.cause)
             ? Effect.as(logUnexpected(exit.cause, requestId), rendered)
             : Effect.succeed(rendered)
         })

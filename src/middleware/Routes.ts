@@ -4,12 +4,17 @@ import { idPrefixes } from "../../services/domain/PrefixedId"
 type ResourceName = (typeof idPrefixes)[keyof typeof idPrefixes]
 const resourceNames = new Set<string>(Object.values(idPrefixes))
 
-/** The resource a path's first id names, from the collection before it (`/deposit-requests/:id` → deposit_request). */
+/**
+ * The resource a path's first id names, from the collection before it (`/deposit-requests/:id` → deposit_request,
+ * `/webhook-listeners/:id` → webhook).
+ */
 const resourceOf = (path: string): ResourceName | undefined => {
   const segments = path.split("/")
   const at = segments.findIndex((segment) => segment.startsWith(":"))
   const collection = (segments[at - 1] ?? "").replaceAll("-", "_")
-  for (const singular of [collection.replace(/es$/, ""), collection.replace(/s$/, "")]) {
+  // A sub-collection of a resource (`webhook-listeners`, whose ids are `wh_`) names it by its first word.
+  const head = collection.split("_")[0] ?? ""
+  for (const singular of [collection.replace(/es$/, ""), collection.replace(/s$/, ""), head]) {
     if (resourceNames.has(singular)) return singular as ResourceName
   }
   return undefined

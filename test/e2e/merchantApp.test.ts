@@ -1,11 +1,10 @@
 import { execFile } from "node:child_process"
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { copyFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
 import { promisify } from "node:util"
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { merchantFolder, packageRoot } from "../support/MerchantFolder"
 import { ChainServiceFixture, chainServiceLayer } from "../support/scopedChainService"
 
 // A merchant's app outside the source tree, on each public client in plain `node` (no tsx): it creates a request,
@@ -14,37 +13,17 @@ import { ChainServiceFixture, chainServiceLayer } from "../support/scopedChainSe
 
 const ChainLive = chainServiceLayer({ blockTime: 0.2 })
 const run = promisify(execFile)
-const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
 /**
- * A temporary app folder that has the package "installed by path": node_modules/deposit-request-service is a
- * symlink to the package root (what `npm install <folder>` makes, without npm touching the shared node_modules),
- * beside the app's own Effect (the same copies the package resolves, as npm would dedupe them). The clients are
- * built first, as `npm run build` (or `npm run client:build`) does before a package is used.
+ * The merchant's app folder, with the package installed by path (test/support/MerchantFolder.ts). The clients
+ * are built first, as `npm run build` (or `npm run client:build`) does before a package is used.
  */
 const merchantApp = Effect.acquireRelease(
   Effect.promise(async () => {
     await run(process.execPath, [join(packageRoot, "infra/tooling/typedClientsBuild.mjs")], {
       cwd: packageRoot
     })
-    const folder = mkdtempSync(join(tmpdir(), "merchant-app-"))
-    writeFileSync(
-      join(folder, "package.json"),
-      JSON.stringify({
-        name: "merchant-app",
-        private: true,
-        type: "module",
-        dependencies: { "deposit-request-service": `file:${packageRoot}` }
-      })
-    )
-    mkdirSync(join(folder, "node_modules", "@effect"), { recursive: true })
-    symlinkSync(packageRoot, join(folder, "node_modules", "deposit-request-service"), "dir")
-    symlinkSync(join(packageRoot, "node_modules", "effect"), join(folder, "node_modules", "effect"), "dir")
-    symlinkSync(
-      join(packageRoot, "node_modules", "@effect", "platform"),
-      join(folder, "node_modules", "@effect", "platform"),
-      "dir"
-    )
+    const folder = merchantFolder("merchant-app-")
     for (const app of ["effectApp.mjs", "fetchApp.mjs"])
       copyFileSync(join(packageRoot, "test", "e2e", "merchantApp", app), join(folder, app))
     return folder

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { SESSIONS_ONLY, EmptyBody } from "../Schemas"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import {
   IdentityUnauthorized,
   InvalidRequest,

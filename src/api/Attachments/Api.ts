@@ -1,9 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_REQUEST } from "../../../services/merchants/Attachments"
+import {
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS_PER_REQUEST
+} from "../../../services/merchants/AttachmentRules"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Text } from "../../../services/domain/Text"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import {
   InvalidRequest,
   NotFound,

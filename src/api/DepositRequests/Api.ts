@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Lifecycle from "../../../services/domain/Lifecycle"
 import { ParseResult, Schema } from "effect"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import {
   IdempotencyConflict,
   IdentityUnauthorized,

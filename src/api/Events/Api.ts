@@ -1,8 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema, Struct } from "effect"
-import { webhookFields } from "../../../services/depositRequests/DepositRequestWire"
+import { webhookFields } from "../../../services/depositRequests/WebhookFields"
 import { Attention, DepositRequest, Recovery } from "../DepositRequests/Api"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import { InvalidRequest, InvalidState, NotFound, RateLimited, Unauthenticated } from "../Errors"
 import { Id } from "../../../services/domain/PrefixedId"
 import { exampleId, IdParam, Limit, ListOf, StrictStruct, withExample } from "../Schemas"
@@ -78,6 +78,13 @@ export const WebhookTestEvent = Schema.Struct({
   identifier: eventName("webhook.test"),
   description: "Sent on request to one endpoint (`POST /v1/webhooks/{id}/test`). Carries no deposit request."
 })
+
+/** Every event type, in the order of the `Event` union. */
+export const eventTypes = [
+  ...(Object.keys(depositRequestEvents) as Array<keyof typeof depositRequestEvents>),
+  "deposit_request.recovered_funds",
+  "webhook.test"
+] as const
 
 /** Every event, told apart by `type`: exactly the body every delivery of the event sends. */
 export const Event = Schema.Union(

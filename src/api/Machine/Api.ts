@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import { RateLimited, ServiceUnavailable, Unauthenticated } from "../Errors"
 
 const Coordinate = Schema.Number.annotations({ description: "SVG user units, from the drawing's top left." })

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import {
   IdentityUnauthorized,
   InvalidRequest,

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Text } from "../../../services/domain/Text"
 import { Timestamp } from "../../../services/domain/Timestamp"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import { SignedIn } from "../SignIn/Api"
 import {
   HttpsRequired,

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import { InvalidRequest, RateLimited, ServiceUnavailable, Unauthenticated } from "../Errors"
 import { Timestamp } from "../../../services/domain/Timestamp"
 

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../middleware/Authentication"
+import { Authentication } from "../Security"
 import { DepositRequestStatus, LongPollTimeout } from "../DepositRequests/Api"
 import { InvalidRequest, NotFound, RateLimited, Unauthenticated } from "../Errors"
 import { DecimalInteger, IdParam } from "../Schemas"

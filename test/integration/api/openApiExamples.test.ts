@@ -42,7 +42,9 @@ const answeredOtherwise: Record<string, { readonly status: number; readonly code
   "POST /v1/account/passkeys/options": { status: 404, code: "member_not_found" },
   "POST /v1/account/passkeys": { status: 404, code: "member_not_found" },
   // A fixed WebAuthn answer cannot sign a fresh challenge.
-  "POST /v1/sign-in/passkey": { status: 400, code: "invalid_request" }
+  "POST /v1/sign-in/passkey": { status: 400, code: "invalid_request" },
+  // An answer is taken only for a delivery the listener handed out, which an example cannot have polled.
+  "POST /v1/webhook-listeners/{id}/answers": { status: 409, code: "invalid_state" }
 }
 
 let service: RunningService
@@ -147,6 +149,7 @@ describe("OpenAPI examples", () => {
           issuers: "iss",
           "payout-addresses": "pa",
           webhooks: "wh",
+          "webhook-listeners": "listener",
           events: "evt"
         }
         path = path.replace(`{${name}}`, ids.get(byCollection[prefix] ?? prefix) ?? "")
@@ -162,7 +165,9 @@ describe("OpenAPI examples", () => {
       outcomes.push(`${op.method} ${op.path} ${res.status} ${code}`)
       if (res.status < 300) {
         const id = answer.id
-        if (typeof id === "string") ids.set(id.split("_")[0]!, id)
+        // A listener's id is a `wh_` too, but not an endpoint's to redeliver to.
+        if (typeof id === "string")
+          ids.set(op.path === "/v1/webhook-listeners" ? "listener" : id.split("_")[0]!, id)
         if (op.path === "/v1/webhooks") {
           const queued = await service.request(`/v1/webhooks/${id}/test`, {
             method: "POST",

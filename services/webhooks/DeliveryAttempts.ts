@@ -1,0 +1,92 @@
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Effect, Random } from "effect"
+import { Ids } from "../platform/Ids"
+import { Metrics } from "../platform/Metrics"
+import { gapMs, MAX_ATTEMPTS } from "./RetrySchedule"
+import type { DeliveryOutcome } from "./WebhookSender"
+
+/** The job an attempt was made for, as its claim read it. */
+export interface AttemptedJob {
+  readonly id: string
+  readonly account_id: string
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly redelivery: boolean
+  /** Attempts before this one. */
+  readonly attempts: number
+  readonly type: string
+}
+
+/**
+ * Records one attempt of a job, however it was made (the dispatcher's POST, or a listening CLI's forward): the
+ * job's next state after the retry schedule, and the attempt's row in the delivery log. Returns when the job is
+ * due again (null: it is over).
+ */
+export const recordAttempt = (
+  job: AttemptedJob,
+  outcome: DeliveryOutcome,
+  startedAt: Date,
+  firstRetryMs: number
+) =>
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    const ids = yield* Ids
+    const metrics = yield* Metrics
+    const attempt = job.attempts + 1
+    const finished = new Date(yield* Clock.currentTimeMillis)
+    const retryAt =
+      outcome.ok || attempt >= MAX_ATTEMPTS
+        ? null
+        : new Date(finished.getTime() + gapMs(attempt, yield* Random.next, firstRetryMs))
+    const state = outcome.ok ? "succeeded" : retryAt === null ? "failed" : "pending"
+    // One statement, so one round trip and atomic: the job's row and the log of the attempt. A disable during the
+    // attempt cancelled the series: it stays cancelled (only the attempt is counted), is logged as cancelled, and
+    // the attempt promises no retry.
+    yield* sql`
+      with kept as (
+        update webhook_jobs set attempts = ${attempt}, state = ${state}, locked_until = null,
+          next_attempt_at = ${retryAt ?? finished}
+        where id = ${job.id} and state <> 'cancelled'
+        returning id
+      ), cancelled as (
+        update webhook_jobs set attempts = ${attempt}, locked_until = null
+        where id = ${job.id} and not exists (select from kept)
+        returning id
+      )
+      insert into webhook_deliveries (id, account_id, endpoint_id, job_id, event_id, event_type, attempt, redelivery,
+        outcome, response_status, error_kind, error_message, attempted_at, duration_ms, next_attempt_at)
+      select ${ids.next()}, ${job.account_id}, ${job.endpoint_id}, ${job.id}, ${job.event_id}, ${job.type},
+        ${attempt}, ${job.redelivery},
+        case when ${outcome.ok} then 'succeeded' when exists (select from cancelled) then 'cancelled'
+          else ${retryAt === null ? "failed" : "retrying"} end,
+        ${outcome.status ?? null}, ${outcome.errorKind ?? null}, ${outcome.errorMessage ?? null}, ${startedAt},
+        ${Math.round(outcome.durationMs)},
+        case when exists (select from cancelled) then null else ${retryAt}::timestamptz end`
+    metrics.webhookAttempts.inc({
+      outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"
+    })
+    return retryAt
+  })
+
+/**
+ * Disables an endpoint (or a listener) and cancels every delivery series still pending for it; its history stays
+ * readable. Run inside the caller's transaction.
+ */
+export const cancelSeries = (endpointUuid: string, at: Date) =>
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    yield* sql`update webhook_endpoints set disabled_at = coalesce(disabled_at, ${at}) where id = ${endpointUuid}`
+    const cancelled = yield* sql<{ id: string }>`
+      update webhook_jobs set state = 'cancelled'
+      where endpoint_id = ${endpointUuid} and state = 'pending' returning id`
+    // The last attempt of each cancelled series promised a retry that will not come.
+    if (cancelled.length > 0) {
+      yield* sql`
+        update webhook_deliveries set outcome = 'cancelled', next_attempt_at = null
+        where id in (
+          select distinct on (job_id) id from webhook_deliveries
+          where job_id in ${sql.in(cancelled.map((job) => job.id))}
+          order by job_id, attempt desc
+        ) and outcome = 'retrying'`
+    }
+  })
