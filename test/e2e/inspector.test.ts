@@ -525,11 +525,22 @@ describe("the lifecycle inspector", () => {
     expect(await saved(steps)).toEqual(
       (await running.api.call("GET", `/v1/deposit-requests/${paidId}/steps/stately`)).body
     )
-    // Another account's request is not found, here as everywhere.
-    const other = await running.service.request(`/v1/deposit-requests/dr_${randomUUID()}/steps`, {
+    // A request that is not the account's is not found, here as everywhere, and the page says so once.
+    const unknown = `dr_${randomUUID()}`
+    const other = await running.service.request(`/v1/deposit-requests/${unknown}/steps`, {
       headers: { authorization: `Bearer ${running.merchant.apiKey}` }
     })
     expect(other.status).toBe(404)
+    await open(`#/inspector/${unknown}`, `Inspector: ${unknown}`)
+    await waitForText(
+      page,
+      "main .refusal",
+      "equals",
+      ((await other.json()) as { error: { message: string } }).error.message
+    )
+    const asked = requested.filter((u) => u.includes(`${unknown}/steps`)).length
+    await page.waitForTimeout(1_500)
+    expect(requested.filter((u) => u.includes(`${unknown}/steps`)).length).toBe(asked)
     expect(foreign).toEqual([])
     expect(errors).toEqual([])
     expect(requested.some((u) => u.includes("/v1/lifecycle/machine"))).toBe(true)

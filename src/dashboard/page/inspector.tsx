@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks"
-import { api, query, sentence } from "./api"
+import { api, query, Refusal, sentence } from "./api"
 import type { Feed, FeedStep, LifecycleMachine, Step, StepList } from "./inspectorTypes"
 import { activePaths, takenTransitions } from "./inspectorState"
 import { MachineDrawing } from "./machineDrawing"
@@ -370,6 +370,8 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
           if (controller.signal.aborted) return
           setError(sentence(e))
           setLoaded(true)
+          // Not this account's request (or no such one): asking again will not change that.
+          if (e instanceof Refusal && e.status === 404) return
           await sleep(delay)
           delay = Math.min(delay * 2, 15_000)
         }
