@@ -121,7 +121,8 @@ const definitionTransitions = () =>
           source: s.path.join("."),
           event,
           guard: t.guard === undefined ? "" : typeof t.guard === "string" ? t.guard : String(t.guard),
-          target: target.path.join(".")
+          target: target.path.join("."),
+          stays: t.target === undefined
         }))
       )
     )
@@ -244,12 +245,19 @@ describe("the lifecycle inspector", () => {
     )
     const expected = definitionTransitions()
     expect(drawn.map(({ source, event, guard, target }) => ({ source, event, guard, target }))).toEqual(
-      expected
+      expected.map(({ stays: _, ...t }) => t)
     )
     for (const t of drawn) {
       expect(t.text?.replaceAll(" ", "")).toBe(`${t.event}${t.guard === "" ? "" : `[${t.guard}]`}`)
       expect(t.path).toMatch(/^M[\d.]+ [\d.]+( L[\d.]+ [\d.]+)+$/)
     }
+    // The same in words: one row per transition.
+    await page.click("summary:text-is('The transitions as a table')")
+    expect(
+      await page.$$eval("#transitions tbody tr", (rows) =>
+        rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent))
+      )
+    ).toEqual(expected.map((t) => [t.source, t.event, t.guard, t.stays ? "(stays)" : t.target]))
     await axe("machine")
     await shot("machine")
   }, 90_000)

@@ -63,6 +63,38 @@ const Drawing = ({
   )
 }
 
+/** The drawing in words, for a screen reader or a narrow screen: every transition, guards in the order tried. */
+const TransitionTable = ({ machine }: { machine: LifecycleMachine }) => {
+  const path = new Map(machine.states.map((s) => [s.id, s.path]))
+  return (
+    <details>
+      <summary>The transitions as a table</summary>
+      <Scroll label="The machine's transitions">
+        <table id="transitions">
+          <thead>
+            <tr>
+              <th>From</th>
+              <th>Event</th>
+              <th>Guard</th>
+              <th>To</th>
+            </tr>
+          </thead>
+          <tbody>
+            {machine.transitions.map((t) => (
+              <tr key={t.id}>
+                <td class="mono">{path.get(t.source)}</td>
+                <td class="mono">{t.event}</td>
+                <td class="mono">{t.guard ?? ""}</td>
+                <td class="mono">{t.targetless ? "(stays)" : path.get(t.target)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Scroll>
+    </details>
+  )
+}
+
 const ExportMachine = () => {
   const action = useAction()
   return (
@@ -120,6 +152,7 @@ const Overview = ({ machine }: { machine: LifecycleMachine }) => {
           step={undefined}
           label={`The deposit request lifecycle: ${machine.states.length} states and ${machine.transitions.length} transitions.`}
         />
+        <TransitionTable machine={machine} />
         <ExportMachine />
       </section>
       <AccountFeed statuses={statuses} />
