@@ -246,3 +246,39 @@ export const statechartMermaid = (): string => {
   }
   return lines.join("\n")
 }
+
+/** The transition a step took: its source and target state ids, its event, and the guard that passed. */
+export interface TakenTransition {
+  readonly source: string
+  readonly targets: ReadonlyArray<string>
+  readonly event: string
+  readonly guard: string | null
+}
+
+/**
+ * What one event does from a persisted snapshot, explained: the transition XState selects (its own selection:
+ * `getTransitionData` tries each candidate's guard in document order, innermost state first), or `null` when no
+ * transition is enabled (the event changes nothing), and the step itself. Pure, like `step`.
+ */
+export const explainStep = (
+  persisted: unknown,
+  event: DepositRequestEvent
+): { readonly transition: TakenTransition | null; readonly step: Step } => {
+  const restored = depositRequestMachine.resolveState(
+    persisted as Parameters<typeof depositRequestMachine.resolveState>[0]
+  )
+  // One region at every level (no parallel states), so at most one transition is enabled.
+  const [taken] = depositRequestMachine.getTransitionData(restored, event)
+  return {
+    transition:
+      taken === undefined
+        ? null
+        : {
+            source: taken.source.id,
+            targets: (taken.target ?? []).map((node) => node.id),
+            event: taken.eventType,
+            guard: nameOf(taken.guard) ?? null
+          },
+    step: step(persisted, event)
+  }
+}

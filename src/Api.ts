@@ -10,6 +10,8 @@ import { HealthApi } from "./api/Health/Api"
 import { PayerApi } from "./api/Payer/Api"
 import { PasskeySignInApi, PasskeysApi } from "./api/Passkeys/Api"
 import { ReconciliationApi } from "./api/Reconciliation/Api"
+import { MachineApi } from "./api/Machine/Api"
+import { StepsApi } from "./api/Steps/Api"
 import { WebhooksApi } from "./api/Webhooks/Api"
 import { WebhookListenersApi } from "./api/WebhookListeners/Api"
 import { envelopeOpenApi } from "./api/OpenApiErrors"
@@ -29,6 +31,8 @@ export class Api extends HttpApi.make("deposits")
   .add(WebhookListenersApi)
   .add(EventsApi)
   .add(ReconciliationApi)
+  .add(MachineApi)
+  .add(StepsApi)
   .add(PayerApi)
   .add(PasskeysApi)
   .add(PasskeySignInApi)

@@ -2,6 +2,8 @@ import { Config, type ConfigError, ConfigProvider, Effect, Either, Layer, Option
 import { natsUrlSetting } from "../services/platform/Bus"
 import { natsStreamReplicasSetting } from "../services/platform/eventStream/EventStream"
 import { inspectUrlSetting } from "../services/actors/StepInspector"
+import { stepHistoryDays } from "../services/actors/StepHistorySettings"
+import { instanceIdSetting } from "../services/platform/Instance"
 import { depositKeyMnemonic } from "../services/chain/KeyVault"
 import { mailerSettings } from "../services/platform/Mailer"
 import { rateLimitSettings } from "../services/platform/RateLimiter"
@@ -36,6 +38,8 @@ export const appConfig = Config.all([
     natsUrl: natsUrlSetting,
     natsStreamReplicas: natsStreamReplicasSetting,
     inspectUrl: inspectUrlSetting,
+    stepHistoryDays,
+    instanceId: instanceIdSetting,
     webhooksAllowPrivate: webhooksAllowPrivateSetting,
     signUp: signUpSetting
   }),

@@ -21,6 +21,8 @@ import { MerchantResourcesLive } from "../services/merchants/MerchantResources"
 import { DepositRequestLedger } from "../services/depositRequests/DepositRequestLedger"
 import { RateLimiter } from "../services/platform/RateLimiter"
 import { Reconciliation } from "../services/depositRequests/Reconciliation"
+import { StepHistory } from "../services/depositRequests/StepHistory"
+import { StepHistorySweeperLive } from "../services/depositRequests/StepHistorySweeper"
 import { OutboxRelayLive } from "../services/webhooks/OutboxRelay"
 import { SchedulerLive } from "../services/depositRequests/Deadlines"
 import { TreasuryLive } from "../services/treasury/Treasury"
@@ -42,6 +44,8 @@ import { PayerLive } from "./api/Payer/Http"
 import { PasskeySignInLive, PasskeysLive } from "./api/Passkeys/Http"
 import { Passkeys } from "../services/merchants/Passkeys"
 import { ReconciliationLive } from "./api/Reconciliation/Http"
+import { MachineLive } from "./api/Machine/Http"
+import { StepsLive } from "./api/Steps/Http"
 import { ApiSettings } from "./Config"
 import { AuthenticationLive } from "./middleware/Authentication"
 import { answerClientErrors } from "./middleware/ClientError"
@@ -80,6 +84,8 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     WebhookListenersLive,
     EventsLive,
     ReconciliationLive,
+    MachineLive,
+    StepsLive,
     PayerLive,
     AttachmentsLive,
     PasskeysLive,
@@ -196,6 +202,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     MerchantResourcesLive,
     PayerFlow.Default,
     Reconciliation.Default,
+    StepHistory.Default,
     WebhookEndpoints.Default,
     WebhookListeners.Default,
     RateLimiter.layer,
@@ -221,7 +228,8 @@ export const WorkersLive = Layer.mergeAll(
   CreditRelayLive,
   CreditConsumerLive,
   TreasuryLive,
-  AttachmentSweeperLive
+  AttachmentSweeperLive,
+  StepHistorySweeperLive
 )
 
 /**

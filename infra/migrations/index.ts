@@ -33,6 +33,7 @@ import functionsFromFiles from "./0031_functions_from_files"
 import returnUrls from "./0032_return_urls"
 import membersAndSignIn from "./0033_members_and_sign_in"
 import listFilters from "./0034_list_filters"
+import stepHistory from "./0035_step_history"
 import webhookListeners from "./0036_webhook_listeners"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
@@ -71,6 +72,7 @@ export const migrations = {
   "0032_return_urls": returnUrls,
   "0033_members_and_sign_in": membersAndSignIn,
   "0034_list_filters": listFilters,
+  "0035_step_history": stepHistory,
   "0036_webhook_listeners": webhookListeners
 }
 

@@ -95,6 +95,103 @@ begin
 end $$;
 
 --
+-- Name: apply_actor_steps_v3(jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.apply_actor_steps_v3(p_steps jsonb) RETURNS TABLE(kind text, deposit_request_id uuid, event_id text)
+    LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+#variable_conflict use_column
+declare
+  v_at timestamptz := (p_steps->>'at')::timestamptz;
+  v_ids uuid[] := array(select r.id from jsonb_to_recordset(p_steps->'requests') as r(id uuid));
+begin
+  -- Lock the rows in id order (one writer per request; two calls cannot deadlock), compare versions, and find
+  -- the events applied already (the caller steps again without them).
+  return query
+    with locked as materialized (
+      select d.id, d.version from deposit_requests d where d.id = any(v_ids) order by d.id for update
+    )
+    select case when l.id is null then 'missing' else 'stale' end, r.id, null::text
+    from jsonb_to_recordset(p_steps->'requests') as r(id uuid, expected_version bigint)
+    left join locked l on l.id = r.id
+    where l.id is null or l.version <> r.expected_version
+    union all
+    select 'seen', e.deposit_request_id, e.event_id
+    from jsonb_to_recordset(p_steps->'events') as e(deposit_request_id uuid, event_id text)
+    cross join lateral (
+      select 1 from applied_events a
+      where a.deposit_request_id = e.deposit_request_id and a.event_id = e.event_id
+      limit 1
+    ) a;
+  if found then
+    return;
+  end if;
+  -- What foreign keys would check row by row, once for the call: every event and lifecycle event belongs to a
+  -- request of this call (locked above, so it exists; a lifecycle event takes that request's account).
+  if exists (
+    select 1 from jsonb_to_recordset(p_steps->'events') as e(deposit_request_id uuid)
+    where e.deposit_request_id <> all(v_ids)
+  ) or exists (
+    select 1 from jsonb_to_recordset(p_steps->'lifecycle') as x(deposit_request_id uuid)
+    where x.deposit_request_id <> all(v_ids)
+  ) then
+    raise exception 'apply_actor_steps_v3: an event names a request outside the call'
+      using errcode = 'foreign_key_violation';
+  end if;
+  -- Data-modifying CTEs all run to completion: the snapshots, the dedupe records (a conflict here is a broken
+  -- invariant, so it fails the call), the lifecycle events, and the outbox rows: the commands, and an
+  -- announcement of each lifecycle event written.
+  with stepped as (
+    update deposit_requests d set
+      status = u.status, version = u.version, snapshot = u.snapshot,
+      received_base_units = u.received_base_units, deposit_address = u.deposit_address,
+      updated_at = v_at
+    from jsonb_to_recordset(p_steps->'requests') as u(
+      id uuid, version bigint, status text, snapshot jsonb, received_base_units numeric,
+      deposit_address text)
+    where d.id = any(v_ids) and d.id = u.id
+    returning d.id, d.account_id, d.status, d.snapshot
+  ), events as materialized (
+    select * from jsonb_to_recordset(p_steps->'events') as e(
+      deposit_request_id uuid, event_id text, version bigint, event jsonb, snapshot jsonb, status text)
+  ), applied as (
+    insert into applied_events (deposit_request_id, event_id, applied_at)
+    select e.deposit_request_id, e.event_id, v_at from events e
+  ), history as (
+    insert into deposit_request_steps (
+      deposit_request_id, version, account_id, event_id, event, at, instance, status, snapshot)
+    select e.deposit_request_id, e.version, s.account_id, e.event_id, e.event, v_at, p_steps->>'instance',
+      coalesce(e.status, s.status), coalesce(e.snapshot, s.snapshot)
+    from events e join stepped s on s.id = e.deposit_request_id
+    where e.version is not null
+  ), lifecycle as materialized (
+    select * from jsonb_to_recordset(p_steps->'lifecycle') as x(
+      n integer, id uuid, deposit_request_id uuid, type text, dedupe text, body text, trace_parent text)
+  ), written as (
+    insert into lifecycle_events as l (id, account_id, deposit_request_id, type, dedupe, body, occurred_at)
+    select x.id, s.account_id, x.deposit_request_id, x.type, coalesce(x.dedupe, x.type), x.body, v_at
+    from lifecycle x join stepped s on s.id = x.deposit_request_id
+    on conflict (deposit_request_id, dedupe) do nothing
+    returning l.id
+  )
+  insert into outbox (topic, deposit_request_id, payload, created_at, trace_parent)
+  select o.topic, o.deposit_request_id, o.payload, v_at, o.trace_parent
+  from (
+    select x.n, 'lifecycle' as topic, x.deposit_request_id, jsonb_build_object('event_id', x.id) as payload,
+      x.trace_parent
+    from lifecycle x where x.id in (select w.id from written w)
+    union all
+    select c.n, c.topic, c.deposit_request_id, c.payload, c.trace_parent
+    from jsonb_to_recordset(p_steps->'commands') as c(
+      n integer, topic text, deposit_request_id uuid, payload jsonb, trace_parent text)
+  ) o
+  order by o.n;
+end $$;
+
+--
 -- Name: create_deposit_requests(jsonb, bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -329,6 +426,36 @@ CREATE TABLE public.deposit_request_attachments (
     deposit_request_id uuid NOT NULL,
     attachment_id uuid NOT NULL,
     "position" integer NOT NULL
+);
+
+--
+-- Name: deposit_request_steps; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.deposit_request_steps (
+    deposit_request_id uuid NOT NULL,
+    version bigint NOT NULL,
+    seq bigint NOT NULL,
+    account_id uuid NOT NULL,
+    event_id text NOT NULL,
+    event jsonb NOT NULL,
+    at timestamp with time zone NOT NULL,
+    instance text NOT NULL,
+    status text NOT NULL,
+    snapshot jsonb NOT NULL
+);
+
+--
+-- Name: deposit_request_steps_seq_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.deposit_request_steps ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.deposit_request_steps_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 --
@@ -782,6 +909,13 @@ ALTER TABLE ONLY public.deposit_request_attachments
     ADD CONSTRAINT deposit_request_attachments_pkey PRIMARY KEY (deposit_request_id, attachment_id);
 
 --
+-- Name: deposit_request_steps deposit_request_steps_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deposit_request_steps
+    ADD CONSTRAINT deposit_request_steps_pkey PRIMARY KEY (deposit_request_id, version);
+
+--
 -- Name: deposit_requests deposit_requests_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1042,6 +1176,18 @@ CREATE UNIQUE INDEX dashboard_sessions_id ON public.dashboard_sessions USING btr
 --
 
 CREATE INDEX dashboard_sessions_member ON public.dashboard_sessions USING btree (member_id) WHERE (member_id IS NOT NULL);
+
+--
+-- Name: deposit_request_steps_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_request_steps_account ON public.deposit_request_steps USING btree (account_id, seq);
+
+--
+-- Name: deposit_request_steps_seq; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX deposit_request_steps_seq ON public.deposit_request_steps USING btree (seq);
 
 --
 -- Name: deposit_requests_account; Type: INDEX; Schema: public; Owner: -

@@ -7,6 +7,7 @@ import { toId } from "../domain/PrefixedId"
 import { makeBatcher } from "../platform/Batcher"
 import { ChangeFeed } from "../platform/ChangeFeed"
 import { Ids } from "../platform/Ids"
+import { Instance } from "../platform/Instance"
 import { Metrics } from "../platform/Metrics"
 import {
   currentFiber,
@@ -23,6 +24,7 @@ import { type ActorEvent, type Member, type Plan, planCommit, type Stepped } fro
 import { LifecycleBodies } from "./LifecycleBodies"
 import { LifecycleLog } from "./LifecycleLog"
 import { Inspector } from "./StepInspector"
+import { stepHistoryDays } from "./StepHistorySettings"
 
 export { DepositRequestMissing, SnapshotVersionError } from "./ActorErrors"
 export type { ActorEvent } from "./CommitPlan"
@@ -88,6 +90,8 @@ const make = Effect.gen(function* () {
   const inspector = yield* Inspector
   const metrics = yield* Metrics
   const bodies = yield* LifecycleBodies
+  const instance = (yield* Instance).id
+  const history = (yield* stepHistoryDays) > 0
   // Optional: the sandbox's start provides it; elsewhere nothing is formatted or written.
   const lifecycleLog = Option.getOrUndefined(yield* Effect.serviceOption(LifecycleLog))
   const newId = () => ids.next()
@@ -100,6 +104,8 @@ const make = Effect.gen(function* () {
         now,
         newId,
         bodies,
+        history,
+        instance,
         step: (before, item, member) => {
           const span = startSpan(fiber, "DepositRequest.step", member.span ?? fiber.currentSpan, {
             "deposit_request.id": toId("dr", before.id),
@@ -142,9 +148,13 @@ const make = Effect.gen(function* () {
         metrics.actorSteps.inc({ event: s.event.type })
       }
       if (lifecycleLog !== undefined) yield* lifecycleLog.stepped(committed.stepped)
-      yield* Effect.forEach(committed.finals.values(), (row) => feed.changed(row.id, row.version), {
-        discard: true
-      })
+      yield* Effect.forEach(
+        committed.finals.values(),
+        (row) => feed.changed(row.id, row.version, row.account_id),
+        {
+          discard: true
+        }
+      )
       return committed.outcomes
     })
 
@@ -235,11 +245,14 @@ const make = Effect.gen(function* () {
     if (lifecycleLog !== undefined) yield* lifecycleLog.created(row)
   })
 
-  return { created, apply, applyMany } as const
+  /** This instance's name in the step history, `undefined` when none is kept (the create writes version 1). */
+  const historyInstance = history ? instance : undefined
+
+  return { created, apply, applyMany, historyInstance } as const
 })
 
 /** The actor host: steps requests' machines and commits what each step decides (README: the actor host). */
 export class ActorHost extends Effect.Service<ActorHost>()("deposits/ActorHost", {
   effect: make,
-  dependencies: [ChangeFeed.layer, Ids.layer, Metrics.layer]
+  dependencies: [ChangeFeed.layer, Ids.layer, Metrics.layer, Instance.layer]
 }) {}

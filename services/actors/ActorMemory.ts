@@ -9,7 +9,7 @@ export const REMEMBERED_ACTORS = 100_000
 
 /**
  * The rows of the requests this instance stepped last, by id. An entry is only a guess: every write names the
- * version it was stepped from and `apply_actor_steps_v2` refuses it when the row moved on (another instance, the
+ * version it was stepped from and `apply_actor_steps_v3` refuses it when the row moved on (another instance, the
  * merchant's update), so a stale entry costs a read and a second try, never a lost update.
  */
 export interface ActorMemory {

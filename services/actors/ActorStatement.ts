@@ -5,7 +5,7 @@ import type { ActorMemory } from "./ActorMemory"
 import type { DepositRequestRow } from "./ActorRow"
 import type { Member, Plan } from "./CommitPlan"
 
-/** A row of `apply_actor_steps_v2`'s answer: why it wrote nothing (no rows: it wrote everything). */
+/** A row of `apply_actor_steps_v3`'s answer: why it wrote nothing (no rows: it wrote everything). */
 interface Problem {
   readonly kind: "missing" | "stale" | "seen"
   readonly deposit_request_id: string
@@ -58,7 +58,7 @@ export const makeActorStatement = (sql: PgClient.PgClient, memory: ActorMemory, 
       const planned = yield* planner(members, known, seen, now)
       if (planned.statement === undefined) return planned
       const problems = yield* sql<Problem>`
-        select kind, deposit_request_id, event_id from apply_actor_steps_v2(${planned.statement}::jsonb)`
+        select kind, deposit_request_id, event_id from apply_actor_steps_v3(${planned.statement}::jsonb)`
       if (problems.length === 0) return planned
       for (const p of problems) {
         if (p.kind === "missing") return yield* new DepositRequestMissing({ id: p.deposit_request_id })

@@ -43,7 +43,7 @@ export interface Plan {
   }>
   /** Each request's row after its last step in the commit. */
   readonly finals: ReadonlyMap<string, DepositRequestRow>
-  /** `apply_actor_steps_v2`'s input; `undefined` when no event is new. */
+  /** `apply_actor_steps_v3`'s input; `undefined` when no event is new. */
   readonly statement: string | undefined
 }
 
@@ -54,10 +54,27 @@ export interface PlanInputs {
   readonly bodies: LifecycleBodiesShape
   /** Steps one request for a member (the host traces it). */
   readonly step: (before: DepositRequestRow, item: ActorEvent, member: Member) => Step
+  /** Whether the step history is kept (`STEP_HISTORY_DAYS` above 0), and this instance's name in it. */
+  readonly history: boolean
+  readonly instance: string
 }
 
 /**
- * Steps every event not known to be applied, from the rows in `known`, and builds what `apply_actor_steps_v2`
+ * An applied event as `apply_actor_steps_v3` takes it. For the step history (left out when it is off) its version,
+ * the event itself, and the snapshot and status it left only when a later event of the commit stepped the same
+ * request again: otherwise they are the request's row, which the statement carries once.
+ */
+interface EventRecord {
+  readonly deposit_request_id: string
+  readonly event_id: string
+  version?: string
+  event?: DepositRequestEvent
+  snapshot?: unknown
+  status?: string
+}
+
+/**
+ * Steps every event not known to be applied, from the rows in `known`, and builds what `apply_actor_steps_v3`
  * writes. Nothing is written; an event twice in one commit, or already applied (`seen`), has no second effect.
  */
 export const planCommit = (
@@ -69,7 +86,9 @@ export const planCommit = (
   const outcomes = members.map((m) => m.items.map((): Stepped | undefined => undefined))
   const current = new Map<string, DepositRequestRow>()
   const inBatch = new Set<string>()
-  const events: Array<{ deposit_request_id: string; event_id: string }> = []
+  const events: Array<EventRecord> = []
+  // Per history record, the row its step made (to tell whether the row is the request's last of the commit).
+  const madeRows: Array<DepositRequestRow> = []
   const stepped: Array<{ readonly id: string; readonly event: DepositRequestEvent; readonly step: Step }> = []
   const records = emptyRecords()
   for (let m = 0; m < members.length; m++) {
@@ -93,29 +112,44 @@ export const planCommit = (
       outcomes[m]![i] = { row, step: s }
       stepped.push({ id: row.id, event: item.event, step: s })
       events.push({ deposit_request_id: row.id, event_id: item.eventId })
+      if (inputs.history) madeRows.push(row)
       addRecords(records, row, s, inputs.now, inputs.newId, inputs.bodies, member.traceParent)
+    }
+  }
+  if (inputs.history) {
+    for (let e = 0; e < events.length; e++) {
+      const record = events[e]!
+      const row = madeRows[e]!
+      record.version = row.version
+      record.event = stepped[e]!.event
+      if (current.get(row.id) !== row) {
+        record.snapshot = row.snapshot
+        record.status = row.status
+      }
     }
   }
   return {
     outcomes,
     stepped,
     finals: current,
-    statement: statementOf(known, current, events, records, inputs.now)
+    statement: statementOf(known, current, events, records, inputs.now, inputs.instance)
   }
 }
 
-/** `apply_actor_steps_v2`'s input: what the database cannot derive, every row stamped with the one `at`. */
+/** `apply_actor_steps_v3`'s input: what the database cannot derive, every row stamped with the one `at`. */
 const statementOf = (
   known: ReadonlyMap<string, DepositRequestRow>,
   current: ReadonlyMap<string, DepositRequestRow>,
-  events: ReadonlyArray<{ deposit_request_id: string; event_id: string }>,
+  events: ReadonlyArray<EventRecord>,
   records: ReturnType<typeof emptyRecords>,
-  at: Date
+  at: Date,
+  instance: string
 ) =>
   events.length === 0
     ? undefined
     : JSON.stringify({
         at,
+        instance,
         requests: [...current.values()].map((r) => ({
           id: r.id,
           expected_version: known.get(r.id)!.version,

@@ -3,7 +3,7 @@ import type { DepositRequestRow } from "./ActorRow"
 import type { LifecycleBodiesShape, LifecycleBodyOf } from "./LifecycleBodies"
 
 /**
- * A lifecycle event as `apply_actor_steps_v2` takes it: its webhook body is fixed here, so every delivery sends
+ * A lifecycle event as `apply_actor_steps_v3` takes it: its webhook body is fixed here, so every delivery sends
  * the same bytes. The database stamps it with the commit's instant, gives it its request's account, and writes
  * the outbox row that announces it (only if the event is written, not a duplicate). `dedupe` is left out when it
  * is the type itself.

@@ -49,7 +49,12 @@ const mayBeOneCreates = (cause: Cause.Cause<SqlError>) =>
  * in; one that did not (the key was taken, a reference changed) reads and decides, so the statement never needs to
  * explain a refusal.
  */
-export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowMs: number) => {
+export const makeCreateGroupCommit = (
+  sql: PgClient.PgClient,
+  idempotencyWindowMs: number,
+  /** This instance's name in the step history, or `undefined` when no history is kept. */
+  historyInstance: string | undefined
+) => {
   const commit = (batch: ReadonlyArray<CreateClaim>) =>
     Effect.gen(function* () {
       // One claim per key per statement (ON CONFLICT cannot touch a row twice); a later one reports "not claimed"
@@ -85,8 +90,26 @@ export const makeCreateGroupCommit = (sql: PgClient.PgClient, idempotencyWindowM
           created_at: row.created_at.toISOString(),
           secret_digest: secretDigest
         }))
-      const inserted = yield* sql<{ id: string }>`
-        select id from create_deposit_requests(${JSON.stringify(rows)}::jsonb, ${idempotencyWindowMs}::bigint)`
+      const input = JSON.stringify(rows)
+      // The step history's version 1, in the same statement (so the same transaction) from the same input, for
+      // the requests the function inserted.
+      const inserted =
+        historyInstance === undefined
+          ? yield* sql<{ id: string }>`
+              select id from create_deposit_requests(${input}::jsonb, ${idempotencyWindowMs}::bigint)`
+          : yield* sql<{ id: string }>`
+              with created as materialized (
+                select id from create_deposit_requests(${input}::jsonb, ${idempotencyWindowMs}::bigint)
+              ), history as (
+                insert into deposit_request_steps (
+                  deposit_request_id, version, account_id, event_id, event, at, instance, status, snapshot)
+                select i.id, 1, i.account_id, 'create', '{"type":"xstate.init"}'::jsonb, i.created_at,
+                  ${historyInstance}, i.status, i.snapshot
+                from jsonb_to_recordset(${input}::jsonb) as i(
+                  id uuid, account_id uuid, created_at timestamptz, status text, snapshot jsonb)
+                where i.id in (select c.id from created c)
+              )
+              select id from created`
       const committed = new Set(inserted.map((r) => r.id))
       return batch.map((claim) => committed.has(claim.row.id))
     })

@@ -57,7 +57,7 @@ export const makeCreateRequest = (deps: {
     payoutAddresses.set(`${accountId}:${payoutId}`, address)
   }
 
-  const groupCommit = makeCreateGroupCommit(sql, IDEMPOTENCY_WINDOW_MS)
+  const groupCommit = makeCreateGroupCommit(sql, IDEMPOTENCY_WINDOW_MS, host.historyInstance)
 
   /**
    * Decide, persist, act: the first step, then the claim of the key with the row in the next group commit (only

@@ -13,6 +13,9 @@ const make = Effect.gen(function* () {
   const bus = yield* Bus
   const waiters = new Map<string, Set<() => void>>()
   const accountWaiters = new Map<string, Set<() => void>>()
+  const stepWaiters = new Map<string, Set<() => void>>()
+  // Every step in any account (the operators' all-accounts feed).
+  const anyStepWaiters = new Set<() => void>()
 
   const wakeAll = (map: Map<string, Set<() => void>>, key: string) => {
     const set = map.get(key)
@@ -20,12 +23,38 @@ const make = Effect.gen(function* () {
     map.delete(key)
     for (const wake of set) wake()
   }
-  yield* bus.listen(`${SUBJECT}.*`, (subject) => wakeAll(waiters, subject.slice(SUBJECT.length + 1)))
-  yield* bus.listen(`${CREATED}.*`, (subject) => wakeAll(accountWaiters, subject.slice(CREATED.length + 1)))
+  const wakeAnyStep = () => {
+    if (anyStepWaiters.size === 0) return
+    const woken = [...anyStepWaiters]
+    anyStepWaiters.clear()
+    for (const wake of woken) wake()
+  }
+  /** A step of an account: its step feeds wake (a notice from a build that named no account wakes none). */
+  const stepped = (accountId: string | undefined) => {
+    if (accountId !== undefined) wakeAll(stepWaiters, accountId)
+    wakeAnyStep()
+  }
+  yield* bus.listen(`${SUBJECT}.*`, (subject, data) => {
+    wakeAll(waiters, subject.slice(SUBJECT.length + 1))
+    const space = data.indexOf(" ")
+    stepped(space === -1 ? undefined : data.slice(space + 1))
+  })
+  yield* bus.listen(`${CREATED}.*`, (subject) => {
+    const accountId = subject.slice(CREATED.length + 1)
+    wakeAll(accountWaiters, accountId)
+    stepped(accountId)
+  })
 
-  /** After a commit: tell every instance that this request changed. Untraced: it runs on every commit. */
-  const changed = Effect.fnUntraced(function* (uuid: string, version: string) {
-    return yield* bus.notify(`${SUBJECT}.${uuid}`, version)
+  /**
+   * After a commit: tell every instance that this request changed (to `version`), and, when the change was a step
+   * of its actor, in which account (the data is `version account`, for the step feeds). Untraced: it runs on
+   * every commit.
+   */
+  const changed = Effect.fnUntraced(function* (uuid: string, version: string, accountId?: string) {
+    return yield* bus.notify(
+      `${SUBJECT}.${uuid}`,
+      accountId === undefined ? version : `${version} ${accountId}`
+    )
   })
 
   /** After a create's commit: tell every instance that the account has a new request. Untraced, like `changed`. */
@@ -56,14 +85,34 @@ const make = Effect.gen(function* () {
   /** Calls `wake` once on the next create in this account; the returned cancel drops it. */
   const subscribeCreated = (accountId: string, wake: () => void) => add(accountWaiters, accountId, wake)
 
+  /** Calls `wake` once on the next step (a create included) in this account; the returned cancel drops it. */
+  const subscribeStepped = (accountId: string, wake: () => void) => add(stepWaiters, accountId, wake)
+
+  /** Calls `wake` once on the next step in any account (operators only); the returned cancel drops it. */
+  const subscribeAnyStep = (wake: () => void) => {
+    anyStepWaiters.add(wake)
+    return () => {
+      anyStepWaiters.delete(wake)
+    }
+  }
+
   const waiting = () => {
-    let n = 0
+    let n = anyStepWaiters.size
     for (const set of waiters.values()) n += set.size
     for (const set of accountWaiters.values()) n += set.size
+    for (const set of stepWaiters.values()) n += set.size
     return n
   }
 
-  return { changed, created, subscribe, subscribeCreated, waiting } as const
+  return {
+    changed,
+    created,
+    subscribe,
+    subscribeCreated,
+    subscribeStepped,
+    subscribeAnyStep,
+    waiting
+  } as const
 })
 
 export class ChangeFeed extends Context.Tag("deposits/ChangeFeed")<

@@ -838,6 +838,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lifecycle/machine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deposit request lifecycle, drawn: states, transitions and their layout
+         * @description Read from the machine's own definition and laid out by ELK's layered algorithm in the service, once per machine version. The inspector draws it as SVG.
+         */
+        get: operations["machine.graph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lifecycle/machine/definition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The lifecycle machine's definition, for Stately's tools
+         * @description Answered as a download (`deposit-request-machine.json`); `createMachine` rebuilds the same states and transitions from it.
+         */
+        get: operations["machine.definition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deposit-requests/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The step history of a deposit request's lifecycle machine
+         * @description Every event the request's machine applied, kept for `STEP_HISTORY_DAYS`, each with the snapshots before and after, the transition taken (with the guard that passed), what it emitted and the context it changed. Version 1 is the create.
+         */
+        get: operations["steps.requestSteps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deposit-requests/{id}/steps/stately": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a request's history as Stately inspection events
+         * @description The kept history as the events Stately's inspector takes (`@xstate.actor` with the machine's definition, then an `@xstate.event` and an `@xstate.snapshot` per step), as a JSON attachment.
+         */
+        get: operations["steps.statelyExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lifecycle/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's lifecycle steps across all its requests, live
+         * @description Every step of every request of the account, in commit order, from every instance of the service. Another account's steps are never listed.
+         */
+        get: operations["steps.accountSteps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payer/deposit-requests/{id}": {
         parameters: {
             query?: never;
@@ -1964,6 +2064,208 @@ export interface components {
                 rule: "settlement" | "recoveries" | "chain_balance";
                 difference_base_units: string;
             }[];
+        };
+        LifecycleMachine: {
+            /** @enum {string} */
+            object: "lifecycle_machine";
+            machine_id: string;
+            /** @description The version of the persisted snapshots' shape (a migration rewrites them when it changes). */
+            machine_version: number;
+            /** @description SHA-256 of the definition: changes whenever the drawing may. */
+            digest: string;
+            /** @description SVG user units, from the drawing's top left. */
+            width: number;
+            /** @description SVG user units, from the drawing's top left. */
+            height: number;
+            states: components["schemas"]["MachineState"][];
+            transitions: components["schemas"]["MachineTransition"][];
+            /** @description An arrow from a dot into each initial state. */
+            initial: {
+                /** @description The machine's or the compound state's id. */
+                parent: string;
+                target: string;
+                dot: {
+                    /** @description SVG user units, from the drawing's top left. */
+                    x: number;
+                    /** @description SVG user units, from the drawing's top left. */
+                    y: number;
+                };
+                points: {
+                    /** @description SVG user units, from the drawing's top left. */
+                    x: number;
+                    /** @description SVG user units, from the drawing's top left. */
+                    y: number;
+                }[];
+            }[];
+        };
+        MachineState: {
+            /** @description The state node's id, such as `depositRequest.ready`. */
+            id: string;
+            /** @description Its path below the machine, dot-separated (`ready`), as a snapshot's `value` names it. */
+            path: string;
+            key: string;
+            /** @description The containing state's id; null for a top-level state. */
+            parent: string | null;
+            /** @enum {string} */
+            type: "atomic" | "compound" | "parallel" | "final" | "history";
+            /** @description The state its parent (or the machine) enters first. */
+            initial: boolean;
+            depth: number;
+            description: string | null;
+            /** @description SVG user units, from the drawing's top left. */
+            x: number;
+            /** @description SVG user units, from the drawing's top left. */
+            y: number;
+            /** @description SVG user units, from the drawing's top left. */
+            width: number;
+            /** @description SVG user units, from the drawing's top left. */
+            height: number;
+        };
+        MachineTransition: {
+            /** @description `<source path>:<event>:<order>:<target index>`, stable while the definition is. */
+            id: string;
+            /** @description The source state's id. */
+            source: string;
+            /** @description The target state's id (the source itself when targetless). */
+            target: string;
+            event: string;
+            /** @description The named guard; null when none. */
+            guard: string | null;
+            actions: string[];
+            /** @description Its place among the source's transitions for this event: guards are tried in this order. */
+            order: number;
+            /** @description Stays in its state (its actions still run); drawn as a loop. */
+            targetless: boolean;
+            label: {
+                lines: string[];
+                /** @description SVG user units, from the drawing's top left. */
+                x: number;
+                /** @description SVG user units, from the drawing's top left. */
+                y: number;
+                /** @description SVG user units, from the drawing's top left. */
+                width: number;
+                /** @description SVG user units, from the drawing's top left. */
+                height: number;
+            };
+            /** @description Start, bends and end of the routed edge. */
+            points: {
+                /** @description SVG user units, from the drawing's top left. */
+                x: number;
+                /** @description SVG user units, from the drawing's top left. */
+                y: number;
+            }[];
+        };
+        /** @description The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, implementations left out: what Stately's tools import and the Stately inspector receives as a definition. */
+        MachineDefinition: {
+            [key: string]: unknown;
+        };
+        RequestSteps: {
+            /** @enum {string} */
+            object: "list";
+            deposit_request_id: string;
+            /** @description The machine version of the request's snapshot. */
+            machine_version: number;
+            /** @description The first version the history still holds: 1 when it is whole, higher once older steps were swept (`STEP_HISTORY_DAYS`); null when none is kept. */
+            retained_from_version: number | null;
+            /** @description The steps after `after_version`, in version order, at most 500: ask again after the last. */
+            data: components["schemas"]["RequestStep"][];
+        };
+        RequestStep: {
+            /** @description The request's version this step produced. */
+            version: number;
+            /** @description The id the event was deduplicated by (`create` for version 1). */
+            event_id: string;
+            /** @description The event as applied: its type and full payload. Version 1's is `{ "type": "xstate.init" }`. */
+            event: {
+                type: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description When the step committed: ISO 8601, UTC, with milliseconds (the commit's one instant). */
+            at: string;
+            /** @description The service instance that applied the step. */
+            instance: string;
+            status_before: components["schemas"]["DepositRequestStatus"] | null;
+            status_after: components["schemas"]["DepositRequestStatus"];
+            state_before: components["schemas"]["StateValue"] | null;
+            state_after: components["schemas"]["StateValue"];
+            /** @description The transition the machine took, found from its definition with XState's own selection; null when the event changed nothing (no transition was enabled), for version 1, and when the snapshot before is not kept. */
+            transition: components["schemas"]["StepTransition"] | null;
+            emitted: {
+                /** @description Lifecycle event types emitted. */
+                lifecycle: string[];
+                /** @description Command types emitted. */
+                commands: string[];
+            };
+            /**
+             * unknown
+             * @description The persisted snapshot before the step (the previous kept step's); null for the first kept.
+             */
+            snapshot_before: unknown;
+            /**
+             * unknown
+             * @description The persisted snapshot at this version, as the row held it.
+             */
+            snapshot_after: unknown;
+            /** @description Every context value the step changed (absent values are null). */
+            context_changes: {
+                /** @description Dotted path in the context; array items by index. */
+                path: string;
+                /**
+                 * unknown
+                 * @description Any JSON value.
+                 */
+                before: unknown;
+                /**
+                 * unknown
+                 * @description Any JSON value.
+                 */
+                after: unknown;
+            }[];
+        };
+        /** @description XState's state value: a state's name, or an object naming the child state of a compound state. */
+        StateValue: string | {
+            [key: string]: unknown;
+        };
+        StepTransition: {
+            /** @description The id of the state node the transition leaves. */
+            source: string;
+            /** @description The ids of the state nodes it enters; empty for a transition that stays (actions only). */
+            targets: string[];
+            /** @description The event type the transition is taken on. */
+            event: string;
+            /** @description The guard that passed, by its name in the machine (`a and b`, `not a` for combinators); null when unguarded. */
+            guard: string | null;
+        };
+        /** @description An inspection event in `@statelyai/inspect`'s shape: `@xstate.actor` (with `name`, `definition`, `snapshot`), `@xstate.event` (`event`) or `@xstate.snapshot` (`event`, `snapshot`). */
+        StatelyInspectionEvent: {
+            /** @enum {string} */
+            type: "@xstate.actor" | "@xstate.event" | "@xstate.snapshot";
+            sessionId: string;
+            rootId: string;
+            id: string;
+            createdAt: string;
+            _version: string;
+        } & {
+            [key: string]: unknown;
+        };
+        StepFeed: {
+            /** @enum {string} */
+            object: "list";
+            /** @description Steps in commit order, newest last. */
+            data: components["schemas"]["FeedStep"][];
+            /** @description Pass as `after` to read (or wait for) the steps after these. */
+            next_cursor: string;
+        };
+        FeedStep: {
+            deposit_request_id: string;
+            version: number;
+            event_type: string;
+            status_before: components["schemas"]["DepositRequestStatus"] | null;
+            status_after: components["schemas"]["DepositRequestStatus"];
+            /** @description When the step committed: ISO 8601, UTC, with milliseconds (the commit's one instant). */
+            at: string;
+            instance: string;
         };
         /** @description What a payer screen needs; nothing private to the merchant. */
         PayerDepositRequest: {
@@ -6267,6 +6569,296 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "machine.graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description LifecycleMachine */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LifecycleMachine"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description ServiceUnavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "machine.definition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, implementations left out: what Stately's tools import and the Stately inspector receives as a definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineDefinition"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description ServiceUnavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "steps.requestSteps": {
+        parameters: {
+            query?: {
+                /** @description a string matching the pattern ^(0|[1-9]\d{0,8})$ */
+                after_version?: string;
+                wait_for?: "change";
+                /** @description Seconds to hold the request, 1 to 30 (default 25). */
+                timeout?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RequestSteps */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestSteps"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "steps.statelyExport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatelyInspectionEvent"][];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "steps.accountSteps": {
+        parameters: {
+            query?: {
+                /** @description a string matching the pattern ^(0|[1-9]\d{0,17})$ */
+                after?: string;
+                status?: components["schemas"]["DepositRequestStatus"];
+                /** @description At most this many steps, 1 to 200 (default 50). */
+                limit?: string;
+                wait_for?: "change";
+                /** @description Seconds to hold the request, 1 to 30 (default 25). */
+                timeout?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description StepFeed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepFeed"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
         };

@@ -63,4 +63,27 @@ tr[data-outcome="failed"] td { color: var(--bad); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (min-width: 48rem) { form.grid { grid-template-columns: 1fr 1fr; } form.grid .wide { grid-column: 1 / -1; } }
 [hidden] { display: none !important; }
+svg.machine { display: block; font-family: ui-monospace, monospace; max-width: none; }
+svg.machine .state rect { fill: Canvas; stroke: var(--muted); stroke-width: 1.5; }
+svg.machine .state.compound > rect, svg.machine .state.parallel > rect { fill: transparent; stroke-dasharray: 6 3; }
+svg.machine .state text { font-size: 13px; font-weight: 600; fill: var(--ink); }
+svg.machine .state.active > rect { fill: var(--soft); stroke: var(--accent); stroke-width: 4; }
+svg.machine .state.active text { fill: var(--accent); }
+svg.machine .state.previous > rect { stroke: var(--accent); stroke-width: 2; stroke-dasharray: 5 3; }
+svg.machine .transition path, svg.machine .initial path { fill: none; stroke: var(--muted); stroke-width: 1.2; }
+svg.machine .arrowhead { fill: var(--muted); }
+svg.machine .arrowhead.taken { fill: var(--accent); }
+svg.machine .initial circle { fill: var(--ink); }
+svg.machine .transition .label { fill: Canvas; stroke: none; }
+svg.machine .transition text { font-size: 11px; fill: var(--ink); }
+svg.machine .transition .guard { fill: var(--muted); }
+svg.machine .transition.taken path { stroke: var(--accent); stroke-width: 3; }
+svg.machine .transition.taken .label { stroke: var(--accent); stroke-width: 1.5; }
+svg.machine .transition.taken text, svg.machine .transition.taken .guard { fill: var(--accent); font-weight: 700; }
+fieldset.history { border: 0; padding: 0; margin: 0.5rem 0 0; }
+ol.steps { padding-left: 0; list-style: none; }
+ol.steps li { border-bottom: 1px solid var(--line); padding: 0.25rem 0; }
+ol.steps li[aria-current="step"] { background: var(--soft); }
+button.link { background: transparent; border: 0; color: var(--accent); padding: 0.25rem 0; text-align: left; text-decoration: underline; min-height: 44px; }
+pre { margin: 0; font-size: 0.85rem; }
 `

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto"
 import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { Effect } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
 import { ActorHost } from "../../services/actors/ActorHost"
+import { dashboardBuildOptions } from "../../src/dashboard/DashboardRoutes"
 import { ChangeFeed } from "../../services/platform/ChangeFeed"
 import { merchantClient } from "../support/Api"
 import { launchChromium } from "../support/Browser"
@@ -17,7 +19,7 @@ import { recordFigure } from "./harness"
  * Issue 36's figures for the merchant dashboard, with the whole service in this process (PostgreSQL, NATS) and
  * Debian's Chromium through playwright-core, each beside a baseline measured in the same run:
  * (1) the dashboard's JavaScript and CSS gzipped (node:zlib, default level) against the 150 KB budget, beside
- *     the hosted checkout's assets;
+ *     the hosted checkout's assets, and the lifecycle inspector's share of that script;
  * (2) first render on loopback: navigation start to the requests list showing its rows (a MutationObserver put
  *     in before the page's scripts), over fresh page loads (a new browser context each: nothing cached, a fresh
  *     sessionStorage holding the session), interleaved with the same measure for the checkout page (navigation
@@ -26,11 +28,12 @@ import { recordFigure } from "./harness"
  *     host (as the e2e test raises attention); the commit's time is taken in this process (the earlier of the
  *     ChangeFeed notice and `apply`'s answer), the page's by a MutationObserver in the page
  *     (performance.timeOrigin + performance.now(), the two clocks compared by round trips and printed), first on
- *     the request's page, then on the requests list. Baseline: a bare long-poll client in a child process, held
- *     across the same changes: `GET /v1/deposit-requests/:id?wait_for=change` for the request page, the page's
- *     own list query with `wait_for=change` for the list; it is woken after the page's poll (subscribed
- *     earlier) and shares the server with the page's follow-up reads, so it is also timed first with no page
- *     open, the server's own commit → answer. Target p99 < 500 ms.
+ *     the request's page, then on the requests list, then in the inspector following the request (its drawing's
+ *     marked status, fed by the steps route's long poll). Baseline: a bare long-poll client in a child process,
+ *     held across the same changes: `GET /v1/deposit-requests/:id?wait_for=change` for the request page and the
+ *     inspector, the page's own list query with `wait_for=change` for the list; it is woken after the page's
+ *     poll (subscribed earlier) and shares the server with the page's follow-up reads, so it is also timed
+ *     first with no page open, the server's own commit → answer. Target p99 < 500 ms.
  * Knobs: BENCH_PAGE_LOADS (fresh loads of each page, default 20), BENCH_STATUS_CHANGES (timed changes per view,
  * default 100, so p99 is the 99th of 100). The in-page marks are read back by polling `page.evaluate` every 5 ms:
  * evaluation through the DevTools protocol is not subject to the page's CSP (which forbids only the page's own
@@ -189,6 +192,47 @@ const clockOffset = async (page: Page) => {
 const summary = (name: string, xs: ReadonlyArray<number>) =>
   `${name.padEnd(52)} p50 ${ms(pct(xs, 0.5)).padStart(9)}  p95 ${ms(pct(xs, 0.95)).padStart(9)}  p99 ${ms(pct(xs, 0.99)).padStart(9)}  max ${ms(Math.max(...xs)).padStart(9)}  (n=${xs.length})`
 
+/**
+ * The inspector's weight in the dashboard's script: the script built as the service builds it, against the same
+ * build with `./inspector` resolved to an empty view (so Preact and the shared helpers count once, for both).
+ */
+const inspectorShare = async () => {
+  const { build } = await import("esbuild")
+  const entry = fileURLToPath(new URL("../../src/dashboard/page/app.tsx", import.meta.url))
+  const bundle = async (withInspector: boolean) => {
+    const result = await build({
+      ...dashboardBuildOptions(entry),
+      metafile: true,
+      plugins: withInspector
+        ? []
+        : [
+            {
+              name: "no-inspector",
+              setup: (b) => {
+                b.onResolve({ filter: /^\.\/inspector$/ }, () => ({ path: "inspector", namespace: "stub" }))
+                b.onLoad({ filter: /.*/, namespace: "stub" }, () => ({
+                  contents: "export const Inspector = () => null",
+                  loader: "js"
+                }))
+              }
+            }
+          ]
+    })
+    const text = result.outputFiles?.[0]?.text ?? ""
+    const inputs = Object.values(result.metafile?.outputs ?? {})[0]?.inputs ?? {}
+    return { text, inputs }
+  }
+  const full = await bundle(true)
+  const without = await bundle(false)
+  const modules = Object.keys(full.inputs).filter((k) => !(k in without.inputs))
+  return {
+    gzipped: gzipSync(full.text).length - gzipSync(without.text).length,
+    raw: Buffer.byteLength(full.text) - Buffer.byteLength(without.text),
+    without: gzipSync(without.text).length,
+    modules: modules.map((m) => m.slice(m.lastIndexOf("/") + 1))
+  }
+}
+
 export async function run(): Promise<void> {
   out(`\n== dashboard: ${LOADS} fresh loads of each page; ${CHANGES} status changes on each view`)
   const service = await startService({ config: { rateLimitCapacity: 100_000 } })
@@ -220,6 +264,12 @@ export async function run(): Promise<void> {
     out(
       `dashboard JS + CSS ${kb(dashJs.gzipped + dashCss.gzipped)} = ${((dashJs.gzipped + dashCss.gzipped) / (checkoutJs.gzipped + checkoutCss.gzipped)).toFixed(2)}× the checkout's`
     )
+    // The inspector is part of the one script: its share is the script's weight less the same build with the
+    // inspector's view replaced by an empty one.
+    const inspector = await inspectorShare()
+    out(
+      `of which the inspector ${kb(inspector.gzipped).padStart(9)} gzipped (raw ${kb(inspector.raw)}: ${inspector.modules.join(", ")})`
+    )
     recordFigure({
       figure: "dashboard JavaScript gzipped (app.js)",
       value: dashJs.gzipped / 1024,
@@ -227,6 +277,13 @@ export async function run(): Promise<void> {
       target: "< 150 KB",
       met: dashJs.gzipped < BUDGET_BYTES,
       baseline: { name: "checkout app.js gzipped", value: checkoutJs.gzipped / 1024, unit: "KB" }
+    })
+    recordFigure({
+      figure: "the inspector's share of the dashboard's JavaScript, gzipped",
+      value: inspector.gzipped / 1024,
+      unit: "KB",
+      target: "printed",
+      baseline: { name: "dashboard app.js without it, gzipped", value: inspector.without / 1024, unit: "KB" }
     })
     recordFigure({
       figure: "dashboard CSS gzipped (app.css)",
@@ -344,6 +401,13 @@ export async function run(): Promise<void> {
         selector: `#requests tr[data-id="${moving.id}"] .status`,
         bareName: "bare long poll of the list's query",
         readPath: "/v1/deposit-requests?limit=25&"
+      },
+      {
+        name: "inspector",
+        url: `${base}/dashboard/#/inspector/${moving.id}`,
+        selector: "svg#machine",
+        bareName: "bare long poll GET /v1/deposit-requests/:id",
+        readPath: `/v1/deposit-requests/${moving.id}?`
       }
     ]
 

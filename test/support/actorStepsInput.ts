@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto"
 import type pg from "pg"
 
 /**
- * An `apply_actor_steps_v2` input stepping `count` requests straight in SQL, for tests of the function itself: their
- * rows as stored, one version on, status and snapshot unchanged, one event each; with `withLifecycle`, a
- * lifecycle event on the first. Rows are picked at random among those `where` selects.
+ * An `apply_actor_steps_v3` input stepping `count` requests straight in SQL, for tests of the function itself: their
+ * rows as stored, one version on, status and snapshot unchanged, one event each (kept in the step history); with
+ * `withLifecycle`, a lifecycle event on the first. Rows are picked at random among those `where` selects.
  */
 export const actorStepsInput = async (
   client: pg.Client,
@@ -27,7 +27,13 @@ export const actorStepsInput = async (
       received_base_units: "0",
       deposit_address: null
     })),
-    events: rows.map((r) => ({ deposit_request_id: r.id, event_id: randomUUID() })),
+    instance: "test",
+    events: rows.map((r) => ({
+      deposit_request_id: r.id,
+      event_id: randomUUID(),
+      version: String(BigInt(r.version) + 1n),
+      event: { type: "deposit_request.checked", at }
+    })),
     lifecycle:
       options.withLifecycle === true
         ? [

@@ -245,7 +245,7 @@ export const IdempotencyKeyHeader = Schema.Struct({
 const idPath = Schema.Struct({ id: IdParam("dr") })
 
 const LONG_POLL_TIMEOUT_DEFAULT = 25
-const LongPollTimeout = Schema.optionalWith(DecimalInteger(1, 30), {
+export const LongPollTimeout = Schema.optionalWith(DecimalInteger(1, 30), {
   default: () => LONG_POLL_TIMEOUT_DEFAULT
 }).annotations({ description: "Seconds to hold the request, 1 to 30 (default 25)." })
 

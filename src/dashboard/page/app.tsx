@@ -2,6 +2,7 @@ import { render } from "preact"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, planRefresh, refreshSession, sentence, stopRefreshing, whenSignedOut } from "./api"
 import { Developers } from "./developers"
+import { Inspector } from "./inspector"
 import { Reconciliation } from "./reconciliation"
 import { Records } from "./records"
 import { RequestView } from "./request"
@@ -26,6 +27,7 @@ const views = [
   ["issuers", "Issuers"],
   ["payout-addresses", "Payout addresses"],
   ["reconciliation", "Reconciliation"],
+  ["inspector", "Inspector"],
   ["team", "Team"]
 ] as const
 
@@ -67,6 +69,8 @@ const View = ({ route, account }: { route: Array<string>; account: Account | und
       return <Reconciliation />
     case "team":
       return <Team />
+    case "inspector":
+      return <Inspector id={id} />
     default:
       return (
         <>

@@ -150,7 +150,8 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
   return (
     <>
       <p>
-        <a href="#/requests">All requests</a>
+        <a href="#/requests">All requests</a> ·{" "}
+        <a href={`#/inspector/${request.id}`}>Inspect its lifecycle</a>
       </p>
       <h1 tabIndex={-1}>{request.heading || `Request ${request.id}`}</h1>
       <p>

@@ -298,113 +298,123 @@ layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
       assert.deepInclude(yield* row(refused), { status: "ready", version: "2" })
     })
   )
-  it.effect(
-    "apply_actor_steps_v2 refuses, and writes nothing for, events of requests outside the call (what the dropped foreign keys checked); what it writes takes the request's account, the call's instant and the emission order",
-    () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const { accountId, databaseUrl } = yield* Fixture
-        const id = yield* seedDepositRequest(accountId)
-        // Another account's request, named by the events of a call about this one.
-        const stranger = yield* seedDepositRequest(
-          (yield* Effect.promise(() => createMerchant(databaseUrl))).accountId.slice("acct_".length)
-        )
-        const [before] = yield* sql<{ version: string; status: string; snapshot: unknown }>`
+  // The host calls v3; v2 stays for the previous build during a rolling deploy (migration 0035): both hold.
+  for (const fn of ["apply_actor_steps_v2", "apply_actor_steps_v3"])
+    it.effect(
+      `${fn} refuses, and writes nothing for, events of requests outside the call (what the dropped foreign keys checked); what it writes takes the request's account, the call's instant and the emission order`,
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const { accountId, databaseUrl } = yield* Fixture
+          const id = yield* seedDepositRequest(accountId)
+          // Another account's request, named by the events of a call about this one.
+          const stranger = yield* seedDepositRequest(
+            (yield* Effect.promise(() => createMerchant(databaseUrl))).accountId.slice("acct_".length)
+          )
+          const [before] = yield* sql<{ version: string; status: string; snapshot: unknown }>`
           select version::text, status, snapshot from deposit_requests where id = ${id}`
-        const at = "2026-11-25T12:00:00.123Z"
-        const lifecycleId = "01900000-0000-7000-8000-0000000000ee"
-        const statement = (over: { event?: string; lifecycleRequest?: string }, version = 1, n = "once") => ({
-          at,
-          requests: [
+          const at = "2026-11-25T12:00:00.123Z"
+          // Ids of each function's own test (lifecycle event ids are unique across requests).
+          const lifecycleId = `01900000-0000-7000-8000-0000000000${fn.endsWith("v2") ? "e" : "c"}e`
+          const statement = (
+            over: { event?: string; lifecycleRequest?: string },
+            version = 1,
+            n = "once"
+          ) => ({
+            at,
+            requests: [
+              {
+                id,
+                expected_version: String(Number(before!.version) + version - 1),
+                version: String(Number(before!.version) + version),
+                status: before!.status,
+                snapshot: before!.snapshot,
+                received_base_units: "0",
+                deposit_address: null
+              }
+            ],
+            events: [{ deposit_request_id: over.event ?? id, event_id: `checked-${n}` }],
+            // The command is emitted first, then the lifecycle event: their outbox rows keep that order.
+            lifecycle: [
+              {
+                n: 1,
+                id:
+                  version === 1
+                    ? lifecycleId
+                    : `01900000-0000-7000-8000-0000000000${fn.endsWith("v2") ? "e" : "c"}f`,
+                deposit_request_id: over.lifecycleRequest ?? id,
+                type: "deposit_request.checked",
+                body: "{}",
+                trace_parent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+              }
+            ],
+            commands: [
+              {
+                n: 0,
+                topic: "command.settle",
+                deposit_request_id: id,
+                payload: { kind: "command", type: "settle", command_id: `settle:${n}` }
+              }
+            ]
+          })
+          const run = (steps: ReturnType<typeof statement>) =>
+            Effect.either(sql.unsafe(`select * from ${fn}($1::jsonb)`, [JSON.stringify(steps)]))
+          const outbox = sql<{
+            topic: string
+            payload: unknown
+            created_at: Date
+            trace_parent: string | null
+          }>`
+          select topic, payload, created_at, trace_parent from outbox where deposit_request_id = ${id} order by id`
+          for (const refused of [statement({ event: stranger }), statement({ lifecycleRequest: stranger })]) {
+            const outcome = yield* run(refused)
+            // foreign_key_violation, as the keys raised it
+            assert.strictEqual(
+              Either.isLeft(outcome) && (outcome.left.cause as { code?: string }).code,
+              "23503"
+            )
+            assert.strictEqual((yield* row(id)).version, before!.version)
+            assert.strictEqual(yield* count("applied_events", id), 0)
+            assert.strictEqual(yield* count("lifecycle_events", id), 0)
+            assert.strictEqual(yield* count("lifecycle_events", stranger), 0)
+            assert.deepStrictEqual(yield* outbox, [])
+          }
+          // The same call naming only its own request writes: the check refuses only what it should.
+          assert.deepStrictEqual(yield* run(statement({})), Either.right([]))
+          assert.strictEqual((yield* row(id)).version, String(Number(before!.version) + 1))
+          const [written] = yield* sql<{ account_id: string; dedupe: string; occurred_at: Date }>`
+          select account_id, dedupe, occurred_at from lifecycle_events where deposit_request_id = ${id}`
+          assert.deepStrictEqual(written, {
+            account_id: accountId,
+            dedupe: "deposit_request.checked",
+            occurred_at: new Date(at)
+          })
+          const [applied] = yield* sql<{ applied_at: Date }>`
+          select applied_at from applied_events where deposit_request_id = ${id}`
+          assert.deepStrictEqual(applied!.applied_at, new Date(at))
+          assert.deepStrictEqual(yield* outbox, [
             {
-              id,
-              expected_version: String(Number(before!.version) + version - 1),
-              version: String(Number(before!.version) + version),
-              status: before!.status,
-              snapshot: before!.snapshot,
-              received_base_units: "0",
-              deposit_address: null
-            }
-          ],
-          events: [{ deposit_request_id: over.event ?? id, event_id: `checked-${n}` }],
-          // The command is emitted first, then the lifecycle event: their outbox rows keep that order.
-          lifecycle: [
+              topic: "command.settle",
+              payload: { kind: "command", type: "settle", command_id: "settle:once" },
+              created_at: new Date(at),
+              trace_parent: null
+            },
             {
-              n: 1,
-              id: version === 1 ? lifecycleId : "01900000-0000-7000-8000-0000000000ef",
-              deposit_request_id: over.lifecycleRequest ?? id,
-              type: "deposit_request.checked",
-              body: "{}",
+              topic: "lifecycle",
+              payload: { event_id: lifecycleId },
+              created_at: new Date(at),
               trace_parent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
             }
-          ],
-          commands: [
-            {
-              n: 0,
-              topic: "command.settle",
-              deposit_request_id: id,
-              payload: { kind: "command", type: "settle", command_id: `settle:${n}` }
-            }
-          ]
-        })
-        const run = (steps: ReturnType<typeof statement>) =>
-          Effect.either(sql`select * from apply_actor_steps_v2(${JSON.stringify(steps)}::jsonb)`)
-        const outbox = sql<{
-          topic: string
-          payload: unknown
-          created_at: Date
-          trace_parent: string | null
-        }>`
-          select topic, payload, created_at, trace_parent from outbox where deposit_request_id = ${id} order by id`
-        for (const refused of [statement({ event: stranger }), statement({ lifecycleRequest: stranger })]) {
-          const outcome = yield* run(refused)
-          // foreign_key_violation, as the keys raised it
-          assert.strictEqual(
-            Either.isLeft(outcome) && (outcome.left.cause as { code?: string }).code,
-            "23503"
+          ])
+          // A lifecycle event its request already has (the same dedupe) is not written again, nor announced.
+          assert.deepStrictEqual(yield* run(statement({}, 2, "twice")), Either.right([]))
+          assert.strictEqual(yield* count("lifecycle_events", id), 1)
+          assert.deepStrictEqual(
+            (yield* outbox).map((o) => o.topic),
+            ["command.settle", "lifecycle", "command.settle"]
           )
-          assert.strictEqual((yield* row(id)).version, before!.version)
-          assert.strictEqual(yield* count("applied_events", id), 0)
-          assert.strictEqual(yield* count("lifecycle_events", id), 0)
-          assert.strictEqual(yield* count("lifecycle_events", stranger), 0)
-          assert.deepStrictEqual(yield* outbox, [])
-        }
-        // The same call naming only its own request writes: the check refuses only what it should.
-        assert.deepStrictEqual(yield* run(statement({})), Either.right([]))
-        assert.strictEqual((yield* row(id)).version, String(Number(before!.version) + 1))
-        const [written] = yield* sql<{ account_id: string; dedupe: string; occurred_at: Date }>`
-          select account_id, dedupe, occurred_at from lifecycle_events where deposit_request_id = ${id}`
-        assert.deepStrictEqual(written, {
-          account_id: accountId,
-          dedupe: "deposit_request.checked",
-          occurred_at: new Date(at)
         })
-        const [applied] = yield* sql<{ applied_at: Date }>`
-          select applied_at from applied_events where deposit_request_id = ${id}`
-        assert.deepStrictEqual(applied!.applied_at, new Date(at))
-        assert.deepStrictEqual(yield* outbox, [
-          {
-            topic: "command.settle",
-            payload: { kind: "command", type: "settle", command_id: "settle:once" },
-            created_at: new Date(at),
-            trace_parent: null
-          },
-          {
-            topic: "lifecycle",
-            payload: { event_id: lifecycleId },
-            created_at: new Date(at),
-            trace_parent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-          }
-        ])
-        // A lifecycle event its request already has (the same dedupe) is not written again, nor announced.
-        assert.deepStrictEqual(yield* run(statement({}, 2, "twice")), Either.right([]))
-        assert.strictEqual(yield* count("lifecycle_events", id), 1)
-        assert.deepStrictEqual(
-          (yield* outbox).map((o) => o.topic),
-          ["command.settle", "lifecycle", "command.settle"]
-        )
-      })
-  )
+    )
   it.effect(
     "steps never change the snapshot they start from (the host keeps snapshots in memory and steps again)",
     () =>

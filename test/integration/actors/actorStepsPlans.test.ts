@@ -45,7 +45,7 @@ const steps = (count: number) =>
 /** The call on the session, which must report no problem. */
 const apply = (input: string) =>
   Effect.gen(function* () {
-    const problems = yield* query("select * from apply_actor_steps_v2($1::jsonb)", [input])
+    const problems = yield* query("select * from apply_actor_steps_v3($1::jsonb)", [input])
     assert.deepStrictEqual(problems.rows, [])
   })
 
@@ -61,7 +61,7 @@ const readsOfApply = (input: string, relations: Parameters<typeof readsDuring>[1
 
 // The live clock, as the seed had before: the requests are created at the real time.
 layer(SessionLive, { timeout: 60_000, excludeTestServices: true })(
-  "apply_actor_steps_v2 on plans made while the table was small",
+  "apply_actor_steps_v3 on plans made while the table was small",
   (it) => {
     it.effect(
       "reads only the rows a call names once the table has grown",
@@ -102,7 +102,7 @@ layer(SessionLive, { timeout: 60_000, excludeTestServices: true })(
           // At most one entry per event of the call; 0027's join hashed the whole table here (over 5,000 entries).
           assert.isAtMost(indexEntries.applied_events_pkey!, 8)
           // And an event applied already is still found by its probe: the call answers `seen` and writes nothing.
-          const again = yield* query("select kind from apply_actor_steps_v2($1::jsonb)", [input])
+          const again = yield* query("select kind from apply_actor_steps_v3($1::jsonb)", [input])
           assert.include(
             again.rows.map((r) => r.kind),
             "seen"
@@ -116,7 +116,7 @@ layer(SessionLive, { timeout: 60_000, excludeTestServices: true })(
         // Left to choose, PostgreSQL plans the statements again on every call of one event or of a block's 125
         // (migration 0028). `create or replace` resets a function's settings: a later version must set it again.
         const { rows } = yield* query<{ config: Array<string> | null }>(
-          "select proconfig as config from pg_proc where proname = 'apply_actor_steps_v2'"
+          "select proconfig as config from pg_proc where proname = 'apply_actor_steps_v3'"
         )
         assert.lengthOf(rows, 1)
         const config = rows[0]!.config

@@ -50,7 +50,7 @@ layer(SessionLive, { timeout: 60_000, excludeTestServices: true })("request rows
         )
         yield* query("begin")
         const before = yield* counts
-        const problems = yield* query("select * from apply_actor_steps_v2($1::jsonb)", [input])
+        const problems = yield* query("select * from apply_actor_steps_v3($1::jsonb)", [input])
         const after = yield* counts
         yield* query("commit")
         assert.deepStrictEqual(problems.rows, [])

@@ -40,6 +40,8 @@ const routes = (): Array<[method: string, path: string, body: unknown, code: str
   ["GET", `/v1/deposit-requests/${owned.request}/transfers`, undefined, "deposit_request_not_found"],
   ["GET", `/v1/deposit-requests/${owned.request}/recoveries`, undefined, "deposit_request_not_found"],
   ["GET", `/v1/deposit-requests/${owned.request}/deliveries`, undefined, "deposit_request_not_found"],
+  ["GET", `/v1/deposit-requests/${owned.request}/steps`, undefined, "deposit_request_not_found"],
+  ["GET", `/v1/deposit-requests/${owned.request}/steps/stately`, undefined, "deposit_request_not_found"],
   ["GET", `/v1/customers/${owned.customer}`, undefined, "customer_not_found"],
   ["PATCH", `/v1/customers/${owned.customer}`, { name: "Eve" }, "customer_not_found"],
   ["DELETE", `/v1/customers/${owned.customer}`, undefined, "customer_not_found"],

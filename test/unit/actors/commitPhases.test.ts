@@ -84,7 +84,9 @@ const inputs = {
   now: at,
   newId: () => `id-${++ids}`,
   bodies,
-  step: (before: DepositRequestRow, item: Member["items"][number]) => step(before.snapshot, item.event)
+  step: (before: DepositRequestRow, item: Member["items"][number]) => step(before.snapshot, item.event),
+  history: false,
+  instance: "test"
 }
 
 describe("actor rows", () => {
@@ -183,6 +185,33 @@ describe("commit plan", () => {
       assert.strictEqual(body.status, statusAt.get(body.version))
       assert.strictEqual(body.at, at.toISOString())
     }
+  })
+
+  it("adds each event's history record, with its snapshot only when a later step of the commit moved the row on", () => {
+    const plan = planCommit(
+      [
+        member([
+          { depositRequestId: ID, eventId: "a", event: attest },
+          { depositRequestId: ID, eventId: "c1", event: credit(1) }
+        ])
+      ],
+      new Map([[ID, first()]]),
+      new Set(),
+      { ...inputs, history: true, instance: "host-a" }
+    )
+    if (plan instanceof SnapshotVersionError) return assert.fail("planned")
+    const statement = JSON.parse(plan.statement!)
+    assert.strictEqual(statement.instance, "host-a")
+    const [attested, credited] = statement.events
+    assert.strictEqual(attested.version, "2")
+    assert.deepStrictEqual(attested.event, attest)
+    assert.deepStrictEqual(attested.snapshot, JSON.parse(JSON.stringify(plan.outcomes[0]![0]!.row.snapshot)))
+    assert.strictEqual(attested.status, "ready")
+    assert.strictEqual(credited.version, "3")
+    assert.deepStrictEqual(credited.event, credit(1))
+    // The request's last step of the commit: its snapshot is the request's row, sent once.
+    assert.isUndefined(credited.snapshot)
+    assert.isUndefined(credited.status)
   })
 
   it("writes nothing when every event was seen", () => {

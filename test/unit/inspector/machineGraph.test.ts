@@ -1,0 +1,147 @@
+import { describe, expect, it } from "vitest"
+import { type AnyStateNode, createMachine } from "xstate"
+import { depositRequestMachine, MACHINE_VERSION } from "../../../machines/DepositRequest"
+import { transitionTable } from "../../../machines/step"
+import { layoutMachine, machineDefinition, machineGraph } from "../../../src/inspector/MachineGraph"
+
+/** Every state node below the root, read from the machine itself. */
+const allStates = (node: AnyStateNode): Array<AnyStateNode> =>
+  Object.values(node.states).flatMap((s) => [s, ...allStates(s)])
+
+const guardName = (g: unknown) =>
+  g === undefined ? null : typeof g === "string" ? g : (g as { type: string }).type
+
+/** Every transition as (source, event, guard, target), targetless ones staying in their source. */
+const allTransitions = (machine: typeof depositRequestMachine) =>
+  allStates(machine.root).flatMap((s) =>
+    [...s.transitions].flatMap(([event, ts]) =>
+      ts.flatMap((t) =>
+        (t.target ?? [s]).map((target) => ({
+          source: s.id,
+          event,
+          guard: guardName(t.guard),
+          target: target.id
+        }))
+      )
+    )
+  )
+
+describe("the machine graph", () => {
+  it("has every state and every transition of the definition, with guards and initial marks", async () => {
+    const graph = await layoutMachine(depositRequestMachine, MACHINE_VERSION)
+    const states = allStates(depositRequestMachine.root)
+    expect(graph.states.map((s) => s.id).sort()).toEqual(states.map((s) => s.id).sort())
+    for (const s of states) {
+      const drawn = graph.states.find((g) => g.id === s.id)
+      expect(drawn).toMatchObject({ key: s.key, path: s.path.join("."), type: s.type })
+    }
+    expect(graph.states.filter((s) => s.initial).map((s) => s.key)).toEqual([
+      String(depositRequestMachine.config.initial)
+    ])
+    expect(graph.initial).toHaveLength(1)
+    const expected = allTransitions(depositRequestMachine)
+    // The README's transition table, read from the same definition another way, counts as many.
+    expect(expected.length).toBe(transitionTable().length)
+    const drawn = graph.transitions.map(({ source, event, guard, target }) => ({
+      source,
+      event,
+      guard,
+      target
+    }))
+    expect(drawn).toEqual(expected)
+    expect(new Set(graph.transitions.map((t) => t.id)).size).toBe(graph.transitions.length)
+    expect(graph.machine_version).toBe(MACHINE_VERSION)
+  })
+
+  it("lays out finite coordinates, states that do not overlap, and every edge routed with its label", async () => {
+    const graph = await layoutMachine(depositRequestMachine, MACHINE_VERSION)
+    const finite = (...xs: Array<number>) => xs.every((x) => Number.isFinite(x))
+    expect(finite(graph.width, graph.height)).toBe(true)
+    for (const s of graph.states) {
+      expect(finite(s.x, s.y, s.width, s.height), s.id).toBe(true)
+      expect(s.width).toBeGreaterThan(0)
+      expect(s.x + s.width).toBeLessThanOrEqual(graph.width)
+      expect(s.y + s.height).toBeLessThanOrEqual(graph.height)
+    }
+    // Siblings never overlap (a child lies inside its parent, which is not an overlap).
+    for (const a of graph.states)
+      for (const b of graph.states) {
+        if (a.id >= b.id || a.parent !== b.parent) continue
+        const apart =
+          a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y
+        expect(apart, `${a.id} overlaps ${b.id}`).toBe(true)
+      }
+    for (const t of graph.transitions) {
+      expect(t.points.length, t.id).toBeGreaterThanOrEqual(2)
+      expect(t.points.every((p) => finite(p.x, p.y))).toBe(true)
+      expect(finite(t.label.x, t.label.y, t.label.width, t.label.height)).toBe(true)
+      expect(t.label.width).toBeGreaterThan(0)
+    }
+    // A label sits clear of every state, but a transition that stays in its state is a row inside that state.
+    for (const t of graph.transitions)
+      for (const s of graph.states) {
+        const l = t.label
+        if (t.targetless && s.id === t.source) {
+          const inside =
+            l.x >= s.x && l.x + l.width <= s.x + s.width && l.y >= s.y && l.y + l.height <= s.y + s.height
+          expect(inside, `${t.id}'s row inside ${s.id}`).toBe(true)
+          continue
+        }
+        const apart =
+          l.x + l.width <= s.x || s.x + s.width <= l.x || l.y + l.height <= s.y || s.y + s.height <= l.y
+        expect(apart, `${t.id}'s label over ${s.id}`).toBe(true)
+      }
+  })
+
+  it("computes the layout once per machine version and definition", async () => {
+    const a = machineGraph(depositRequestMachine, MACHINE_VERSION)
+    const b = machineGraph(depositRequestMachine, MACHINE_VERSION)
+    expect(b).toBe(a)
+    expect(machineGraph(depositRequestMachine, MACHINE_VERSION + 1)).not.toBe(a)
+    expect((await a).digest).toMatch(/^[0-9a-f]{64}$/)
+  })
+
+  it("exports a definition that createMachine rebuilds into the same states and transitions", () => {
+    const definition = machineDefinition(depositRequestMachine)
+    const text = JSON.stringify(definition)
+    expect(text).not.toContain("function")
+    const rebuilt = createMachine(JSON.parse(text))
+    expect(allStates(rebuilt.root).map((s) => s.id)).toEqual(
+      allStates(depositRequestMachine.root).map((s) => s.id)
+    )
+    expect(allTransitions(rebuilt as unknown as typeof depositRequestMachine)).toEqual(
+      allTransitions(depositRequestMachine)
+    )
+  })
+
+  it("draws nesting and final states of another machine", async () => {
+    const nested = createMachine({
+      id: "outer",
+      initial: "a",
+      states: {
+        a: {
+          initial: "one",
+          states: { one: { on: { NEXT: { target: "two", guard: "ok" } } }, two: { type: "final" } },
+          onDone: "b"
+        },
+        b: { on: { BACK: "#outer.a.two" } }
+      }
+    })
+    const graph = await layoutMachine(nested, 1)
+    const byId = new Map(graph.states.map((s) => [s.id, s]))
+    expect(byId.get("outer.a.one")).toMatchObject({ parent: "outer.a", initial: true, depth: 2 })
+    expect(byId.get("outer.a.two")).toMatchObject({ type: "final" })
+    expect(byId.get("outer.a")).toMatchObject({ type: "compound", parent: null, initial: true })
+    const a = byId.get("outer.a")!
+    const one = byId.get("outer.a.one")!
+    expect(one.x).toBeGreaterThanOrEqual(a.x)
+    expect(one.x + one.width).toBeLessThanOrEqual(a.x + a.width)
+    expect(one.y).toBeGreaterThan(a.y)
+    expect(graph.initial.map((i) => i.target).sort()).toEqual(["outer.a", "outer.a.one"])
+    expect(graph.transitions.find((t) => t.event === "NEXT")).toMatchObject({
+      guard: "ok",
+      target: "outer.a.two"
+    })
+    expect(graph.transitions.find((t) => t.event === "BACK")?.target).toBe("outer.a.two")
+  })
+})
