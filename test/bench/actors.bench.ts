@@ -25,6 +25,11 @@ import { spanTimesTracer } from "./spanTimes"
  * or a few. Crediting the same requests throughout grew every snapshot by its credit ids, and each round of a run
  * measured slower than the one before.
  *
+ * The step history (infra/decisions/0066-step-history.md) is measured same-run, A/B: short slices through a host
+ * that keeps it (the default, the one of the rounds) and through one that does not (`STEP_HISTORY_DAYS=0`),
+ * alternated (ABBA…) so the shared machine's drift falls on both alike, each host on its own share of every
+ * writer's requests so its memory of its rows stays its own.
+ *
  * The headline figures run with the tracer off, as production runs without an OTLP endpoint (src/Tracing.ts); each
  * round and block is then run again with every span made and timed, for where the time goes (commits, statements,
  * steps) and what tracing costs. Beside each, the CPU it took here and in PostgreSQL (`/proc`): on these two-core
@@ -39,10 +44,16 @@ const cores = availableParallelism()
 const WINDOW = 40
 /** A real request gets one credit or a few; then the writer moves on to its next window of fresh requests. */
 const CREDITS_PER_REQUEST = Number(process.env.BENCH_CREDITS_PER_REQUEST ?? 4)
-/** Requests seeded per writer: enough for its rounds (a writer that runs out starts its requests over). */
-const REQUESTS_PER_CONNECTION = Number(process.env.BENCH_REQUESTS_PER_WRITER ?? 4400)
+/**
+ * Requests seeded per writer: enough for its rounds and the A/B (a writer that runs out starts its requests over).
+ * Two thirds for the host of the rounds (which also keeps the step history in the A/B), a third for the other.
+ */
+const REQUESTS_PER_CONNECTION = Number(process.env.BENCH_REQUESTS_PER_WRITER ?? 6600)
 /** Each round's second part, with every span made, for where the time goes (commits, statements). */
 const TRACED_SECONDS = Math.min(2, seconds)
+/** The step history's A/B: groups of four slices (ABBA), each this long. */
+const AB_PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 3)
+const AB_SLICE_SECONDS = 2
 const BLOCK_CREDITS = 500
 const BLOCK_LANES = 4
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8)
@@ -142,6 +153,7 @@ export async function run() {
   const baseTracer = await Effect.runPromise(Effect.tracer)
   const db = await createTestDatabase()
   const runtime = actorHostRuntime(db.url)
+  const runtimeWithoutHistory = actorHostRuntime(db.url, { stepHistoryDays: 0 })
   const pool = new pg.Pool({ connectionString: db.url, max: CONNECTIONS })
   const log = (line: string) => process.stdout.write(`${line}\n`)
   try {
@@ -193,14 +205,20 @@ export async function run() {
     await pool.query("analyze")
     let nextCredit = 0
     /** Where each writer is in its requests (carried across rounds, so every round credits fresh ones). */
-    const cursors = Array.from({ length: CONNECTIONS }, () => 0)
+    const cursors = {
+      on: Array.from({ length: CONNECTIONS }, () => 0),
+      off: Array.from({ length: CONNECTIONS }, () => 0)
+    }
+    /** Each writer's requests: the first two thirds for the host keeping the step history, the rest for the other. */
+    const ON_SHARE = Math.floor((REQUESTS_PER_CONNECTION * 2) / 3)
     const creditsOf = new Uint32Array(ids.length)
     let mostCredits = 0
     /**
      * `traced`: spans made (as with an OTLP endpoint set, the export aside) and timed. Untraced is production's
      * default: without an endpoint the tracer is off (src/Tracing.ts).
      */
-    const actorRound = async (durationSeconds: number, traced: boolean) => {
+    const actorRound = async (durationSeconds: number, traced: boolean, history = true) => {
+      const side = history ? "on" : "off"
       let applied = 0
       const latencies: Array<number> = []
       const deadline = Date.now() + durationSeconds * 1000
@@ -217,19 +235,23 @@ export async function run() {
       const cpu = process.cpuUsage()
       const serverCpu = postgresCpuMs()
       // The writers are fibers, as the host's callers are (request handlers, the credit consumers).
-      await runtime.runPromise(
+      await (history ? runtime : runtimeWithoutHistory).runPromise(
         Effect.flatMap(ActorHost, (h) =>
           Effect.forEach(
             Array.from({ length: CONNECTIONS }, (_, lane) => lane),
             (lane) =>
               Effect.gen(function* () {
-                const own = ids.slice(lane * REQUESTS_PER_CONNECTION, (lane + 1) * REQUESTS_PER_CONNECTION)
+                const first = lane * REQUESTS_PER_CONNECTION + (history ? 0 : ON_SHARE)
+                const own = ids.slice(
+                  first,
+                  lane * REQUESTS_PER_CONNECTION + (history ? ON_SHARE : REQUESTS_PER_CONNECTION)
+                )
                 while (Date.now() < deadline) {
-                  const j = cursors[lane]!++
+                  const j = cursors[side][lane]!++
                   // The j-th credit goes to the (j mod 40)-th request of the current window of 40.
                   const slot =
                     (Math.floor(j / (WINDOW * CREDITS_PER_REQUEST)) * WINDOW + (j % WINDOW)) % own.length
-                  mostCredits = Math.max(mostCredits, ++creditsOf[lane * REQUESTS_PER_CONNECTION + slot]!)
+                  mostCredits = Math.max(mostCredits, ++creditsOf[first + slot]!)
                   const n = nextCredit++
                   // A credit id as the chain's: chain id, transaction hash, log index.
                   const key = `143:0x${n.toString(16).padStart(64, "0")}:${lane}`
@@ -265,6 +287,7 @@ export async function run() {
       }
     }
     await actorRound(1, false) // warm-up: JIT, pool, plans
+    await actorRound(1, false, false)
     await rawInserts(pool, CONNECTIONS)
     const raws: Array<number> = []
     const rates: Array<number> = []
@@ -295,6 +318,28 @@ export async function run() {
     }
 
     const hot = hotShare(beforeRounds, await rowUpdates(pool))
+    // (a') the step history's cost: slices with it and without it, alternated ABBA, summed per side
+    const history = {
+      on: { events: 0, seconds: 0, cpu: 0, serverCpu: 0 },
+      off: { events: 0, seconds: 0, cpu: 0, serverCpu: 0 }
+    }
+    for (let slice = 0; slice < 4 * AB_PAIRS; slice++) {
+      const keep = slice % 4 === 0 || slice % 4 === 3
+      const r = await actorRound(AB_SLICE_SECONDS, false, keep)
+      const events = r.rate * AB_SLICE_SECONDS
+      const side = history[keep ? "on" : "off"]
+      side.events += events
+      side.seconds += AB_SLICE_SECONDS
+      side.cpu += r.cpuPerEvent * events
+      side.serverCpu += r.serverCpuPerEvent * events
+    }
+    const perSide = (side: (typeof history)["on"]) => ({
+      rate: side.events / side.seconds,
+      cpu: side.cpu / side.events,
+      serverCpu: side.serverCpu / side.events
+    })
+    const withHistory = perSide(history.on)
+    const withoutHistory = perSide(history.off)
     // (b) a block's 500 credits, each to a fresh request it funds (deposited: a lifecycle event and a settle command)
     const blockTimes: Array<number> = []
     const blockCpus: Array<number> = []
@@ -381,6 +426,7 @@ export async function run() {
         `  raw single-row INSERT commits (pg, ${CONNECTIONS} connections): ${raw.toFixed(0)}/s`,
         `  events applied (restore, transition, persist, dedupe, events, outbox; the tracer off, as in production without an OTLP endpoint): ${rate.toFixed(0)}/s  p50 ${median(p50s).toFixed(2)} ms  p99 ${median(p99s).toFixed(2)} ms`,
         `  CPU per event applied: ${median(cpus).toFixed(0)} µs in this process (the host, its callers, the pg client), ${median(serverCpus).toFixed(0)} µs in PostgreSQL; per raw insert ${median(rawCpus).toFixed(0)} and ${median(rawServerCpus).toFixed(0)} µs`,
+        `  the step history's cost (A/B in this run: ${4 * AB_PAIRS} slices of ${AB_SLICE_SECONDS} s alternated ABBA, the same ${CONNECTIONS} writers; B a host with STEP_HISTORY_DAYS=0): with it ${withHistory.rate.toFixed(0)}/s, ${withHistory.cpu.toFixed(0)} µs here + ${withHistory.serverCpu.toFixed(0)} µs in PostgreSQL per event; without it ${withoutHistory.rate.toFixed(0)}/s, ${withoutHistory.cpu.toFixed(0)} + ${withoutHistory.serverCpu.toFixed(0)} µs; rate ratio ${(withHistory.rate / withoutHistory.rate).toFixed(2)}, ${(withHistory.cpu + withHistory.serverCpu - withoutHistory.cpu - withoutHistory.serverCpu).toFixed(0)} µs more CPU per event`,
         `  request row updates that were heap-only (HOT: no index entry written): ${hot}`,
         `  ratio events/raw inserts: ${(rate / raw).toFixed(2)}x (rounds: ${rates.map((r, i) => (r / raws[i]!).toFixed(2)).join(", ")}); with every span made: ${median(tracedRatios).toFixed(2)}x (rounds: ${tracedRatios.map((r) => r.toFixed(2)).join(", ")})`,
         `  a block's ${BLOCK_CREDITS} credits through applyMany (${BLOCK_LANES} lanes side by side, each request funded): median ${median(blockTimes).toFixed(1)} ms  p99 ${quantile(blockTimes, 0.99).toFixed(1)} ms over ${blockTimes.length} blocks (target < 50 ms); deposited events ${deposited.rows[0]?.n}`,
@@ -399,6 +445,28 @@ export async function run() {
       baseline: { name: `raw single-row INSERT commits, ${CONNECTIONS} connections`, value: raw, unit: "/s" }
     })
     recordFigure({ figure: "events applied, p99", value: median(p99s), unit: "ms", target: "printed" })
+    recordFigure({
+      figure: "events applied with the step history kept (A/B slices alternated in one run)",
+      value: withHistory.rate,
+      unit: "events/s",
+      target: "printed",
+      baseline: {
+        name: "events applied without it (STEP_HISTORY_DAYS=0)",
+        value: withoutHistory.rate,
+        unit: "/s"
+      }
+    })
+    recordFigure({
+      figure: "CPU per event applied with the step history kept, node + PostgreSQL",
+      value: withHistory.cpu + withHistory.serverCpu,
+      unit: "µs",
+      target: "printed",
+      baseline: {
+        name: "without it",
+        value: withoutHistory.cpu + withoutHistory.serverCpu,
+        unit: "µs"
+      }
+    })
     const floor = (mean(blockCpus) + mean(blockServerCpus)) / cores
     recordFigure({
       figure: `a block's ${BLOCK_CREDITS} credits through applyMany (${BLOCK_LANES} lanes), median`,
@@ -418,6 +486,7 @@ export async function run() {
   } finally {
     await pool.end()
     await runtime.dispose()
+    await runtimeWithoutHistory.dispose()
     await db.drop()
   }
 }
