@@ -91,21 +91,22 @@ export const makeCreateGroupCommit = (
           secret_digest: secretDigest
         }))
       const input = JSON.stringify(rows)
-      // The step history's version 1, in the same statement (so the same transaction) from the same input, for
-      // the requests the function inserted.
+      // The step history's version 1, in the same statement (so the same transaction) from the same input, sent
+      // once, for the requests the function inserted.
       const inserted =
         historyInstance === undefined
           ? yield* sql<{ id: string }>`
               select id from create_deposit_requests(${input}::jsonb, ${idempotencyWindowMs}::bigint)`
           : yield* sql<{ id: string }>`
-              with created as materialized (
-                select id from create_deposit_requests(${input}::jsonb, ${idempotencyWindowMs}::bigint)
+              with input as materialized (select ${input}::jsonb as rows),
+              created as materialized (
+                select id from create_deposit_requests((select rows from input), ${idempotencyWindowMs}::bigint)
               ), history as (
                 insert into deposit_request_steps (
                   deposit_request_id, version, account_id, event_id, event, at, instance, status, snapshot)
                 select i.id, 1, i.account_id, 'create', '{"type":"xstate.init"}'::jsonb, i.created_at,
                   ${historyInstance}, i.status, i.snapshot
-                from jsonb_to_recordset(${input}::jsonb) as i(
+                from jsonb_to_recordset((select rows from input)) as i(
                   id uuid, account_id uuid, created_at timestamptz, status text, snapshot jsonb)
                 where i.id in (select c.id from created c)
               )
