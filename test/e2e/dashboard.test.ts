@@ -6,7 +6,7 @@ import { gzipSync } from "node:zlib"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
-import { launchChromium, waitForText } from "../support/Browser"
+import { launchChromium, waitForText, watchPage } from "../support/Browser"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
@@ -32,9 +32,7 @@ let context: BrowserContext
 let page: Page
 let receiver: Awaited<ReturnType<typeof startReceiver>>
 let mining: ReturnType<typeof setInterval> | undefined
-const foreign: Array<string> = []
-const requested: Array<string> = []
-const errors: Array<string> = []
+let watched: ReturnType<typeof watchPage>
 let refs: { issuerId: string; payoutAddressId: string }
 
 beforeAll(async () => {
@@ -53,11 +51,7 @@ beforeAll(async () => {
   context = await browser.newContext({ bypassCSP: false, viewport: { width: 360, height: 780 } })
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: running.service.baseUrl })
   page = await context.newPage()
-  page.on("request", (r) => {
-    requested.push(r.url())
-    if (!r.url().startsWith(running.service.baseUrl) && !r.url().startsWith("blob:")) foreign.push(r.url())
-  })
-  page.on("pageerror", (e) => errors.push(e.message))
+  watched = watchPage(page, running.service.baseUrl)
 }, 90_000)
 
 afterAll(async () => {
@@ -224,9 +218,9 @@ describe("the merchant dashboard", () => {
       page.click("button:text-is('Export CSV')")
     ])
     const file = await download.path()
-    expect(requested.some((u) => u.includes("/v1/deposit-requests?") && u.includes("starting_after="))).toBe(
-      true
-    )
+    expect(
+      watched.requested.some((u) => u.includes("/v1/deposit-requests?") && u.includes("starting_after="))
+    ).toBe(true)
     const text = readFileSync(file, "utf8")
     await waitForText(page, "#export-status", "startsWith", "Exported")
     const listed = await running.api.call<{
@@ -467,9 +461,9 @@ describe("the merchant dashboard", () => {
     await page.goto(`${dashboard()}#sign-in=${secret}`)
     await page.waitForSelector(".signin .refusal")
     expect(new URL(page.url()).hash).toBe("")
-    expect(requested.filter((u) => u.includes(secret))).toEqual([])
-    expect(foreign).toEqual([])
-    expect(errors).toEqual([])
+    expect(watched.requested.filter((u) => u.includes(secret))).toEqual([])
+    expect(watched.foreign).toEqual([])
+    expect(watched.errors).toEqual([])
     const script = await (await fetch(`${dashboard()}assets/app.js`)).text()
     const css = await (await fetch(`${dashboard()}assets/app.css`)).text()
     const gz = (s: string) => gzipSync(s).length

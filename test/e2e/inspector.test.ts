@@ -10,7 +10,7 @@ import { anvilDevAccount, DEV_ACCOUNT } from "../../infra/chain/Anvil"
 import { depositRequestMachine } from "../../machines/DepositRequest"
 import { type DepositRequestEvent, step as applyStep } from "../../machines/step"
 import { typedData } from "../../services/payer/WalletAttestation"
-import { launchChromium, waitForText } from "../support/Browser"
+import { launchChromium, waitForText, watchPage } from "../support/Browser"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 
@@ -34,9 +34,7 @@ let context: BrowserContext
 let page: Page
 let mining: ReturnType<typeof setInterval> | undefined
 let refs: { issuerId: string; payoutAddressId: string }
-const foreign: Array<string> = []
-const requested: Array<string> = []
-const errors: Array<string> = []
+let watched: ReturnType<typeof watchPage>
 
 interface Step {
   version: number
@@ -61,11 +59,7 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 360, height: 780 }, acceptDownloads: true })
   await context.addInitScript({ content: signedIn() })
   page = await context.newPage()
-  page.on("request", (r) => {
-    requested.push(r.url())
-    if (!r.url().startsWith(running.service.baseUrl) && !r.url().startsWith("blob:")) foreign.push(r.url())
-  })
-  page.on("pageerror", (e) => errors.push(e.message))
+  watched = watchPage(page, running.service.baseUrl)
 }, 120_000)
 
 afterAll(async () => {
@@ -546,11 +540,11 @@ describe("the lifecycle inspector", () => {
       "equals",
       ((await other.json()) as { error: { message: string } }).error.message
     )
-    const asked = requested.filter((u) => u.includes(`${unknown}/steps`)).length
+    const asked = watched.requested.filter((u) => u.includes(`${unknown}/steps`)).length
     await page.waitForTimeout(1_500)
-    expect(requested.filter((u) => u.includes(`${unknown}/steps`)).length).toBe(asked)
-    expect(foreign).toEqual([])
-    expect(errors).toEqual([])
-    expect(requested.some((u) => u.includes("/v1/lifecycle/machine"))).toBe(true)
+    expect(watched.requested.filter((u) => u.includes(`${unknown}/steps`)).length).toBe(asked)
+    expect(watched.foreign).toEqual([])
+    expect(watched.errors).toEqual([])
+    expect(watched.requested.some((u) => u.includes("/v1/lifecycle/machine"))).toBe(true)
   }, 60_000)
 })

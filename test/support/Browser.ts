@@ -42,3 +42,21 @@ export const waitForText = async (
   }
   throw new Error(`${selector} never ${test} ${JSON.stringify(text)} (last: ${JSON.stringify(got)})`)
 }
+
+/**
+ * What a page does that a test holds it to: every URL it requests, those outside `origin` (blob: URLs are the
+ * page's own downloads), and every uncaught error, filled as the page runs.
+ */
+export const watchPage = (page: Page, origin: string) => {
+  const watched = {
+    requested: [] as Array<string>,
+    foreign: [] as Array<string>,
+    errors: [] as Array<string>
+  }
+  page.on("request", (r) => {
+    watched.requested.push(r.url())
+    if (!r.url().startsWith(origin) && !r.url().startsWith("blob:")) watched.foreign.push(r.url())
+  })
+  page.on("pageerror", (e) => watched.errors.push(e.message))
+  return watched
+}

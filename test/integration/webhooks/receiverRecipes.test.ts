@@ -4,16 +4,16 @@ import express from "express"
 import { getRequestListener } from "@hono/node-server"
 import { createServer, type Server } from "node:https"
 import type { Server as HttpServer, RequestListener } from "node:http"
-import { ActorHost } from "../../../services/actors/ActorHost"
 import type { Event, WebhookVerificationError } from "../../../src/client/webhooks"
 import { expressReceiver } from "../../../src/client/recipes/express"
 import { fastifyReceiver } from "../../../src/client/recipes/fastify"
 import { honoReceiver } from "../../../src/client/recipes/hono"
 import type { MerchantClient } from "../../support/Api"
 import { eventually } from "../../support/eventually"
+import { callApi, readyRequest as readyRequestOf } from "../../support/readyRequest"
 import { localReceiverNetwork, makeCertificates } from "../../support/HttpsReceiver"
 import type { RunningService } from "../../support/Service"
-import { newMerchantClient, onService, scopedService } from "../../support/scopedResources"
+import { newMerchantClient, scopedService } from "../../support/scopedResources"
 
 // The receiver recipes as merchants run them (Express 5, Fastify 5, Hono on node), behind TLS, receiving real
 // deliveries from the whole service and verifying them with the webhook helper.
@@ -118,8 +118,7 @@ const FixtureLive = Layer.scoped(
 type Endpoint = { id: string; secret: string }
 type Delivery = { event_id: string; response_status: number | null; outcome: string }
 
-const call = <T>(api: MerchantClient, ...args: Parameters<MerchantClient["call"]>) =>
-  Effect.promise(() => api.call<T>(...args))
+const call = callApi
 
 const register = (api: MerchantClient, receiver: Receiver) =>
   Effect.map(
@@ -136,32 +135,8 @@ const sendTest = (api: MerchantClient, endpoint: Endpoint) =>
     return sent.body.event_id
   })
 
-/** A new request, attested as the checkout would, so the service raises `deposit_request.ready`. */
 const readyRequest = (service: RunningService, api: MerchantClient) =>
-  Effect.gen(function* () {
-    const refs = yield* Effect.promise(() => api.setup())
-    const created = yield* call<{ id: string }>(
-      api,
-      "POST",
-      "/v1/deposit-requests",
-      { amount: "3.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
-      { "idempotency-key": `recipes-${Date.now()}-${Math.random()}` }
-    )
-    assert.strictEqual(created.status, 201)
-    const uuid = created.body.id.slice(3)
-    yield* onService(
-      service,
-      Effect.flatMap(ActorHost, (host) =>
-        host.apply(uuid, `recipes-attest-${uuid}`, {
-          type: "payer.wallet_attested",
-          at: new Date().toISOString(),
-          wallet: "0x1111111111111111111111111111111111111111",
-          address: `0x${uuid.replaceAll("-", "").padEnd(40, "0")}`
-        })
-      )
-    )
-    return created.body.id
-  })
+  readyRequestOf(service, api, "3.000000", "recipes")
 
 const handledIds = (receiver: Receiver) => receiver.handled.map((event) => event.id)
 

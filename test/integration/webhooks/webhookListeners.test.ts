@@ -4,13 +4,13 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import { english, generateMnemonic } from "viem/accounts"
 import pg from "pg"
-import { ActorHost } from "../../../services/actors/ActorHost"
 import { verify } from "../../../src/client/webhooks"
 import { merchantClient, type MerchantClient } from "../../support/Api"
 import { eventually } from "../../support/eventually"
+import { callApi, readyRequest as readyRequestOf } from "../../support/readyRequest"
 import { createMerchant } from "../../support/Merchant"
 import { type RunningService, startService } from "../../support/Service"
-import { newMerchantClient, onService, scopedService } from "../../support/scopedResources"
+import { newMerchantClient, scopedService } from "../../support/scopedResources"
 
 // Listeners (`deposits listen`'s temporary endpoints) over HTTP against the whole service: deliveries handed out
 // with their exact bytes and signature, the local answer recorded as the attempt (a failure retried with the same
@@ -55,8 +55,7 @@ interface Delivery {
 }
 type ErrorBody = { error: { code: string; message: string } }
 
-const call = <T>(api: MerchantClient, ...args: Parameters<MerchantClient["call"]>) =>
-  Effect.promise(() => api.call<T>(...args))
+const call = callApi
 
 const open = (api: MerchantClient, body: unknown = {}) =>
   Effect.map(call<Created>(api, "POST", "/v1/webhook-listeners", body), (created) => {
@@ -82,32 +81,8 @@ const answer = (api: MerchantClient, listener: { id: string }, delivery: Deliver
     }
   )
 
-/** A new request made ready as the checkout would, so the service raises `deposit_request.ready`. */
 const readyRequest = (service: RunningService, api: MerchantClient) =>
-  Effect.gen(function* () {
-    const refs = yield* Effect.promise(() => api.setup())
-    const created = yield* call<{ id: string }>(
-      api,
-      "POST",
-      "/v1/deposit-requests",
-      { amount: "2.000000", issuer_id: refs.issuerId, payout_address_id: refs.payoutAddressId },
-      { "idempotency-key": `listeners-${Date.now()}-${Math.random()}` }
-    )
-    assert.strictEqual(created.status, 201)
-    const uuid = created.body.id.slice(3)
-    yield* onService(
-      service,
-      Effect.flatMap(ActorHost, (host) =>
-        host.apply(uuid, `listeners-attest-${uuid}`, {
-          type: "payer.wallet_attested",
-          at: new Date().toISOString(),
-          wallet: "0x1111111111111111111111111111111111111111",
-          address: `0x${uuid.replaceAll("-", "").padEnd(40, "0")}`
-        })
-      )
-    )
-    return created.body.id
-  })
+  readyRequestOf(service, api, "2.000000", "listeners")
 
 /** Polls (held a second at a time) until a delivery comes. */
 const nextDelivery = (api: MerchantClient, listener: { id: string }) =>
