@@ -1,0 +1,38 @@
+import { parseArgs } from "node:util"
+import { appendResults, PLANT_KINDS, type PlantKind, runChaos, summaryOf } from "./Run"
+
+/** `npm run chaos -- --seconds N --seed S [--instances 3] [--plant KIND]`: one run, its summary, exit 1 on any violation. */
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "60" },
+    seed: { type: "string", default: String(Date.now() % 100_000) },
+    instances: { type: "string", default: "3" },
+    concurrency: { type: "string", default: "4" },
+    plant: { type: "string" },
+    "no-results": { type: "boolean", default: false }
+  }
+})
+const plantKind = values.plant as PlantKind | undefined
+if (plantKind !== undefined && !PLANT_KINDS.includes(plantKind)) {
+  console.error(`--plant must be one of ${PLANT_KINDS.join(", ")}`)
+  process.exit(2)
+}
+const run = await runChaos({
+  seconds: Number(values.seconds),
+  seed: Number(values.seed),
+  instances: Number(values.instances),
+  concurrency: Number(values.concurrency),
+  log: (line) => console.log(line)
+})
+let code = 1
+try {
+  const planted = plantKind === undefined ? undefined : `${plantKind} on ${await run.plant(plantKind)}`
+  const violations = await run.check()
+  const summary = summaryOf(run.figures, violations, run.history.notes, planted)
+  console.log(summary)
+  if (!values["no-results"]) appendResults(summary)
+  code = violations.length === 0 ? 0 : 1
+} finally {
+  await run.stop()
+}
+process.exit(code)
