@@ -1,5 +1,5 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Cause, Effect, Runtime } from "effect"
 
 /**
  * Infrastructure failures of the database are not domain outcomes: they become defects, which the edge answers
@@ -45,6 +45,11 @@ const UNAVAILABLE_MESSAGES =
 export const isDatabaseUnavailable = (failure: unknown): boolean => {
   for (let current = failure, depth = 0; current !== null && current !== undefined && depth < 5; depth++) {
     if (typeof current !== "object") return false
+    // A failure rethrown by `runPromise` (a read shared between callers, say) carries its cause inside.
+    if (Runtime.isFiberFailure(current)) {
+      const inner = current[Runtime.FiberFailureCauseId]
+      return [...Cause.failures(inner), ...Cause.defects(inner)].some(isDatabaseUnavailable)
+    }
     const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown }
     if (typeof code === "string" && (UNAVAILABLE_STATES.test(code) || UNAVAILABLE_ERRNO.has(code)))
       return true

@@ -244,16 +244,19 @@ export const classifyCause = (
       }
     }
   }
-  // The database away (killed, restarting, unreachable): the request may be retried shortly. Logged all the same.
-  if ([...Cause.failures(cause), ...Cause.defects(cause)].some(isDatabaseUnavailable))
-    return { error: databaseAway, unexpected: true }
-  return {
-    error: new InternalError({
-      message: "An unexpected error occurred. Quote the request id when reporting it."
-    }),
-    unexpected: true
-  }
+  return { error: unexpectedError(cause), unexpected: true }
 }
+
+/**
+ * What an unexpected failure is answered with: the database away (killed, restarting, unreachable) is a 503 the
+ * client may retry shortly, anything else a 500. Logged all the same.
+ */
+export const unexpectedError = (cause: Cause.Cause<unknown>): ApiError =>
+  [...Cause.failures(cause), ...Cause.defects(cause)].some(isDatabaseUnavailable)
+    ? databaseAway
+    : new InternalError({
+        message: "An unexpected error occurred. Quote the request id when reporting it."
+      })
 
 const databaseAway = new ServiceUnavailable({
   message: "The service cannot reach its database right now; retry shortly."

@@ -3,10 +3,10 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Exit, Option, Schema } from "effect"
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http"
 import { ChangeFeed } from "../../services/platform/ChangeFeed"
-import { InternalError, InvalidRequest, NotFound } from "../api/Errors"
+import { headersOf, InvalidRequest, NotFound, statusOf } from "../api/Errors"
 import type { ResourceName } from "../../services/domain/PrefixedId"
 import { ApiSettings } from "../Config"
-import { errorBody, logUnexpected } from "./ErrorEnvelope"
+import { errorBody, logUnexpected, unexpectedError } from "./ErrorEnvelope"
 import { LongPollRegistry, type Parked } from "./LongPollRegistry"
 import { captureFrameworkAnswer } from "./PlatformAdapter"
 
@@ -43,6 +43,7 @@ const noStore = <A>(wire: A): A | HttpServerResponse.HttpServerResponse =>
 
 interface Rendered {
   readonly status: number
+  readonly headers?: Readonly<Record<string, string>>
   readonly body: string
 }
 
@@ -135,6 +136,7 @@ class ParkedPoll implements Parked {
     } = this.headers ?? {}
     res.writeHead(rendered.status, {
       ...kept,
+      ...rendered.headers,
       "content-type": "application/json",
       "content-length": Buffer.byteLength(rendered.body),
       "cache-control": "no-store"
@@ -173,17 +175,16 @@ const renderAfterWake =
               }))
           })
         ),
-        Effect.catchAllCause((cause) =>
-          Effect.as(logUnexpected(cause, requestIdOf(poll)), {
-            status: 500,
-            body: JSON.stringify(
-              errorBody(
-                new InternalError({ message: "Something went wrong on our side; it was logged." }),
-                requestIdOf(poll)
-              )
-            )
+        // The read after a wake or the timeout meets the same failures as any read: the database away is a 503
+        // with its Retry-After, as every other route answers it, not a 500.
+        Effect.catchAllCause((cause) => {
+          const error = unexpectedError(cause)
+          return Effect.as(logUnexpected(cause, requestIdOf(poll)), {
+            status: statusOf(error),
+            headers: headersOf(error),
+            body: JSON.stringify(errorBody(error, requestIdOf(poll)))
           })
-        )
+        })
       )
     )
 

@@ -46,6 +46,7 @@ const call = async (path: string, init: RequestInit = {}) => {
   return {
     status: res.status,
     code: body?.error?.code,
+    message: (body?.error as { message?: string } | undefined)?.message,
     ms: Date.now() - started,
     retryAfter: res.headers.get("retry-after")
   }
@@ -124,4 +125,28 @@ describe("the database away and back", () => {
       await new Promise((resolve) => setTimeout(resolve, 100))
     expect(receiver.received.some((r) => r.body.toString().includes(test.body.event_id))).toBe(true)
   }, 120_000)
+
+  it("answers a long poll that ends while the database is away with 503 service_unavailable, not a 500", async () => {
+    // Found by the chaos run (issue 39): a parked poll re-reads its request when it wakes or times out, and that
+    // read's failure was answered 500 whatever it was.
+    const made = await create()
+    expect(made.status).toBe(201)
+    const list = (await (
+      await service.request("/v1/deposit-requests?limit=1", { headers: merchant.headers() })
+    ).json()) as { deposit_requests: Array<{ id: string; version: string }> }
+    const { id, version } = list.deposit_requests[0]!
+    const held = call(`/v1/deposit-requests/${id}?wait_for=change&version=${version}&timeout=2`, {
+      headers: merchant.headers()
+    })
+    // Parked (its first read saw the version unchanged) before the database goes.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await cluster.stop("immediate")
+    try {
+      const answer = await held
+      expect(answer).toMatchObject({ status: 503, code: "service_unavailable" })
+      expect(Number(answer.retryAfter)).toBeGreaterThan(0)
+    } finally {
+      await cluster.start()
+    }
+  }, 60_000)
 })

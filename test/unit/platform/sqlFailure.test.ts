@@ -1,4 +1,5 @@
 import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Runtime } from "effect"
 import { describe, expect, it } from "vitest"
 import { isDatabaseUnavailable } from "../../../services/platform/SqlFailure"
 
@@ -24,7 +25,18 @@ describe("isDatabaseUnavailable", () => {
       new SqlError({ cause: new Error("Connection terminated unexpectedly") })
     ],
     ["a pool that could not connect in time", new Error("timeout exceeded when trying to connect")],
-    ["one of several causes", new AggregateError([new Error("x"), pgError("ECONNRESET", "read ECONNRESET")])]
+    ["one of several causes", new AggregateError([new Error("x"), pgError("ECONNRESET", "read ECONNRESET")])],
+    [
+      "a refused connection rethrown by runPromise (a shared read)",
+      Runtime.makeFiberFailure(
+        Cause.fail(
+          new SqlError({
+            message: "Failed to acquire connection",
+            cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" })
+          })
+        )
+      )
+    ]
   ])("says yes for %s", (_, failure) => {
     expect(isDatabaseUnavailable(failure)).toBe(true)
   })
