@@ -6,7 +6,8 @@ export default defineConfig({
       "test/unit/**/*.test.ts",
       "test/integration/**/*.test.ts",
       "test/e2e/**/*.test.ts",
-      "test/fuzz/**/*.test.ts"
+      "test/fuzz/**/*.test.ts",
+      "test/chaos/**/*.test.ts"
     ],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -57,7 +57,10 @@ export const check = async (
   // Client answers: only 503 among the 5xx, and every call answered unless its instance was being stopped.
   for (const call of history.calls) {
     if (call.status !== undefined && call.status >= 500 && call.status !== 503)
-      fail("http-5xx", `${call.op} ${call.method} ${call.path} on instance ${call.instance} answered ${call.status}`)
+      fail(
+        "http-5xx",
+        `${call.op} ${call.method} ${call.path} on instance ${call.instance} answered ${call.status} after ${call.ms} ms at ${new Date(call.startedAt).toISOString()}: ${call.body}`
+      )
     if (call.status === undefined && !isExcused(history, call))
       fail(
         "unanswered",
@@ -77,13 +80,15 @@ export const check = async (
       continue
     }
     const status = read.body.status as string
-    if (!isTerminal(status)) fail("stuck", `${request.id} (${request.mode}) is ${status} after the run settled`)
+    if (!isTerminal(status))
+      fail("stuck", `${request.id} (${request.mode}) is ${status} after the run settled`)
 
     // What the chain says, from the logs alone.
     const payout = getAddress(request.payout)
     const intoPayout = transfers.filter((t) => t.to === payout)
     const address = request.address === undefined ? undefined : getAddress(request.address)
-    const paidIn = address === undefined ? 0n : sum(transfers.filter((t) => t.to === address).map((t) => t.value))
+    const paidIn =
+      address === undefined ? 0n : sum(transfers.filter((t) => t.to === address).map((t) => t.value))
     const out = address === undefined ? [] : transfers.filter((t) => t.from === address)
     const returns = out.filter((t) => t.to !== payout)
     const settledOnChain = intoPayout.length > 0
@@ -95,10 +100,13 @@ export const check = async (
     for (const t of intoPayout) {
       if (t.value !== request.amount)
         fail("payout-amount", `${request.id}: payout ${t.hash} of ${t.value}, requested ${request.amount}`)
-      if (t.from !== address) fail("payout-source", `${request.id}: payout ${t.hash} came from ${t.from}, not the deposit address`)
+      if (t.from !== address)
+        fail("payout-source", `${request.id}: payout ${t.hash} came from ${t.from}, not the deposit address`)
     }
-    if (status === "settled" && !settledOnChain) fail("payout-missing", `${request.id} is settled and nothing reached ${payout}`)
-    if (status !== "settled" && settledOnChain) fail("payout-unexpected", `${request.id} is ${status} and was paid out`)
+    if (status === "settled" && !settledOnChain)
+      fail("payout-missing", `${request.id} is settled and nothing reached ${payout}`)
+    if (status !== "settled" && settledOnChain)
+      fail("payout-unexpected", `${request.id} is ${status} and was paid out`)
     const expectedReturned = paidIn - (settledOnChain ? request.amount : 0n)
     const returned = sum(returns.map((t) => t.value))
     if (returned !== expectedReturned)
@@ -111,7 +119,8 @@ export const check = async (
         fail("return-destination", `${request.id}: return ${t.hash} went to ${t.to}, not the attested wallet`)
     }
     const hashes = returns.map((t) => t.hash)
-    if (new Set(hashes).size !== hashes.length) fail("return-twice", `${request.id}: one transaction returned twice`)
+    if (new Set(hashes).size !== hashes.length)
+      fail("return-twice", `${request.id}: one transaction returned twice`)
 
     // Terminal state against what was paid and when.
     const expected: Record<typeof request.mode, ReadonlyArray<string>> = {
@@ -123,19 +132,25 @@ export const check = async (
       never: ["expired"]
     }
     if (request.done && request.address !== undefined && !expected[request.mode].includes(status))
-      fail("terminal-state", `${request.id} (${request.mode}) ended ${status}, expected ${expected[request.mode].join(" or ")}`)
+      fail(
+        "terminal-state",
+        `${request.id} (${request.mode}) ended ${status}, expected ${expected[request.mode].join(" or ")}`
+      )
 
     // The recovery ledger: one entry per amount returned, matched to its transaction.
     const recoveries = await client.persist(() =>
       client.call("check", { merchant }, "GET", `/v1/deposit-requests/${request.id}/recoveries`)
     )
-    const ledger = ((recoveries?.body?.recoveries ?? []) as Array<{ transaction_hash: string; amount_base_units: string }>).map(
-      (r) => ({ hash: r.transaction_hash.toLowerCase(), amount: BigInt(r.amount_base_units) })
-    )
+    const ledger = (
+      (recoveries?.body?.recoveries ?? []) as Array<{ transaction_hash: string; amount_base_units: string }>
+    ).map((r) => ({ hash: r.transaction_hash.toLowerCase(), amount: BigInt(r.amount_base_units) }))
     for (const t of returns) {
       const entries = ledger.filter((r) => r.hash === t.hash.toLowerCase())
       if (sum(entries.map((e) => e.amount)) !== t.value)
-        fail("ledger-gap", `${request.id}: return ${t.hash} of ${t.value} has ${entries.length} ledger entr${entries.length === 1 ? "y" : "ies"} for it`)
+        fail(
+          "ledger-gap",
+          `${request.id}: return ${t.hash} of ${t.value} has ${entries.length} ledger entr${entries.length === 1 ? "y" : "ies"} for it`
+        )
     }
     for (const entry of ledger) {
       if (!returns.some((t) => t.hash.toLowerCase() === entry.hash))
@@ -147,17 +162,25 @@ export const check = async (
       "select type, count(*) as n from lifecycle_events where deposit_request_id = $1 group by type",
       [request.id.slice(3)]
     )
-    const count = (type: string) => Number(events.rows.find((r) => r.type === `deposit_request.${type}`)?.n ?? 0)
-    for (const type of ONCE) if (count(type) > 1) fail("event-twice", `${request.id}: ${count(type)} ${type} events`)
+    const count = (type: string) =>
+      Number(events.rows.find((r) => r.type === `deposit_request.${type}`)?.n ?? 0)
+    for (const type of ONCE)
+      if (count(type) > 1) fail("event-twice", `${request.id}: ${count(type)} ${type} events`)
     const wants: Record<string, ReadonlyArray<string>> = {
       settled: ["deposited", "settled"],
       expired: ["expired"],
       returned: ["expired", "returned"]
     }
-    for (const type of wants[status] ?? []) if (count(type) !== 1) fail("event-missing", `${request.id} is ${status} with ${count(type)} ${type} events`)
-    if (status === "settled" && count("expired") > 0) fail("event-extra", `${request.id} is settled with an expired event`)
+    for (const type of wants[status] ?? [])
+      if (count(type) !== 1)
+        fail("event-missing", `${request.id} is ${status} with ${count(type)} ${type} events`)
+    if (status === "settled" && count("expired") > 0)
+      fail("event-extra", `${request.id} is settled with an expired event`)
     if (count("recovered_funds") !== ledger.length)
-      fail("event-recoveries", `${request.id}: ${count("recovered_funds")} recovered_funds events, ${ledger.length} ledger entries`)
+      fail(
+        "event-recoveries",
+        `${request.id}: ${count("recovered_funds")} recovered_funds events, ${ledger.length} ledger entries`
+      )
   }
 
   // The service's own reconciliation, every account at zero.
@@ -167,7 +190,10 @@ export const check = async (
       fail("reconciliation", `account ${merchant.accountId}: report answered ${report?.status}`)
       continue
     }
-    for (const r of report.body.requests as Array<{ deposit_request_id: string; differences: Array<unknown> }>) {
+    for (const r of report.body.requests as Array<{
+      deposit_request_id: string
+      differences: Array<unknown>
+    }>) {
       if (r.differences.length > 0)
         fail("reconciliation", `${r.deposit_request_id}: ${JSON.stringify(r.differences)}`)
     }
@@ -178,7 +204,8 @@ export const check = async (
   for (const d of history.deliveries) {
     const first = bodies.get(d.eventId)
     if (first === undefined) bodies.set(d.eventId, d.body)
-    else if (!first.equals(d.body)) fail("changed-bytes", `event ${d.eventId} was delivered to ${d.path} with other bytes`)
+    else if (!first.equals(d.body))
+      fail("changed-bytes", `event ${d.eventId} was delivered to ${d.path} with other bytes`)
   }
   const stored = await db.query<{ id: string; body: string }>("select id, body from lifecycle_events")
   const storedBody = new Map(stored.rows.map((r) => [`evt_${r.id}`, r.body]))
@@ -203,10 +230,13 @@ export const undelivered = async (history: History, db: Db): Promise<ReadonlyArr
       [endpoint.id.slice(3)]
     )
     const got = new Set(
-      history.deliveries.filter((d) => d.path === endpoint.path && d.status >= 200 && d.status < 300).map((d) => d.eventId)
+      history.deliveries
+        .filter((d) => d.path === endpoint.path && d.status >= 200 && d.status < 300)
+        .map((d) => d.eventId)
     )
     for (const { id } of events.rows)
-      if (!got.has(`evt_${id}`)) out.push(`event evt_${id} never reached ${endpoint.id} (${endpoint.receiver}) with a 2xx`)
+      if (!got.has(`evt_${id}`))
+        out.push(`event evt_${id} never reached ${endpoint.id} (${endpoint.receiver}) with a 2xx`)
   }
   return out
 }

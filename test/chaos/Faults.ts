@@ -5,7 +5,7 @@ import { parseEther } from "viem"
 import { anvilDevAccount, DEV_ACCOUNT } from "../../infra/chain/Anvil"
 import type { Fault } from "../support/RpcFaultProxy"
 import { type History, type Prng, prng } from "./History"
-import type { Instance, Parts } from "./Parts"
+import type { Instance } from "./Parts"
 import { type ChaosMerchant, type Client, sleep, type WorkloadContext } from "./Workload"
 
 export type FaultKind =
@@ -86,13 +86,28 @@ export const resumeOutOfGas = async (client: Client, merchants: ReadonlyArray<Ch
   let resumed = 0
   for (const merchant of merchants) {
     const list = await client.persist(
-      () => client.call("operator-list", { merchant }, "GET", "/v1/deposit-requests?status=needs_attention&limit=100"),
+      () =>
+        client.call(
+          "operator-list",
+          { merchant },
+          "GET",
+          "/v1/deposit-requests?status=needs_attention&limit=100"
+        ),
       20_000
     )
-    for (const request of (list?.body?.deposit_requests ?? []) as Array<{ id: string; attention?: { code?: string } }>) {
+    for (const request of (list?.body?.deposit_requests ?? []) as Array<{
+      id: string
+      attention?: { code?: string }
+    }>) {
       if (request.attention?.code !== "treasury_out_of_gas") continue
       const answer = await client.persist(
-        () => client.call("operator-resume", { merchant, via: "session" }, "POST", `/v1/deposit-requests/${request.id}/resume`),
+        () =>
+          client.call(
+            "operator-resume",
+            { merchant, via: "session" },
+            "POST",
+            `/v1/deposit-requests/${request.id}/resume`
+          ),
         20_000
       )
       if (answer !== undefined && answer.status < 300) resumed++
@@ -110,7 +125,10 @@ export const runFaults = async (ctx: WorkloadContext, started: number) => {
   const chains = new Map<string, Promise<unknown>>()
   const exclusive = (part: string, f: () => Promise<void>) => {
     const run = (chains.get(part) ?? Promise.resolve()).then(f)
-    chains.set(part, run.catch(() => undefined))
+    chains.set(
+      part,
+      run.catch(() => undefined)
+    )
     return run
   }
   const rng = prng(ctx.seed ^ 0xbeef)
@@ -140,7 +158,9 @@ export const runFaults = async (ctx: WorkloadContext, started: number) => {
     } catch (error) {
       const file = join(tmpdir(), `chaos-instance-${victim.index}-${Date.now()}.log`)
       writeFileSync(file, String(error))
-      history.anomalies.push(`instance ${victim.index} did not stop within 30 s of ${signal} (its output: ${file})`)
+      history.anomalies.push(
+        `instance ${victim.index} did not stop within 30 s of ${signal} (its output: ${file})`
+      )
     }
     await sleep(lasts)
     await parts.startInstance(victim)
@@ -226,7 +246,10 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
       const block = await chain.getBlock({ blockNumber: n })
       for (const hash of block.transactions) {
         raws.push(
-          (await chain.request({ method: "eth_getRawTransactionByHash", params: [hash] } as never)) as `0x${string}`
+          (await chain.request({
+            method: "eth_getRawTransactionByHash",
+            params: [hash]
+          } as never)) as `0x${string}`
         )
       }
     }
@@ -235,7 +258,11 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
       params: [depth, raws.map((raw) => [raw, depth - 1])]
     } as never)
     const newHead = await chain.getBlockNumber()
-    history.faults.push({ kind: "reorg", at: Date.now(), detail: `depth ${depth} at ${head} (${raws.length} transactions moved), head now ${newHead}` })
+    history.faults.push({
+      kind: "reorg",
+      at: Date.now(),
+      detail: `depth ${depth} at ${head} (${raws.length} transactions moved), head now ${newHead}`
+    })
   } finally {
     await chain.setAutomine(true)
     await chain.request({ method: "evm_setIntervalMining", params: [1] } as never)

@@ -31,6 +31,8 @@ export interface Call {
   readonly startedAt: number
   ms: number
   status?: number
+  /** A 5xx answer's body, kept for the report. */
+  body?: string
   /** A network error or a timeout: no answer. */
   error?: string
   /** The error happened while the instance it went to was being stopped or was down (a client fails over). */
@@ -131,5 +133,7 @@ export const countBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string): Reco
 /** A call without an answer is excused when its instance was being stopped or down at some point during it. */
 export const isExcused = (history: History, call: Call) => {
   const end = call.startedAt + call.ms
-  return (history.downtime[call.instance] ?? []).some((span) => span.from <= end + 1_000 && span.to >= call.startedAt - 1_000)
+  return (history.downtime[call.instance] ?? []).some(
+    (span) => span.from <= end + 1_000 && span.to >= call.startedAt - 1_000
+  )
 }

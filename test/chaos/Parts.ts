@@ -14,8 +14,33 @@ import type { Delivery, History, ReceiverKind } from "./History"
 const makeLoopbackCertificates = () => {
   const dir = mkdtempSync(join(tmpdir(), "chaos-certs-"))
   const run = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
-  run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=Chaos CA")
-  run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1")
+  run(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=Chaos CA"
+  )
+  run(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "leaf.key",
+    "-out",
+    "leaf.csr",
+    "-subj",
+    "/CN=127.0.0.1"
+  )
   writeFileSync(join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1\n")
   run(
     "x509",
@@ -34,7 +59,12 @@ const makeLoopbackCertificates = () => {
     "-extfile",
     "ext.cnf"
   )
-  return { dir, caFile: join(dir, "ca.crt"), key: readFileSync(join(dir, "leaf.key")), cert: readFileSync(join(dir, "leaf.crt")) }
+  return {
+    dir,
+    caFile: join(dir, "ca.crt"),
+    key: readFileSync(join(dir, "leaf.key")),
+    cert: readFileSync(join(dir, "leaf.crt"))
+  }
 }
 
 /** How long a `hang` receiver holds a delivery before cutting the connection (past the sender's own limit). */
@@ -151,7 +181,10 @@ export const startParts = async (history: History, instances: number) => {
       fleet.push({ index, port, baseUrl: `http://127.0.0.1:${port}`, process: undefined, down: true })
     }
     const startInstance = async (instance: Instance) => {
-      instance.process = await spawnService({ ...envOf(instance.index), PORT: String(instance.port) }, 120_000)
+      instance.process = await spawnService(
+        { ...envOf(instance.index), PORT: String(instance.port) },
+        120_000
+      )
       instance.down = false
     }
     cleanups.push(async () => {

@@ -77,9 +77,12 @@ const settle = async (ctx: WorkloadContext, withinMs: number, log: (line: string
       "select count(*) as n from deposit_requests where id = any($1::uuid[]) and status not in ('settled', 'expired', 'returned')",
       [ids]
     )
-    const sending = await ctx.db.query<{ n: string }>("select count(*) as n from transfers where state = 'signed'")
+    const sending = await ctx.db.query<{ n: string }>(
+      "select count(*) as n from transfers where state = 'signed'"
+    )
     const missing = await undelivered(ctx.history, ctx.db)
-    if (Number(open.rows[0]!.n) === 0 && Number(sending.rows[0]!.n) === 0 && missing.length === 0) return Date.now()
+    if (Number(open.rows[0]!.n) === 0 && Number(sending.rows[0]!.n) === 0 && missing.length === 0)
+      return Date.now()
     if (Date.now() - lastResume > 5_000) {
       lastResume = Date.now()
       const resumed = await resumeOutOfGas(ctx.client, ctx.merchants)
@@ -171,7 +174,9 @@ const figuresOf = (history: History, instances: number, settledAt: number | unde
     requestsByStatus: {},
     payments: history.requests.reduce((n, r) => n + r.payments.length, 0),
     calls: history.calls.length,
-    callsByStatus: countBy(history.calls, (c) => (c.status === undefined ? `none (${c.error})` : String(c.status))),
+    callsByStatus: countBy(history.calls, (c) =>
+      c.status === undefined ? `none (${c.error})` : String(c.status)
+    ),
     faultsByKind: countBy(history.faults, (f) => f.kind),
     endpoints: history.endpoints.length,
     deliveries: history.deliveries.length,
@@ -198,7 +203,9 @@ const plant = async (kind: PlantKind, history: History, parts: Parts, db: Db): P
       const request = history.requests.find((r) => r.id === settled.rows[0]?.id)
       if (request === undefined) throw new Error("no settled request to pay twice")
       const treasury = anvilDevAccount(DEV_ACCOUNT.treasury)
-      await parts.chain.chain.waitForTransactionReceipt({ hash: await parts.chain.mint(treasury.address, request.amount) })
+      await parts.chain.chain.waitForTransactionReceipt({
+        hash: await parts.chain.mint(treasury.address, request.amount)
+      })
       await parts.chain.pay(treasury, request.payout, request.amount)
       return request.id
     }
@@ -248,7 +255,12 @@ const plant = async (kind: PlantKind, history: History, parts: Parts, db: Db): P
 }
 
 /** The run's summary as printed and as appended to RESULTS.md. */
-export const summaryOf = (figures: Figures, violations: ReadonlyArray<Violation>, notes: ReadonlyArray<string>, plantNote?: string) => {
+export const summaryOf = (
+  figures: Figures,
+  violations: ReadonlyArray<Violation>,
+  notes: ReadonlyArray<string>,
+  plantNote?: string
+) => {
   const lines = [
     `## seed ${figures.seed}, ${figures.seconds} s, ${figures.instances} instances (${new Date().toISOString()})`,
     "",

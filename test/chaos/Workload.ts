@@ -4,7 +4,16 @@ import { getAddress } from "viem"
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts"
 import { typedData } from "../../services/payer/WalletAttestation"
 import { createMerchant, type Merchant } from "../support/Merchant"
-import { type Call, type History, PAY_MODES, type PayMode, type Prng, prng, type ReceiverKind, type RequestRecord } from "./History"
+import {
+  type Call,
+  type History,
+  PAY_MODES,
+  type PayMode,
+  type Prng,
+  prng,
+  type ReceiverKind,
+  type RequestRecord
+} from "./History"
 import type { Instance, Parts } from "./Parts"
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -12,6 +21,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export interface Answer {
   readonly status: number
   readonly headers: Headers
+  // biome-ignore lint/suspicious/noExplicitAny: the JSON of many routes, read field by field as a client would
   readonly body: any
 }
 
@@ -56,6 +66,7 @@ export const makeClient = (history: History, fleet: ReadonlyArray<Instance>, see
       const text = await res.text()
       record.status = res.status
       record.ms = Date.now() - record.startedAt
+      if (res.status >= 500) record.body = text.slice(0, 300)
       let parsed: unknown = null
       try {
         parsed = text === "" ? null : JSON.parse(text)
@@ -91,7 +102,11 @@ export type Client = ReturnType<typeof makeClient>
 export const makeDb = (url: string) => {
   const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 3_000 })
   pool.on("error", () => undefined)
-  const query = async <R extends pg.QueryResultRow>(text: string, values: ReadonlyArray<unknown> = [], withinMs = 60_000) => {
+  const query = async <R extends pg.QueryResultRow>(
+    text: string,
+    values: ReadonlyArray<unknown> = [],
+    withinMs = 60_000
+  ) => {
     const until = Date.now() + withinMs
     for (;;) {
       try {
@@ -236,21 +251,37 @@ export const requestFlow = async (ctx: WorkloadContext, flow: number, mode: PayM
   }
   const amount = BigInt(rng.int(1, 40)) * 1_000_000n + BigInt(rng.int(0, 999_999))
   const key = randomUUID()
-  const body = { amount: amountText(amount), issuer_id: merchant.issuerId, payout_address_id: pa.body.id as string }
+  const body = {
+    amount: amountText(amount),
+    issuer_id: merchant.issuerId,
+    payout_address_id: pa.body.id as string
+  }
   const create = (b: typeof body) =>
-    client.persist(() => client.call("create", auth, "POST", "/v1/deposit-requests", b, { "idempotency-key": key }))
+    client.persist(() =>
+      client.call("create", auth, "POST", "/v1/deposit-requests", b, { "idempotency-key": key })
+    )
   const made = await create(body)
   if (made?.status !== 201 && made?.status !== 200) {
     history.anomalies.push(`flow ${flow}: create answered ${made?.status ?? "nothing"}`)
     return
   }
   const id = made.body.id as string
-  const record: RequestRecord = { id, merchant: merchant.index, mode, amount, payout, payments: [], done: false }
+  const record: RequestRecord = {
+    id,
+    merchant: merchant.index,
+    mode,
+    amount,
+    payout,
+    payments: [],
+    done: false
+  }
   history.requests.push(record)
   if (rng.chance(0.3)) {
     const again = await create(body)
     if (again?.status !== 200 || again.body.id !== id || again.headers.get("idempotency-replayed") !== "true")
-      history.anomalies.push(`${id}: a replay of its create answered ${again?.status} ${JSON.stringify(again?.body).slice(0, 200)}`)
+      history.anomalies.push(
+        `${id}: a replay of its create answered ${again?.status} ${JSON.stringify(again?.body).slice(0, 200)}`
+      )
   }
   if (rng.chance(0.15)) {
     const other = await create({ ...body, amount: amountText(amount + 1n) })
@@ -276,7 +307,9 @@ export const requestFlow = async (ctx: WorkloadContext, flow: number, mode: PayM
     // A lost answer to an attestation that was committed: the read shows the address.
     const read = await client.persist(() => client.call("read", auth, "GET", requestPath(id)))
     if (typeof read?.body?.address !== "string") {
-      history.anomalies.push(`${id}: attestation answered ${attested?.status} ${JSON.stringify(attested?.body).slice(0, 200)}`)
+      history.anomalies.push(
+        `${id}: attestation answered ${attested?.status} ${JSON.stringify(attested?.body).slice(0, 200)}`
+      )
       record.done = true
       return
     }
@@ -353,7 +386,9 @@ export const registerEndpoint = async (
     ctx.client.call("webhook-create", { merchant }, "POST", "/v1/webhooks", { url })
   )
   if (made?.status !== 201) {
-    ctx.history.anomalies.push(`webhook ${url} not registered: ${made?.status} ${JSON.stringify(made?.body).slice(0, 200)}`)
+    ctx.history.anomalies.push(
+      `webhook ${url} not registered: ${made?.status} ${JSON.stringify(made?.body).slice(0, 200)}`
+    )
     return undefined
   }
   const endpoint = {
@@ -391,7 +426,13 @@ export const runEndpointChurn = async (ctx: WorkloadContext, merchant: ChaosMerc
       } else ctx.history.anomalies.push(`webhook ${id}: disable answered ${answer?.status}`)
     }
     if (choice === 0 || active.length === 0) {
-      await registerEndpoint(ctx, merchant, rng.pick(["ok", "slow", "fail"] as const), `/m${merchant.index}/churn${n++}`, false)
+      await registerEndpoint(
+        ctx,
+        merchant,
+        rng.pick(["ok", "slow", "fail"] as const),
+        `/m${merchant.index}/churn${n++}`,
+        false
+      )
     } else if (choice === 1) {
       await disable(rng.pick(active).id)
     } else if (choice === 2 && disabled.length > 0) {
@@ -401,9 +442,12 @@ export const runEndpointChurn = async (ctx: WorkloadContext, merchant: ChaosMerc
     } else if (choice === 3) {
       // Rotated: the same URL registered again, then the old endpoint disabled.
       const old = rng.pick(active)
-      if ((await registerEndpoint(ctx, merchant, old.receiver, old.path, false)) !== undefined) await disable(old.id)
+      if ((await registerEndpoint(ctx, merchant, old.receiver, old.path, false)) !== undefined)
+        await disable(old.id)
     } else {
-      const target = rng.pick(ctx.history.endpoints.filter((e) => e.merchant === merchant.index && e.disabledAt === undefined))
+      const target = rng.pick(
+        ctx.history.endpoints.filter((e) => e.merchant === merchant.index && e.disabledAt === undefined)
+      )
       const answer = await ctx.client.persist(() =>
         ctx.client.call("webhook-test", { merchant }, "POST", `/v1/webhooks/${target.id}/test`)
       )
