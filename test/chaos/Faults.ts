@@ -157,7 +157,7 @@ export const runFaults = async (ctx: WorkloadContext, started: number) => {
       await victim.process?.stop(signal)
     } catch (error) {
       const file = join(tmpdir(), `chaos-instance-${victim.index}-${Date.now()}.log`)
-      writeFileSync(file, String(error))
+      writeFileSync(file, `${victim.process?.output() ?? ""}\n${String(error).slice(0, 200)}`)
       history.anomalies.push(
         `instance ${victim.index} did not stop within 30 s of ${signal} (its output: ${file})`
       )

@@ -30,6 +30,9 @@ try {
   const violations = await run.check()
   const summary = summaryOf(run.figures, violations, run.history.notes, planted)
   console.log(summary)
+  if (violations.length > 0)
+    for (const f of run.history.faults)
+      console.log(`fault ${new Date(f.at).toISOString()} ${f.kind} ${f.detail}`)
   if (!values["no-results"]) appendResults(summary)
   code = violations.length === 0 ? 0 : 1
 } finally {
