@@ -8,6 +8,11 @@ import { type History, type Prng, prng } from "./History"
 import type { Instance } from "./Parts"
 import { type ChaosMerchant, type Client, sleep, type WorkloadContext } from "./Workload"
 
+/** How long a stopped instance may take to exit (an orchestrator's grace period), before it is killed. */
+const STOP_WITHIN_MS = 30_000
+/** Where an instance that outlives its grace period writes its diagnostic report. */
+export const REPORTS = join(tmpdir(), "chaos-reports")
+
 export type FaultKind =
   | "instance-sigkill"
   | "instance-sigterm"
@@ -149,18 +154,31 @@ export const runFaults = async (ctx: WorkloadContext, started: number) => {
 
   const stopInstance = async (signal: "SIGKILL" | "SIGTERM", lasts: number) => {
     // One instance always serves.
-    while (parts.fleet.filter((i) => !i.down).length < 2) await sleep(200)
+    const waitUntil = Date.now() + 120_000
+    while (parts.fleet.filter((i) => !i.down).length < 2) {
+      if (Date.now() > waitUntil) return void history.notes.push(`skipped ${signal}: only one instance up`)
+      await sleep(200)
+    }
     const victim = rng.pick(parts.fleet.filter((i) => !i.down))
     downFrom(victim)
     record(signal === "SIGKILL" ? "instance-sigkill" : "instance-sigterm", `instance ${victim.index}`)
-    try {
-      await victim.process?.stop(signal)
-    } catch (error) {
-      const file = join(tmpdir(), `chaos-instance-${victim.index}-${Date.now()}.log`)
-      writeFileSync(file, `${victim.process?.output() ?? ""}\n${String(error).slice(0, 200)}`)
-      history.anomalies.push(
-        `instance ${victim.index} did not stop within 30 s of ${signal} (its output: ${file})`
-      )
+    const child = victim.process?.child
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<boolean>((resolve) => child.once("exit", () => resolve(true)))
+      child.kill(signal)
+      const inTime = await Promise.race([exited, sleep(STOP_WITHIN_MS).then(() => false)])
+      if (!inTime) {
+        // A diagnostic report (open handles, the JavaScript stack) before the kill an orchestrator would send.
+        child.kill("SIGUSR2")
+        await sleep(2_000)
+        const file = join(tmpdir(), `chaos-instance-${victim.index}-${Date.now()}.log`)
+        writeFileSync(file, victim.process?.output() ?? "")
+        history.anomalies.push(
+          `instance ${victim.index} did not stop within ${STOP_WITHIN_MS / 1000} s of ${signal} (its output: ${file}; its report: ${REPORTS})`
+        )
+        child.kill("SIGKILL")
+        await exited
+      }
     }
     await sleep(lasts)
     await parts.startInstance(victim)
@@ -216,7 +234,9 @@ export const runFaults = async (ctx: WorkloadContext, started: number) => {
     if (wait > 0) await sleep(wait)
     running.push(
       apply(p).then(ended, (error) => {
-        history.anomalies.push(`fault ${p.kind} failed to apply: ${String(error).slice(0, 300)}`)
+        const file = join(tmpdir(), `chaos-fault-${p.kind}-${Date.now()}.log`)
+        writeFileSync(file, String(error))
+        history.anomalies.push(`fault ${p.kind} failed to apply (${file}): ${String(error).slice(0, 200)}`)
         ended()
       })
     )

@@ -8,6 +8,7 @@ import { type NatsCluster, natsCluster } from "../support/NatsCluster"
 import { type PostgresCluster, startPostgresCluster } from "../support/PostgresCluster"
 import { freePort, type ServiceProcess, spawnService } from "../support/Process"
 import { type RpcFaultProxy, startRpcFaultProxy } from "../support/RpcFaultProxy"
+import { REPORTS } from "./Faults"
 import type { Delivery, History, ReceiverKind } from "./History"
 
 /** A throwaway CA and a certificate for 127.0.0.1, so the services deliver over real TLS to local receivers. */
@@ -137,11 +138,16 @@ export interface Instance {
  * Every real part of a run: its own PostgreSQL, a three-node JetStream cluster, a local chain behind the RPC fault
  * proxy, HTTPS receivers, and the service instances as processes.
  */
+/** The cleanups of every run under way in this process, for a runner stopped by a signal. */
+export const running = new Set<() => Promise<void>>()
+
 export const startParts = async (history: History, instances: number) => {
   const cleanups: Array<() => Promise<unknown>> = []
   const cleanup = async () => {
+    running.delete(cleanup)
     for (const step of cleanups.reverse()) await step().catch(() => undefined)
   }
+  running.add(cleanup)
   try {
     const pg: PostgresCluster = await startPostgresCluster()
     cleanups.push(() => pg.destroy())
@@ -173,19 +179,39 @@ export const startParts = async (history: History, instances: number) => {
       NODE_EXTRA_CA_CERTS: certs.caFile,
       WEBHOOK_FIRST_RETRY_MS: "500",
       WEBHOOK_CLAIM_TTL_MS: "5000",
-      CHAIN_RPC_TIMEOUT_MS: "3000"
+      CHAIN_RPC_TIMEOUT_MS: "3000",
+      NODE_OPTIONS: `--report-on-signal --report-signal=SIGUSR2 --report-directory=${REPORTS}`
     })
     const fleet: Array<Instance> = []
     for (let index = 0; index < instances; index++) {
       const port = await freePort()
       fleet.push({ index, port, baseUrl: `http://127.0.0.1:${port}`, process: undefined, down: true })
     }
+    /**
+     * Starts an instance as a supervisor would: one that exits while starting (its database or JetStream not
+     * reachable yet) is started again a second later, for up to two minutes.
+     */
     const startInstance = async (instance: Instance) => {
-      instance.process = await spawnService(
-        { ...envOf(instance.index), PORT: String(instance.port) },
-        120_000
-      )
-      instance.down = false
+      const until = Date.now() + 120_000
+      for (;;) {
+        try {
+          instance.process = await spawnService(
+            { ...envOf(instance.index), PORT: String(instance.port) },
+            120_000
+          )
+          instance.down = false
+          return
+        } catch (error) {
+          if (Date.now() > until) throw error
+          const said = String(error)
+            .split("\n")
+            .filter((line) => /ERROR|refus/i.test(line))
+          history.notes.push(
+            `instance ${instance.index} exited while starting (${(said.slice(0, 2).join(" ") || String(error)).slice(0, 200)}); started again`
+          )
+          await new Promise((resolve) => setTimeout(resolve, 1_000))
+        }
+      }
     }
     cleanups.push(async () => {
       for (const instance of fleet) await instance.process?.stop("SIGKILL").catch(() => undefined)

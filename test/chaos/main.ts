@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util"
+import { running } from "./Parts"
 import { appendResults, PLANT_KINDS, type PlantKind, runChaos, summaryOf } from "./Run"
 
 /** `npm run chaos -- --seconds N --seed S [--instances 3] [--plant KIND]`: one run, its summary, exit 1 on any violation. */
@@ -16,6 +17,12 @@ const plantKind = values.plant as PlantKind | undefined
 if (plantKind !== undefined && !PLANT_KINDS.includes(plantKind)) {
   console.error(`--plant must be one of ${PLANT_KINDS.join(", ")}`)
   process.exit(2)
+}
+// Stopped early (Ctrl-C): the run's PostgreSQL, NATS nodes, chain and instances go with it.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    void Promise.all([...running].map((cleanup) => cleanup())).finally(() => process.exit(130))
+  })
 }
 const run = await runChaos({
   seconds: Number(values.seconds),
