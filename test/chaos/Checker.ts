@@ -52,7 +52,9 @@ export const check = async (
   const violations: Array<Violation> = []
   const fail = (rule: string, detail: string) => violations.push({ rule, detail })
 
-  for (const anomaly of history.anomalies) fail("workload", anomaly)
+  // A graceful stop that outlives the grace period is the service's fault; the rest is what the workload saw.
+  for (const anomaly of history.anomalies)
+    fail(anomaly.includes("did not stop within") ? "shutdown-grace" : "workload", anomaly)
 
   // Client answers: only 503 among the 5xx, and every call answered unless its instance was being stopped.
   for (const call of history.calls) {

@@ -9,7 +9,7 @@ import type { Instance } from "./Parts"
 import { type ChaosMerchant, type Client, sleep, type WorkloadContext } from "./Workload"
 
 /** How long a stopped instance may take to exit (an orchestrator's grace period), before it is killed. */
-const STOP_WITHIN_MS = 30_000
+const STOP_WITHIN_MS = Number(process.env.CHAOS_STOP_WITHIN_MS ?? 30_000)
 /** Where an instance that outlives its grace period writes its diagnostic report. */
 export const REPORTS = join(tmpdir(), "chaos-reports")
 
@@ -166,6 +166,10 @@ export const runFaults = async (ctx: WorkloadContext, started: number) => {
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<boolean>((resolve) => child.once("exit", () => resolve(true)))
       child.kill(signal)
+      const signalled = Date.now()
+      void exited.then(() =>
+        history.notes.push(`instance ${victim.index} exited ${Date.now() - signalled} ms after ${signal}`)
+      )
       const inTime = await Promise.race([exited, sleep(STOP_WITHIN_MS).then(() => false)])
       if (!inTime) {
         // A diagnostic report (open handles, the JavaScript stack) before the kill an orchestrator would send.

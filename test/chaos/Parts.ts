@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -112,6 +112,7 @@ const startReceivers = async (tls: { key: Buffer; cert: Buffer }, history: Histo
     })
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     ports[kind] = (server.address() as { port: number }).port
+    history.notes.push(`receiver ${kind} on port ${ports[kind]}`)
     servers.push(server)
   }
   return {
@@ -163,6 +164,7 @@ export const startParts = async (history: History, instances: number) => {
     cleanups.push(async () => rmSync(certs.dir, { recursive: true, force: true }))
     const receivers = await startReceivers(certs, history)
     cleanups.push(() => receivers.close())
+    mkdirSync(REPORTS, { recursive: true })
     const dataRoot = mkdtempSync(join(tmpdir(), "chaos-data-"))
     cleanups.push(async () => rmSync(dataRoot, { recursive: true, force: true }))
 

@@ -185,18 +185,21 @@ const waitForStatus = async (
 
 const payMutex = serialised()
 
-/** A payment as a payer makes it: minted to `from` by the faucet, gas given, then a plain token transfer. */
+/**
+ * A payment as a payer makes it: minted to `from` by the faucet, gas given, then a plain token transfer. The whole
+ * of it holds the chain gate (shared with other payments), so a reorganisation never replaces a block while one of
+ * these transactions is waiting to be mined.
+ */
 const pay = async (ctx: WorkloadContext, record: RequestRecord, from: PrivateKeyAccount, amount: bigint) => {
   const { chain } = ctx.parts
-  await payMutex(async () => {
-    const hash = await chain.mint(from.address, amount)
-    await chain.chain.waitForTransactionReceipt({ hash })
-  })
-  await chain.chain.setBalance({ address: from.address, value: 10n ** 17n })
-  // Shared with other payments; a reorganisation waits for every payment under way and holds new ones back.
   while (ctx.chainGate.writer !== undefined) await ctx.chainGate.writer
   ctx.chainGate.readers++
   try {
+    await payMutex(async () => {
+      const hash = await chain.mint(from.address, amount)
+      await chain.chain.waitForTransactionReceipt({ hash, timeout: 60_000 })
+    })
+    await chain.chain.setBalance({ address: from.address, value: 10n ** 17n })
     const receipt = await chain.pay(from, record.address!, amount)
     record.payments.push({ from: from.address, amount, hash: receipt.transactionHash, at: Date.now() })
   } finally {
