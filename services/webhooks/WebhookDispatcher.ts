@@ -221,7 +221,15 @@ export const WebhookDispatcherLive = Layer.scopedDiscard(
       })
     )
     const worker = Effect.forever(Effect.flatMap(Queue.take(inbox), handle))
-    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
+    // One fiber over all the workers, so a shutdown interrupts them all at once. Forked one by one, they were
+    // interrupted one after the other, each awaited through its attempt under way, while the others went on
+    // taking the next jobs of their lines: a slow endpoint held a SIGTERM for minutes (found by the chaos run).
+    yield* Effect.forkScoped(
+      Effect.all(
+        Array.from({ length: workers }, () => worker),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
   })
 )
 
