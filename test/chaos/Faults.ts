@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { parseEther } from "viem"
+import { keccak256, parseEther } from "viem"
 import { anvilDevAccount, DEV_ACCOUNT } from "../../infra/chain/Anvil"
 import type { Fault } from "../support/RpcFaultProxy"
 import { type History, type Prng, prng } from "./History"
@@ -281,6 +281,20 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
       method: "anvil_reorg",
       params: [depth, raws.map((raw) => [raw, depth - 1])]
     } as never)
+    // Every moved transaction must be mined again: one the replacement blocks left out is sent again, so the
+    // reorganisation changes where money moved, never whether it did.
+    for (const raw of raws) {
+      const hash = keccak256(raw)
+      const receipt = await chain.getTransactionReceipt({ hash }).catch(() => undefined)
+      if (receipt === undefined) {
+        history.notes.push(`reorg: ${hash} was left out by the replacement blocks; sent again`)
+        await chain
+          .request({ method: "eth_sendRawTransaction", params: [raw] } as never)
+          .catch((error: unknown) => {
+            history.anomalies.push(`reorg: ${hash} could not be sent again: ${String(error).slice(0, 200)}`)
+          })
+      }
+    }
     const newHead = await chain.getBlockNumber()
     history.faults.push({
       kind: "reorg",
