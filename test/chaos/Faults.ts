@@ -256,6 +256,7 @@ export const runFaults = async (ctx: WorkloadContext, started: number) => {
 const reorganise = async (ctx: WorkloadContext, history: History) => {
   const { chain } = ctx.parts.chain
   let release: () => void = () => undefined
+  const raws: Array<`0x${string}`> = []
   ctx.chainGate.writer = new Promise<void>((resolve) => {
     release = resolve
   })
@@ -265,7 +266,6 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
     await chain.setAutomine(false)
     const head = await chain.getBlockNumber()
     const depth = 2
-    const raws: Array<`0x${string}`> = []
     for (let n = head - BigInt(depth) + 1n; n <= head; n++) {
       const block = await chain.getBlock({ blockNumber: n })
       for (const hash of block.transactions) {
@@ -281,20 +281,6 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
       method: "anvil_reorg",
       params: [depth, raws.map((raw) => [raw, depth - 1])]
     } as never)
-    // Every moved transaction must be mined again: one the replacement blocks left out is sent again, so the
-    // reorganisation changes where money moved, never whether it did.
-    for (const raw of raws) {
-      const hash = keccak256(raw)
-      const receipt = await chain.getTransactionReceipt({ hash }).catch(() => undefined)
-      if (receipt === undefined) {
-        history.notes.push(`reorg: ${hash} was left out by the replacement blocks; sent again`)
-        await chain
-          .request({ method: "eth_sendRawTransaction", params: [raw] } as never)
-          .catch((error: unknown) => {
-            history.anomalies.push(`reorg: ${hash} could not be sent again: ${String(error).slice(0, 200)}`)
-          })
-      }
-    }
     const newHead = await chain.getBlockNumber()
     history.faults.push({
       kind: "reorg",
@@ -306,5 +292,26 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
     await chain.request({ method: "evm_setIntervalMining", params: [1] } as never)
     ctx.chainGate.writer = undefined
     release()
+  }
+  // Every moved transaction must be mined again (mining runs again by now): one the replacement blocks left out
+  // is sent again, so the reorganisation changes where money moved, never whether it did.
+  for (const raw of raws) {
+    const hash = keccak256(raw)
+    const mined = async () =>
+      (await chain.getTransactionReceipt({ hash }).catch(() => undefined)) !== undefined
+    let found = await mined()
+    for (let i = 0; i < 20 && !found; i++) {
+      await sleep(250)
+      found = await mined()
+    }
+    if (found) continue
+    history.notes.push(`reorg: ${hash} was left out by the replacement blocks; sent again`)
+    await chain
+      .request({ method: "eth_sendRawTransaction", params: [raw] } as never)
+      .catch((error: unknown) => {
+        history.anomalies.push(
+          `reorg: ${hash} was left out and could not be sent again: ${String(error).slice(0, 120)}`
+        )
+      })
   }
 }
