@@ -272,7 +272,8 @@ export const summaryOf = (
     `- webhook endpoints: ${figures.endpoints}; deliveries received: ${figures.deliveries} (${figures.deliveries2xx} answered 2xx, ${figures.eventsDelivered} distinct events)`,
     `- settled ${figures.settleAfterLastFaultMs === undefined ? "NOT within the bound" : `${(figures.settleAfterLastFaultMs / 1000).toFixed(1)} s`} after the last fault`,
     `- violations: ${violations.length}`,
-    ...violations.slice(0, 50).map((v) => `  - [${v.rule}] ${v.detail}`),
+    // One line each: a detail may quote an error over several lines.
+    ...violations.slice(0, 50).map((v) => `  - [${v.rule}] ${v.detail.replace(/\s+/g, " ").slice(0, 400)}`),
     ...(violations.length > 50 ? [`  - … and ${violations.length - 50} more`] : []),
     ...(notes.length === 0 ? [] : [`- notes: ${notes.slice(0, 10).join("; ")}`]),
     ""
