@@ -257,6 +257,7 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
   const { chain } = ctx.parts.chain
   let release: () => void = () => undefined
   const raws: Array<`0x${string}`> = []
+  const senders = new Set<`0x${string}`>()
   ctx.chainGate.writer = new Promise<void>((resolve) => {
     release = resolve
   })
@@ -269,6 +270,7 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
     for (let n = head - BigInt(depth) + 1n; n <= head; n++) {
       const block = await chain.getBlock({ blockNumber: n })
       for (const hash of block.transactions) {
+        senders.add((await chain.getTransaction({ hash })).from)
         raws.push(
           (await chain.request({
             method: "eth_getRawTransactionByHash",
@@ -277,10 +279,18 @@ const reorganise = async (ctx: WorkloadContext, history: History) => {
         )
       }
     }
+    // Gas given with `anvil_setBalance` is state, not a transaction: the reorganisation rolls it back with the
+    // replaced blocks, and a payer's (or the refilled treasury's) transaction would then fail for want of gas. A
+    // real chain keeps balances funded by transactions, so each sender's balance is put back as it was.
+    const balances = new Map<`0x${string}`, bigint>()
+    for (const address of [...senders, treasuryAddress])
+      balances.set(address, await chain.getBalance({ address }))
     await chain.request({
       method: "anvil_reorg",
       params: [depth, raws.map((raw) => [raw, depth - 1])]
     } as never)
+    for (const [address, value] of balances)
+      if ((await chain.getBalance({ address })) < value) await chain.setBalance({ address, value })
     const newHead = await chain.getBlockNumber()
     history.faults.push({
       kind: "reorg",
