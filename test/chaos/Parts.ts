@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { makeCertificates } from "../support/HttpsReceiver"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { type NatsCluster, natsCluster } from "../support/NatsCluster"
 import { type PostgresCluster, startPostgresCluster } from "../support/PostgresCluster"
@@ -13,59 +13,10 @@ import type { Delivery, History, ReceiverKind } from "./History"
 
 /** A throwaway CA and a certificate for 127.0.0.1, so the services deliver over real TLS to local receivers. */
 const makeLoopbackCertificates = () => {
+  const { ca, key, cert } = makeCertificates("127.0.0.1")
   const dir = mkdtempSync(join(tmpdir(), "chaos-certs-"))
-  const run = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
-  run(
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=Chaos CA"
-  )
-  run(
-    "req",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "leaf.key",
-    "-out",
-    "leaf.csr",
-    "-subj",
-    "/CN=127.0.0.1"
-  )
-  writeFileSync(join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1\n")
-  run(
-    "x509",
-    "-req",
-    "-in",
-    "leaf.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "leaf.crt",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf"
-  )
-  return {
-    dir,
-    caFile: join(dir, "ca.crt"),
-    key: readFileSync(join(dir, "leaf.key")),
-    cert: readFileSync(join(dir, "leaf.crt"))
-  }
+  writeFileSync(join(dir, "ca.crt"), ca)
+  return { dir, caFile: join(dir, "ca.crt"), key, cert }
 }
 
 /** How long a `hang` receiver holds a delivery before cutting the connection (past the sender's own limit). */

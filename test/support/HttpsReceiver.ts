@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:https"
 import type { IncomingHttpHeaders } from "node:http"
+import { isIP } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { WebhookTrust } from "../../services/webhooks/HttpsWebhookSender"
@@ -14,7 +15,10 @@ export interface Received {
   readonly at: number
 }
 
-/** A throwaway CA and a leaf certificate for `hostname` (and any `alsoFor` names), made with the openssl CLI. */
+/**
+ * A throwaway CA and a leaf certificate for `hostname` (and any `alsoFor` names; an IP address is named as one),
+ * made with the openssl CLI.
+ */
 export const makeCertificates = (hostname: string, ...alsoFor: Array<string>) => {
   const dir = mkdtempSync(join(tmpdir(), "webhook-certs-"))
   const run = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
@@ -48,7 +52,7 @@ export const makeCertificates = (hostname: string, ...alsoFor: Array<string>) =>
   const ext = join(dir, "ext.cnf")
   execFileSync("sh", [
     "-c",
-    `printf 'subjectAltName=${[hostname, ...alsoFor].map((name) => `DNS:${name}`).join(",")}\\n' > ${ext}`
+    `printf 'subjectAltName=${[hostname, ...alsoFor].map((name) => `${isIP(name) === 0 ? "DNS" : "IP"}:${name}`).join(",")}\\n' > ${ext}`
   ])
   run(
     "x509",
