@@ -76,7 +76,7 @@ const replicasOf = (nc: NatsConnection, ns: string) =>
 /** Until the stream and every consumer have this many followers (a scaled group takes a moment to form). */
 const settledAt = (nc: NatsConnection, ns: string, followers: number) =>
   Effect.gen(function* () {
-    const until = Date.now() + 15_000
+    const until = Date.now() + 30_000
     let seen = yield* replicasOf(nc, ns)
     while (
       Date.now() < until &&
