@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Config, Duration, Effect, Layer, Option, Queue } from "effect"
 import { WEBHOOK_CONSUMER } from "../../infra/jetstream/Streams"
 import { consumeIntoQueue, EventStream, type StreamMessage } from "../platform/eventStream/EventStream"
-import { recordAttempt } from "./DeliveryAttempts"
+import { type AttemptedJob, recordAttempt } from "./DeliveryAttempts"
 import { makeDeliveryLines } from "./DeliveryLines"
 import type { JobMessage } from "./OutboxRelay"
 import { WebhookSender } from "./WebhookSender"
@@ -51,17 +51,11 @@ export const dispatchSettings = Config.all({
 })
 export type DispatchSettings = Config.Config.Success<typeof dispatchSettings>
 
-interface ClaimedJob {
-  readonly id: string
-  readonly account_id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly redelivery: boolean
-  readonly attempts: number
+/** A claimed job with what its attempt sends: where, signed with what, and the event's stored bytes. */
+interface ClaimedJob extends AttemptedJob {
   readonly url: string
   readonly secret: string
   readonly disabled_at: Date | null
-  readonly type: string
   readonly body: string
   readonly trace_parent: string | null
 }
