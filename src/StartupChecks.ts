@@ -4,7 +4,7 @@ import { chainCall } from "../services/chain/ChainRpc"
 import { chainIdOf } from "../services/domain/Environment"
 import { depositKeyRefusal } from "../services/chain/KeyVault"
 import { rpcEndpointsOf } from "../services/chain/ChainSettings"
-import { usdcAbi } from "../services/chain/Usdc"
+import { readTokenDomain, usdcAbi } from "../services/chain/Usdc"
 import type { AppConfigShape } from "./Config"
 
 /**
@@ -75,10 +75,15 @@ const chainRefusals = (
     const code = yield* Effect.either(chainCall("eth_getCode", () => client.getCode({ address: token })))
     if (code._tag === "Left" || code.right === undefined || code.right === "0x")
       return [`TOKEN_ADDRESS: no contract at ${token} on chain ${expectedChainId}`]
-    return yield* tokenRefusals(client, token)
+    return yield* tokenRefusals(client, token, expectedChainId)
   })
 
-const tokenRefusals = (client: ReturnType<typeof createPublicClient>, token: Address) =>
+/**
+ * USDC as Circle issues it: 6 decimals, EIP-3009, an EIP-712 domain read from the contract that hashes to its own
+ * DOMAIN_SEPARATOR (the one the treasury signs for), and the FiatToken controls the treasury checks before every
+ * transfer (`paused()`, `isBlacklisted()`).
+ */
+const tokenRefusals = (client: ReturnType<typeof createPublicClient>, token: Address, chainId: number) =>
   Effect.gen(function* () {
     const refusals: Array<string> = []
     const decimals = yield* Effect.either(
@@ -99,7 +104,31 @@ const tokenRefusals = (client: ReturnType<typeof createPublicClient>, token: Add
         })
       )
     )
-    if (eip3009._tag === "Left")
+    if (eip3009._tag === "Left") {
       refusals.push(`TOKEN_ADDRESS: ${token} does not implement EIP-3009 (transferWithAuthorization)`)
+      return refusals
+    }
+    const domain = yield* Effect.either(
+      Effect.tryPromise({ try: () => readTokenDomain(client, token, chainId), catch: (e) => e as Error })
+    )
+    if (domain._tag === "Left")
+      refusals.push(`TOKEN_ADDRESS: no usable EIP-712 domain: ${domain.left.message.split("\n")[0]}`)
+    const controls = yield* Effect.either(
+      Effect.tryPromise(() =>
+        Promise.all([
+          client.readContract({ address: token, abi: usdcAbi, functionName: "paused" }),
+          client.readContract({
+            address: token,
+            abi: usdcAbi,
+            functionName: "isBlacklisted",
+            args: [zeroAddress]
+          })
+        ])
+      )
+    )
+    if (controls._tag === "Left")
+      refusals.push(
+        `TOKEN_ADDRESS: ${token} does not answer paused() and isBlacklisted() as Circle's FiatToken does`
+      )
     return refusals
   })

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path"
 import { type Address, createWalletClient, getAddress, http, publicActions } from "viem"
 import { anvilChain, startAnvil } from "./Anvil"
-import { deployTestUsdc } from "./deployTestUsdc"
+import { deployUsdc, holdsUsdcProxy } from "./deployUsdc"
 import type { ServiceEnv } from "../../services/domain/Environment"
 import { chainIdOf } from "../../services/domain/Environment"
 
@@ -60,7 +60,8 @@ export const withChain = <C extends ChainedConfig>(config: C, chain: EmbeddedCha
 /**
  * The embedded local chain of `npm start` in the sandbox: anvil on loopback with the sandbox chain id, a block
  * every second and `finalized` lagging `latest` (so waiting for finality is real), its state kept under
- * DATA_DIR/chain across restarts. The test USDC is deployed once; its address is kept beside the state and
+ * DATA_DIR/chain across restarts. Circle's FiatToken v2.2 is deployed once behind its proxy (dev account 0 holds
+ * its roles); its address is kept beside the state and
  * deployed again only if the chain no longer has it (the state file was removed).
  */
 export const embeddedChain = (config: ChainedConfig) =>
@@ -87,9 +88,9 @@ export const embeddedChain = (config: ChainedConfig) =>
             (JSON.parse(readFileSync(tokenFile(config.dataDir), "utf8")) as { address: string }).address
           )
         : undefined
-      const code = kept === undefined ? undefined : await client.getCode({ address: kept })
+      // A chain kept from an older sandbox may hold another token: Circle's proxy is deployed then.
       const token =
-        kept !== undefined && code !== undefined && code !== "0x" ? kept : await deployTestUsdc(client)
+        kept !== undefined && (await holdsUsdcProxy(client, kept)) ? kept : (await deployUsdc(client)).address
       writeFileSync(tokenFile(config.dataDir), JSON.stringify({ address: token }))
       const info: EmbeddedChainInfo = { rpc_url: node.rpcUrl, token_address: token }
       writeFileSync(infoFile(config.dataDir), JSON.stringify(info))

@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { createWalletClient, getAddress, http, publicActions } from "viem"
 import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../chain/Anvil"
-import { deployTestUsdc } from "../chain/deployTestUsdc"
+import { deployUsdc, holdsUsdcProxy } from "../chain/deployUsdc"
 
 /**
- * The compose stack's one-shot init: deploys the test USDC on the stack's anvil (dev account 0 owns it, the
- * faucet) and hands its address to the service replicas through `TOKEN_FILE`. Run again, it keeps a token that is
+ * The compose stack's one-shot init: deploys Circle's FiatToken v2.2 behind its proxy on the stack's anvil (dev
+ * account 0 holds its roles and is the faucet) and hands its address to the service replicas through `TOKEN_FILE`. Run again, it keeps a token that is
  * still there. Settings: `CHAIN_RPC_URL`, `CHAIN_ID` (10143), `TOKEN_FILE`.
  */
 const rpcUrl = process.env.CHAIN_RPC_URL ?? "http://127.0.0.1:8545"
@@ -31,8 +31,10 @@ for (let attempt = 0; ; attempt++) {
 }
 
 const kept = existsSync(tokenFile) ? readFileSync(tokenFile, "utf8").trim() : ""
-const keptCode = kept === "" ? undefined : await client.getCode({ address: getAddress(kept) })
-const token = keptCode !== undefined && keptCode !== "0x" ? getAddress(kept) : await deployTestUsdc(client)
+const token =
+  kept !== "" && (await holdsUsdcProxy(client, getAddress(kept)))
+    ? getAddress(kept)
+    : (await deployUsdc(client)).address
 mkdirSync(dirname(tokenFile), { recursive: true })
 writeFileSync(tokenFile, `${token}\n`)
-process.stdout.write(`test USDC at ${token} on chain ${chainId}\n`)
+process.stdout.write(`USDC (FiatToken v2.2) at ${token} on chain ${chainId}\n`)

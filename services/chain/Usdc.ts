@@ -1,16 +1,39 @@
-import { type Address, erc20Abi, type Hex, type LocalAccount, parseAbi, parseSignature } from "viem"
+import {
+  type Address,
+  erc20Abi,
+  type Hex,
+  hashDomain,
+  type LocalAccount,
+  parseAbi,
+  parseSignature,
+  type PublicClient
+} from "viem"
 
 /**
- * The token interface the service relies on, and nothing of any one deployment: ERC-20 plus EIP-3009's
- * `transferWithAuthorization` (Circle's USDC on every chain, and the sandbox's test token, implement both).
+ * The token interface the service relies on, and nothing of any one deployment: ERC-20, EIP-3009's
+ * `transferWithAuthorization` and `cancelAuthorization`, the EIP-712 domain's parts, and the controls of Circle's
+ * FiatToken (`Pausable`, `Blacklistable`), which USDC has on every chain Circle issues on.
  */
 export const usdcAbi = [
   ...erc20Abi,
   ...parseAbi([
     "function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)",
-    "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)"
+    "function cancelAuthorization(address authorizer, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)",
+    "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+    "function version() view returns (string)",
+    "function DOMAIN_SEPARATOR() view returns (bytes32)",
+    "function paused() view returns (bool)",
+    "function isBlacklisted(address account) view returns (bool)"
   ])
 ] as const
+
+/** The token's EIP-712 domain: read from the contract, never assumed (`name()` is whatever it was given). */
+export interface TokenDomain {
+  readonly name: string
+  readonly version: string
+  readonly chainId: number
+  readonly verifyingContract: Address
+}
 
 /** The fields of an EIP-3009 `TransferWithAuthorization`. */
 export interface TransferAuthorization {
@@ -24,15 +47,15 @@ export interface TransferAuthorization {
 
 /**
  * An EIP-3009 transfer authorization signed locally by the holder's key (no node involved), with the signature
- * split as `transferWithAuthorization` takes it. The domain is USDC's own ("USD Coin", version 2).
+ * split as `transferWithAuthorization` takes it, for the token's own domain.
  */
 export const signTransferAuthorization = async (
   holder: LocalAccount,
-  domain: { readonly chainId: number; readonly token: Address },
+  domain: TokenDomain,
   message: TransferAuthorization
 ) => {
   const signature = await holder.signTypedData({
-    domain: { name: "USD Coin", version: "2", chainId: domain.chainId, verifyingContract: domain.token },
+    domain,
     types: {
       TransferWithAuthorization: [
         { name: "from", type: "address" },
@@ -49,3 +72,49 @@ export const signTransferAuthorization = async (
   const { v, r, s } = parseSignature(signature)
   return { ...message, v: Number(v ?? 27n), r, s }
 }
+
+/** The reason a token cannot be used as USDC, in words for a start-up refusal or a log line. */
+export class TokenDomainError extends Error {
+  override readonly name = "TokenDomainError"
+}
+
+/**
+ * Reads the token's EIP-712 domain (`name()`, `version()`) and proves it by recomputing the contract's own
+ * `DOMAIN_SEPARATOR()`: a domain that does not hash to it would make every authorization fail as an invalid
+ * signature, so it is refused here rather than found in a settlement.
+ */
+export const readTokenDomain = async (
+  client: Pick<PublicClient, "readContract">,
+  token: Address,
+  chainId: number
+): Promise<TokenDomain> => {
+  const read = <F extends "name" | "version" | "DOMAIN_SEPARATOR">(functionName: F) =>
+    client.readContract({ address: token, abi: usdcAbi, functionName }).catch((cause: unknown) => {
+      throw new TokenDomainError(`${token} does not answer ${functionName}() (${messageOf(cause)})`)
+    })
+  const [name, version, separator] = await Promise.all([
+    read("name"),
+    read("version"),
+    read("DOMAIN_SEPARATOR")
+  ])
+  const domain: TokenDomain = { name, version, chainId, verifyingContract: token }
+  const computed = hashDomain({
+    domain: { ...domain, chainId: BigInt(chainId) },
+    types: {
+      EIP712Domain: [
+        { name: "name", type: "string" },
+        { name: "version", type: "string" },
+        { name: "chainId", type: "uint256" },
+        { name: "verifyingContract", type: "address" }
+      ]
+    }
+  })
+  if (computed.toLowerCase() !== separator.toLowerCase())
+    throw new TokenDomainError(
+      `${token}'s DOMAIN_SEPARATOR is not the EIP-712 domain of name "${name}", version "${version}", chain ${chainId}`
+    )
+  return domain
+}
+
+const messageOf = (cause: unknown) =>
+  cause instanceof Error ? (cause.message.split("\n")[0] ?? cause.message) : String(cause)

@@ -3,7 +3,7 @@ import { Effect, Either } from "effect"
 import { encodeFunctionData, getAddress, type Hex, keccak256, toHex } from "viem"
 import { ChainRpcError, chainCall } from "../chain/ChainRpc"
 import { KeyVault } from "../chain/KeyVault"
-import { signTransferAuthorization, usdcAbi } from "../chain/Usdc"
+import { readTokenDomain, signTransferAuthorization, type TokenDomain, usdcAbi } from "../chain/Usdc"
 import type { TreasuryWallet } from "./TreasuryWallet"
 
 /** A transfer to sign: who pays (the request's deposit address), to whom, how much, under which command. */
@@ -49,6 +49,23 @@ export const makeTransferSigner = (treasury: TreasuryWallet) =>
     const vault = yield* KeyVault
     const { wallet, account, chain, chainId, token } = treasury
 
+    // The token's EIP-712 domain, read from the contract once it answers (a failed read fails this pass only).
+    let domain: TokenDomain | undefined
+    const tokenDomain = Effect.suspend(() =>
+      domain !== undefined
+        ? Effect.succeed(domain)
+        : Effect.tryPromise({
+            try: () => readTokenDomain(wallet, token, chainId),
+            catch: (cause) => new ChainRpcError({ method: "eip712Domain", cause })
+          }).pipe(
+            Effect.tap((read) =>
+              Effect.sync(() => {
+                domain = read
+              })
+            )
+          )
+    )
+
     /** The deposit key index of each request, in one query. */
     const depositIndexes = Effect.fn("TransferSigner.depositIndexes")(function* (
       requestIds: ReadonlyArray<string>
@@ -79,7 +96,8 @@ export const makeTransferSigner = (treasury: TreasuryWallet) =>
         nonce
       }
       // Local signing, no node involved: a failure here is a defect.
-      const a = yield* Effect.promise(() => signTransferAuthorization(deposit, { chainId, token }, message))
+      const signingDomain = yield* tokenDomain
+      const a = yield* Effect.promise(() => signTransferAuthorization(deposit, signingDomain, message))
       const data = encodeFunctionData({
         abi: usdcAbi,
         functionName: "transferWithAuthorization",

@@ -2,8 +2,8 @@ import { Effect, Fiber, Layer, ManagedRuntime, Redacted } from "effect"
 import pg from "pg"
 import { type Address, encodeFunctionData, getAddress, type Hex, toHex } from "viem"
 import { type AnvilHandle, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
-import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { deployUsdc, mintUsdc } from "../../infra/chain/deployUsdc"
+import { fiatTokenAbi as abi } from "../../infra/contracts/FiatToken"
 import { CREDIT_PARTITIONS } from "../../infra/jetstream/Streams"
 import { makeCreditConsumer } from "../../services/chain/CreditConsumer"
 import { makeChainWatcher } from "../../services/chain/ChainWatcher"
@@ -13,7 +13,7 @@ import { CreditsRecorded } from "../../services/chain/CreditsRecorded"
 import { chainIdOf } from "../../services/domain/Environment"
 import { KeyVault, makeKeyVault, SANDBOX_DEPOSIT_MNEMONIC } from "../../services/chain/KeyVault"
 import { TRANSFER_TOPIC } from "../../services/chain/TransferLog"
-import { signTransferAuthorization } from "../../services/chain/Usdc"
+import { readTokenDomain, signTransferAuthorization } from "../../services/chain/Usdc"
 import { makeTreasury } from "../../services/treasury/Treasury"
 import { actorHostLayer } from "../support/ActorHostRuntime"
 import { createTestDatabase } from "../support/Database"
@@ -141,10 +141,10 @@ export async function run() {
   const check = new pg.Client({ connectionString: db.url })
   try {
     const deployer = localChainClients(node, "0x0000000000000000000000000000000000000000")
-    const token = await deployTestUsdc(deployer.faucet)
+    const token = (await deployUsdc(deployer.faucet)).address
     const payer = anvilDevAccount(2).address
     const treasuryKey = toHex(anvilDevAccount(1).getHdKey().privateKey!)
-    await mintTestUsdc(deployer.faucet, { token, to: payer, amount: (AMOUNT + EXCESS) * BigInt(N) })
+    await mintUsdc(deployer.faucet, { token, to: payer, amount: (AMOUNT + EXCESS) * BigInt(N) })
 
     const accountId = (await createMerchant(db.url)).accountId.slice(5)
     await runtime.runPromise(Effect.void) // migrations
@@ -430,14 +430,14 @@ export const evaluateBatching = async (k = 10) => {
   const node = await startAnvil({})
   try {
     const { faucet } = localChainClients(node, "0x0000000000000000000000000000000000000000")
-    const token = await deployTestUsdc(faucet)
+    const token = (await deployUsdc(faucet)).address
     const relayHash = await faucet.deployContract({ abi: relayAbi, bytecode, chain: null })
     const relay = (await faucet.waitForTransactionReceipt({ hash: relayHash })).contractAddress!
     const vault = makeKeyVault(Redacted.make(SANDBOX_DEPOSIT_MNEMONIC))
     let nextIndex = 100_000
     const authorize = async () => {
       const deposit = vault.depositAccount(nextIndex++)
-      await mintTestUsdc(faucet, { token, to: deposit.address, amount: AMOUNT })
+      await mintUsdc(faucet, { token, to: deposit.address, amount: AMOUNT })
       const message = {
         from: deposit.address,
         to: randomAddress(),
@@ -446,7 +446,7 @@ export const evaluateBatching = async (k = 10) => {
         validBefore: 2n ** 48n,
         nonce: toHex(crypto.getRandomValues(new Uint8Array(32)))
       }
-      return signTransferAuthorization(deposit, { chainId: node.chainId, token }, message)
+      return signTransferAuthorization(deposit, await readTokenDomain(faucet, token, node.chainId), message)
     }
     const gasOf = async (hash: Hex) => (await faucet.waitForTransactionReceipt({ hash })).gasUsed
     let single = 0n

@@ -14,8 +14,8 @@ import {
   publicActions
 } from "viem"
 import { type AnvilHandle, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
-import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { deployUsdc, mintUsdc } from "../../infra/chain/deployUsdc"
+import { fiatTokenAbi as abi } from "../../infra/contracts/FiatToken"
 import { start, step } from "../../machines/step"
 import { Bus } from "../../services/platform/Bus"
 import { makeChainWatcher } from "../../services/chain/ChainWatcher"
@@ -227,8 +227,8 @@ export async function run() {
   const runtime = actorHostRuntime(db.url, { natsUrl: Option.some("nats://127.0.0.1:4222") })
   const payer = anvilDevAccount(2).address
   try {
-    const token = await deployTestUsdc(wallet)
-    await mintTestUsdc(wallet, { token, to: payer, amount: AMOUNT * BigInt(WATCHED) })
+    const token = (await deployUsdc(wallet)).address
+    await mintUsdc(wallet, { token, to: payer, amount: AMOUNT * BigInt(WATCHED) })
     await call(node.rpcUrl, "evm_setAutomine", [false])
     const nonce = {
       next: Number(await call<Hex>(node.rpcUrl, "eth_getTransactionCount", [payer, "pending"]))

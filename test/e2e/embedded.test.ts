@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { type Address, createPublicClient, http } from "viem"
 import { afterAll, describe, expect, it } from "vitest"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { fiatTokenAbi as abi } from "../../infra/contracts/FiatToken"
 import { spawnService, environmentWithout } from "../support/Process"
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-embedded-"))

@@ -8,8 +8,8 @@ import {
   walletActions
 } from "viem"
 import { type AnvilOptions, anvilChain, anvilDevAccount, startAnvil } from "../../infra/chain/Anvil"
-import { deployTestUsdc, mintTestUsdc } from "../../infra/chain/deployTestUsdc"
-import { abi } from "../../infra/contracts/TestUsdc"
+import { deployUsdc, mintUsdc, type UsdcDeployment, usdcControls } from "../../infra/chain/deployUsdc"
+import { fiatTokenAbi as abi } from "../../infra/contracts/FiatToken"
 import { makeChainAccess } from "../../services/chain/ChainEndpoints"
 
 /** The service's chain access to endpoints of a local node: one try each (a local node fails only on purpose). */
@@ -17,8 +17,9 @@ export const chainAccessOf = (...urls: ReadonlyArray<string>) =>
   makeChainAccess(urls, { chainRpcTimeoutMs: 5_000, chainRpcRetries: 0, chainRpcMaxLagBlocks: 5 })
 
 /**
- * Clients of a running local node and its test USDC: the node (test, public and wallet actions), the faucet (dev
- * account 0, the token's owner), balances, minting and plain transfers.
+ * Clients of a running local node and its USDC (Circle's FiatToken v2.2): the node (test, public and wallet
+ * actions), the faucet (dev account 0, which holds every role of the token), balances, minting, plain transfers,
+ * and the blacklister's and pauser's powers.
  */
 export const localChainClients = (
   node: { readonly chainId: number; readonly rpcUrl: string },
@@ -39,8 +40,8 @@ export const localChainClients = (
   const balanceOf = (who: Address) =>
     chain.readContract({ address: token, abi, functionName: "balanceOf", args: [who] })
 
-  /** Mints test USDC to `to` (the token's owner is dev account 0). */
-  const mint = (to: Address, amount: bigint) => mintTestUsdc(faucet, { token, to, amount })
+  /** Mints USDC to `to` (dev account 0 is the token's minter). */
+  const mint = (to: Address, amount: bigint) => mintUsdc(faucet, { token, to, amount })
 
   /** A plain token transfer from `from`, waited for; returns its receipt. */
   const pay = async (from: Account, to: Address, amount: bigint) => {
@@ -54,18 +55,20 @@ export const localChainClients = (
     })
     return chain.waitForTransactionReceipt({ hash })
   }
-  return { chain, faucet, balanceOf, mint, pay }
+  return { chain, faucet, balanceOf, mint, pay, controls: usdcControls(faucet, token) }
 }
 
 /**
- * A local node with the test USDC, for tests that drive the chain themselves: by default automine with `finalized`
- * two blocks behind `latest`, so finality advances only as the test mines.
+ * A local node with Circle's FiatToken v2.2 behind its proxy, for tests that drive the chain themselves: by default
+ * automine with `finalized` two blocks behind `latest`, so finality advances only as the test mines.
  */
-export const startLocalChain = async (options: AnvilOptions = {}) => {
-  const node = await startAnvil({ slotsInAnEpoch: 1, ...options })
+export const startLocalChain = async (options: AnvilOptions & { readonly usdc?: UsdcDeployment } = {}) => {
+  const { usdc, ...anvil } = options
+  const node = await startAnvil({ slotsInAnEpoch: 1, ...anvil })
   const deployer = localChainClients(node, "0x0000000000000000000000000000000000000000")
-  const token = await deployTestUsdc(deployer.faucet)
-  const { chain, balanceOf, mint, pay } = localChainClients(node, token)
+  const deployed = await deployUsdc(deployer.faucet, usdc)
+  const token = deployed.address
+  const { chain, balanceOf, mint, pay, controls } = localChainClients(node, token)
 
   /** Mines a block now and then while waiting, so `finalized` keeps moving (automine only mines on transactions). */
   const mineUntil = async <A>(read: () => Promise<A | undefined>, ms = 30_000): Promise<A> => {
@@ -79,7 +82,7 @@ export const startLocalChain = async (options: AnvilOptions = {}) => {
     throw new Error("timed out")
   }
 
-  return { node, chain, token, balanceOf, mint, pay, mineUntil }
+  return { node, chain, token, deployed, balanceOf, mint, pay, controls, mineUntil }
 }
 
 export type LocalChain = Awaited<ReturnType<typeof startLocalChain>>

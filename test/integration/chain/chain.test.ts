@@ -36,8 +36,8 @@ import {
   DEV_ACCOUNT,
   startAnvil
 } from "../../../infra/chain/Anvil"
-import { deployTestUsdc, mintTestUsdc } from "../../../infra/chain/deployTestUsdc"
-import { abi } from "../../../infra/contracts/TestUsdc"
+import { deployUsdc, mintUsdc } from "../../../infra/chain/deployUsdc"
+import { fiatTokenAbi as abi } from "../../../infra/contracts/FiatToken"
 import { KeyVault } from "../../../services/chain/KeyVault"
 
 const owner = anvilDevAccount(DEV_ACCOUNT.faucetOwner)
@@ -119,7 +119,9 @@ const TokenChainLive = Layer.scoped(
     const startMs = performance.now() - started
     console.log(`anvil ready on port ${node.port} in ${startMs.toFixed(0)} ms`)
     const c = clientsFor(node)
-    const token = yield* Effect.promise(() => deployTestUsdc(c.publicClient, owner))
+    const token = yield* Effect.promise(() =>
+      deployUsdc(c.publicClient, { roles: owner }).then((d) => d.address)
+    )
     const domain = { name: "USD Coin", version: "2", chainId: node.chainId, verifyingContract: token }
     return { node, c, token, domain, startMs }
   })
@@ -199,7 +201,9 @@ const fundedDepositAccount = (amount: bigint) =>
     const vault = yield* KeyVault
     const { c, token } = yield* TokenChain
     const account = vault.depositAccount(nextDepositIndex++)
-    yield* Effect.promise(() => mintTestUsdc(c.publicClient, { token, to: account.address, amount, owner }))
+    yield* Effect.promise(() =>
+      mintUsdc(c.publicClient, { token, to: account.address, amount, minter: owner })
+    )
     return account
   })
 
@@ -232,7 +236,7 @@ layer(Layer.merge(TokenChainLive, VaultLive), { timeout: 60_000 })("local chain:
     Effect.gen(function* () {
       const { c, token } = yield* TokenChain
       const to = freshAddress()
-      yield* Effect.promise(() => mintTestUsdc(c.publicClient, { token, to, amount: 1_234_567n, owner }))
+      yield* Effect.promise(() => mintUsdc(c.publicClient, { token, to, amount: 1_234_567n, minter: owner }))
       assert.strictEqual(yield* usdc(to), 1_234_567n)
       const notOwner = yield* revertName(() =>
         c.publicClient.simulateContract({
@@ -537,7 +541,7 @@ layer(Layer.merge(TokenChainLive, VaultLive), { timeout: 60_000 })("local chain:
       const snapshot = yield* Effect.promise(() => c.testClient.snapshot())
       const to = freshAddress()
       const hash = yield* Effect.promise(() =>
-        mintTestUsdc(c.publicClient, { token, to, amount: 42_000_000n, owner })
+        mintUsdc(c.publicClient, { token, to, amount: 42_000_000n, minter: owner })
       )
       const receipt = yield* Effect.promise(() => c.publicClient.getTransactionReceipt({ hash }))
       const transfersTo = (fromBlock: bigint) =>
@@ -643,9 +647,9 @@ describe("local chain: state file", () => {
         (first) =>
           Effect.promise(async () => {
             const c1 = clientsFor(first)
-            const token = await deployTestUsdc(c1.publicClient, owner)
+            const token = (await deployUsdc(c1.publicClient, { roles: owner })).address
             const holder = freshAddress()
-            await mintTestUsdc(c1.publicClient, { token, to: holder, amount: 9_000_001n, owner })
+            await mintUsdc(c1.publicClient, { token, to: holder, amount: 9_000_001n, minter: owner })
             const head = await c1.publicClient.getBlockNumber({ cacheTime: 0 })
             return { token, holder, head }
           }),
