@@ -14,6 +14,7 @@ import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { typedData } from "../services/payer/WalletAttestation"
 import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
 import { abi } from "../infra/contracts/TestUsdc"
+import { addressRefusal, checksummed, NOT_AN_ADDRESS } from "../services/domain/Address"
 import { parseAmount } from "../services/domain/Amount"
 import { rpcEndpointsOf } from "../services/chain/ChainSettings"
 import type { AppConfigShape } from "./Config"
@@ -56,19 +57,19 @@ export const fund = async (
   amount: string | undefined
 ) => {
   const { token, chain, transport } = localChain(config, "devnet fund")
-  if (address === undefined || !/^0x[0-9a-fA-F]{40}$/.test(address))
-    throw new Error("--address must be a 0x address")
+  const refusal = address === undefined ? NOT_AN_ADDRESS : addressRefusal(address)
+  if (address === undefined || refusal !== undefined) throw new Error(`--address ${refusal}`)
   const baseUnits = amount === undefined ? undefined : parseAmount(amount)
   if (baseUnits === undefined || baseUnits <= 0n)
     throw new Error("--amount must be a positive USDC amount with six fractional digits, such as 12.500000")
   const client = createWalletClient({ chain, transport }).extend(publicActions)
   const hash = await mintTestUsdc(client, {
     token,
-    to: getAddress(address.toLowerCase()),
+    to: checksummed(address),
     amount: baseUnits
   })
   return {
-    address: getAddress(address.toLowerCase()),
+    address: checksummed(address),
     amount_base_units: baseUnits.toString(),
     transaction_hash: hash
   }

@@ -11,7 +11,7 @@ import { errorFacts, MessageError } from "./PublicError"
 const invalidRequest = errorFacts({
   status: 400,
   code: "invalid_request",
-  when: "Malformed JSON, a missing, unknown or mistyped field, a body without a JSON content type, a C0 control character, a bare UUID or wrong-prefix id in a body or query, a bad header value. `message` and `param` name the field."
+  when: "Malformed JSON, a missing, unknown or mistyped field, a body without a JSON content type, a C0 control character, a bare UUID or wrong-prefix id in a body or query, a mixed-case address whose EIP-55 checksum is wrong (all lower or all upper case is taken; answers are checksummed), a bad header value. `message` and `param` name the field."
 })
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()(
   "InvalidRequest",

@@ -1739,7 +1739,7 @@ export interface components {
             label?: components["schemas"]["Text"];
             metadata?: components["schemas"]["Metadata"];
         };
-        /** @description A 20-byte EVM address, 0x-prefixed. Any letter case is accepted; answers are EIP-55 checksummed. */
+        /** @description A 20-byte EVM address, 0x-prefixed. All lower case and all upper case (hex digits A–F) are accepted as they are; mixed case must match its EIP-55 checksum, or the request is refused with 400 `invalid_request` (a mixed-case typo is never silently re-checksummed into another address). Answers are EIP-55 checksummed. */
         Address: string;
         /** @description Where settlements send exactly the requested amount. */
         PayoutAddress: {
@@ -3574,9 +3574,9 @@ export interface operations {
                 /** @description Only requests whose `reference` is exactly this (case-sensitive). */
                 reference?: components["schemas"]["Text"];
                 customer?: string;
-                /** @description Only the request with this one-time deposit address. A 0x address in any case; compared canonically. */
+                /** @description Only the request with this one-time deposit address. All lower case, all upper case or EIP-55 checksummed (a mixed-case address with a wrong checksum is refused); compared canonically. */
                 deposit_address?: string;
-                /** @description Only requests whose attested payer wallet is this one. A 0x address in any case; compared canonically. */
+                /** @description Only requests whose attested payer wallet is this one. All lower case, all upper case or EIP-55 checksummed (a mixed-case address with a wrong checksum is refused); compared canonically. */
                 payer_wallet?: string;
                 /** @description Only the request with a transfer (a payment in, a settlement or return out) or a recovery in this transaction; any case. */
                 transaction_hash?: string;
@@ -7169,8 +7169,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description a string matching the pattern ^0x[0-9a-fA-F]{40}$ */
-                    wallet: string;
+                    wallet: components["schemas"]["Address"];
                     /**
                      * int
                      * @description an integer

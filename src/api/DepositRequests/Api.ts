@@ -12,6 +12,7 @@ import {
   RateLimited,
   Unauthenticated
 } from "../Errors"
+import { Address } from "../../../services/domain/Address"
 import { Amount } from "../../../services/domain/Amount"
 import {
   DecimalInteger,
@@ -280,9 +281,9 @@ const CreatedBound = (meaning: string) =>
   )
 
 const AddressParam = (meaning: string) =>
-  Schema.String.pipe(
-    Schema.pattern(/^0x[0-9a-fA-F]{40}$/, { message: () => "must be a 0x address of 40 hex digits" })
-  ).annotations({ description: `${meaning} A 0x address in any case; compared canonically.` })
+  Address.annotations({
+    description: `${meaning} All lower case, all upper case or EIP-55 checksummed (a mixed-case address with a wrong checksum is refused); compared canonically.`
+  })
 
 /** The list's filters: all optional, combined with `and`. */
 export const DepositRequestListParams = Schema.Struct({

@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Address } from "../../../services/domain/Address"
 import { PayerPolicyMode } from "../../../services/domain/Lifecycle"
 import { Schema } from "effect"
 import { LongPollParams } from "../DepositRequests/Api"
@@ -159,7 +160,7 @@ export class PayerApi extends HttpApiGroup.make("payer")
       .setPayload(
         withExample(
           StrictStruct({
-            wallet: Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/)),
+            wallet: Address,
             chain_id: Schema.Number.pipe(Schema.int()),
             expires_at: Schema.Number.pipe(Schema.int()).annotations({
               description: "Unix seconds, as signed."

@@ -98,7 +98,7 @@ layer(
 
   describe("payout addresses", () => {
     it.effect(
-      "stores EIP-55 from any case, refuses the zero address and address changes, disables but stays readable",
+      "stores EIP-55 from lower case, refuses the zero address and address changes, disables but stays readable",
       () =>
         Effect.gen(function* () {
           const made = yield* call("POST", "/v1/payout-addresses", {

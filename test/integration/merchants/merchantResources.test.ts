@@ -514,7 +514,7 @@ layer(ServiceLive, { timeout: 60_000 })((it) => {
 
   describe("payout addresses", () => {
     it.effect(
-      "accepts any letter case and answers EIP-55; refuses the zero address and malformed addresses",
+      "accepts one-case and checksummed spellings and answers EIP-55; refuses the zero address, checksum typos and malformed addresses",
       () =>
         Effect.gen(function* () {
           for (const input of [
@@ -534,6 +534,8 @@ layer(ServiceLive, { timeout: 60_000 })((it) => {
             `0x${"g".repeat(40)}`,
             CHECKSUMMED.slice(2),
             `${CHECKSUMMED}00`,
+            // One letter's case off the checksum: a typo, never re-checksummed into the address it resembles.
+            `${CHECKSUMMED.slice(0, -2)}e7`,
             ""
           ]) {
             assertInvalid(yield* call("POST", "/v1/payout-addresses", { address }), "address")

@@ -442,7 +442,7 @@ describe("likely unsolicited", () => {
   it("compares addresses without regard to letter case", () => {
     const r = run(
       fresh(),
-      attest("0xAbCd000000000000000000000000000000000000"),
+      attest("0xABcD000000000000000000000000000000000000"),
       credit("c1", "10", "0xabcd000000000000000000000000000000000000")
     )
     expect(r.s.context.likely_unsolicited_at).toBeNull()
