@@ -38,6 +38,10 @@ try {
     case "devnet attest":
     case "devnet pay":
     case "devnet treasury-gas":
+    case "devnet blacklist":
+    case "devnet unblacklist":
+    case "devnet pause":
+    case "devnet unpause":
       await (await import("./cli/DevnetCommands")).run(command, values)
       break
     case "listen":

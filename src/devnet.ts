@@ -12,8 +12,8 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilChain, anvilDevAccount, DEV_ACCOUNT } from "../infra/chain/Anvil"
 import { typedData } from "../services/payer/WalletAttestation"
-import { mintTestUsdc } from "../infra/chain/deployTestUsdc"
-import { abi } from "../infra/contracts/TestUsdc"
+import { mintUsdc, usdcControls } from "../infra/chain/deployUsdc"
+import { fiatTokenAbi as abi } from "../infra/contracts/FiatToken"
 import { addressRefusal, checksummed, NOT_AN_ADDRESS } from "../services/domain/Address"
 import { parseAmount } from "../services/domain/Amount"
 import { rpcEndpointsOf } from "../services/chain/ChainSettings"
@@ -48,8 +48,8 @@ const localChain = (config: DevnetSettings, command: string) => {
 }
 
 /**
- * The sandbox faucet: mints test USDC to an address on the configured local chain, signed by the token's owner
- * (the local chain's dev account 0). Refused in production.
+ * The sandbox faucet: mints USDC to an address on the configured local chain, signed by the token's minter
+ * (the local chain's dev account 0, which holds every role of the sandbox's FiatToken). Refused in production.
  */
 export const fund = async (
   config: DevnetSettings,
@@ -63,7 +63,7 @@ export const fund = async (
   if (baseUnits === undefined || baseUnits <= 0n)
     throw new Error("--amount must be a positive USDC amount with six fractional digits, such as 12.500000")
   const client = createWalletClient({ chain, transport }).extend(publicActions)
-  const hash = await mintTestUsdc(client, {
+  const hash = await mintUsdc(client, {
     token,
     to: checksummed(address),
     amount: baseUnits
@@ -71,6 +71,37 @@ export const fund = async (
   return {
     address: checksummed(address),
     amount_base_units: baseUnits.toString(),
+    transaction_hash: hash
+  }
+}
+
+/** What the sandbox's USDC roles can do to the token, as Circle's pauser and blacklister do on a real chain. */
+export type TokenControl = "blacklist" | "unblacklist" | "pause" | "unpause"
+
+/**
+ * Sandbox: uses the token's pauser or blacklister role (the local chain's dev account 0), so the faults that only
+ * the real USDC has can be tried: a blacklisted payout address, payer wallet or deposit address, a paused token.
+ */
+export const controlToken = async (
+  config: DevnetSettings,
+  control: TokenControl,
+  address: string | undefined
+) => {
+  const { token, chain, transport } = localChain(config, `devnet ${control}`)
+  const controls = usdcControls(createWalletClient({ chain, transport }).extend(publicActions), token)
+  if (control === "pause" || control === "unpause") {
+    const hash = await controls[control]()
+    return { token, state: control === "pause" ? "paused" : "unpaused", transaction_hash: hash }
+  }
+  const refusal = address === undefined ? NOT_AN_ADDRESS : addressRefusal(address)
+  if (address === undefined || refusal !== undefined) throw new Error(`--address ${refusal}`)
+  const hash = await (control === "blacklist" ? controls.blacklist : controls.unBlacklist)(
+    checksummed(address)
+  )
+  return {
+    token,
+    address: checksummed(address),
+    state: control === "blacklist" ? "blacklisted" : "unblacklisted",
     transaction_hash: hash
   }
 }
@@ -112,7 +143,7 @@ export const payRequest = async (
   const from =
     mode === "stranger" ? privateKeyToAccount(generatePrivateKey()).address : getAddress(request.payerWallet)
   const faucet = createWalletClient({ chain, transport }).extend(publicActions)
-  await mintTestUsdc(faucet, { token, to: from, amount: value })
+  await mintUsdc(faucet, { token, to: from, amount: value })
   await node.setBalance({ address: from, value: 10n ** 18n })
   await node.impersonateAccount({ address: from })
   try {

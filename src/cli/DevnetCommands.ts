@@ -5,19 +5,29 @@ import { publicBaseUrl } from "../../services/platform/Settings"
 import { loadConfig } from "../Config"
 import {
   attestWallet,
+  controlToken,
   fund,
   NO_WALLET_YET,
   type PayMode,
   payRequest,
   payTargetOf,
-  setTreasuryGas
+  setTreasuryGas,
+  type TokenControl
 } from "../devnet"
 import { CliDatabase } from "./Database"
 import { CliError, type CliValues, print } from "./Output"
 import { attempt, runCommand } from "./Run"
 
 /** The sandbox's devnet commands: they talk to the local chain, and `attest` to the running service. */
-export type DevnetCommand = "devnet fund" | "devnet attest" | "devnet pay" | "devnet treasury-gas"
+export type DevnetCommand =
+  | "devnet fund"
+  | "devnet attest"
+  | "devnet pay"
+  | "devnet treasury-gas"
+  | "devnet blacklist"
+  | "devnet unblacklist"
+  | "devnet pause"
+  | "devnet unpause"
 
 const requestOf = (values: CliValues) => {
   const uuid = uuidFromId("dr", values.request ?? "")
@@ -41,6 +51,13 @@ const program = (command: DevnetCommand, values: CliValues) =>
         return print(json, yield* attempt(() => fund(config, values.address, values.amount)))
       case "devnet treasury-gas":
         return print(json, yield* attempt(() => setTreasuryGas(config, values.eth)))
+      case "devnet blacklist":
+      case "devnet unblacklist":
+      case "devnet pause":
+      case "devnet unpause": {
+        const control = command.slice("devnet ".length) as TokenControl
+        return print(json, yield* attempt(() => controlToken(config, control, values.address)))
+      }
       case "devnet attest": {
         const { id } = yield* requestOf(values)
         const url = yield* serviceUrlOf(values)

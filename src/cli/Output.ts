@@ -18,7 +18,7 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
                                               invite someone to the account: prints the one-time link (valid 7
                                               days) and mails it when SMTP_URL is set
   sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
-  devnet fund --address 0x… --amount 12.500000  sandbox faucet: mint test USDC on the local chain
+  devnet fund --address 0x… --amount 12.500000  sandbox faucet: mint USDC (Circle's FiatToken v2.2) on the local chain
   devnet attest --request DR_ID [--url URL]   sandbox: attest the sandbox payer wallet (a dev account of the local
                                               chain) for a request waiting for its payer, through the running
                                               service (default: PUBLIC_BASE_URL, or http://HOST:PORT)
@@ -28,6 +28,9 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
                                               with no wallet yet is attested first, as devnet attest does
   devnet treasury-gas --eth 0|10               sandbox: set the treasury's gas; 0 makes the next payout fail
                                               (the request pauses with treasury_out_of_gas until resumed)
+  devnet blacklist|unblacklist --address 0x…  sandbox: the token's blacklister blocks or frees an address (a
+                                              payout address, a payer wallet, a deposit address)
+  devnet pause|unpause                        sandbox: the token's pauser stops or restarts every transfer
   listen --forward-to http://localhost:3000/hooks [--events TYPE,TYPE] [--api URL] [--key KEY]
                                               sandbox: forward the account's webhook deliveries to a server on
                                               this machine; prints the signing secret, then a line per delivery
