@@ -35,6 +35,7 @@ import membersAndSignIn from "./0033_members_and_sign_in"
 import listFilters from "./0034_list_filters"
 import stepHistory from "./0035_step_history"
 import webhookListeners from "./0036_webhook_listeners"
+import tokenControls from "./0037_token_controls"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -73,7 +74,8 @@ export const migrations = {
   "0033_members_and_sign_in": membersAndSignIn,
   "0034_list_filters": listFilters,
   "0035_step_history": stepHistory,
-  "0036_webhook_listeners": webhookListeners
+  "0036_webhook_listeners": webhookListeners,
+  "0037_token_controls": tokenControls
 }
 
 /**

@@ -502,6 +502,21 @@ CREATE TABLE public.effect_sql_migrations (
 );
 
 --
+-- Name: held_transfers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.held_transfers (
+    command_id text NOT NULL,
+    deposit_request_id uuid NOT NULL,
+    topic text NOT NULL,
+    payload jsonb NOT NULL,
+    code text NOT NULL,
+    reason text NOT NULL,
+    held_at timestamp with time zone NOT NULL,
+    trace_parent text
+);
+
+--
 -- Name: idempotency_keys; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -654,7 +669,8 @@ CREATE TABLE public.payout_addresses (
     metadata jsonb NOT NULL,
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL,
-    disabled_at timestamp with time zone
+    disabled_at timestamp with time zone,
+    disabled_reason text
 );
 
 --
@@ -713,6 +729,17 @@ CREATE TABLE public.stored_objects (
     bytes bytea NOT NULL,
     content_type text NOT NULL,
     created_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: token_status; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.token_status (
+    token text NOT NULL,
+    paused boolean NOT NULL,
+    changed_at timestamp with time zone NOT NULL,
+    checked_at timestamp with time zone NOT NULL
 );
 
 --
@@ -930,6 +957,13 @@ ALTER TABLE ONLY public.effect_sql_migrations
     ADD CONSTRAINT effect_sql_migrations_pkey PRIMARY KEY (migration_id);
 
 --
+-- Name: held_transfers held_transfers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.held_transfers
+    ADD CONSTRAINT held_transfers_pkey PRIMARY KEY (command_id);
+
+--
 -- Name: idempotency_keys idempotency_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1054,6 +1088,13 @@ ALTER TABLE ONLY public.sign_in_codes
 
 ALTER TABLE ONLY public.stored_objects
     ADD CONSTRAINT stored_objects_pkey PRIMARY KEY (key);
+
+--
+-- Name: token_status token_status_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.token_status
+    ADD CONSTRAINT token_status_pkey PRIMARY KEY (token);
 
 --
 -- Name: transfers transfers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1236,6 +1277,12 @@ CREATE UNIQUE INDEX deposit_requests_deposit_index ON public.deposit_requests US
 --
 
 CREATE INDEX deposit_requests_open_deadline ON public.deposit_requests USING btree (expires_at) WHERE (status = ANY (ARRAY['awaiting_payer'::text, 'ready'::text, 'partially_deposited'::text]));
+
+--
+-- Name: held_transfers_request; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX held_transfers_request ON public.held_transfers USING btree (deposit_request_id);
 
 --
 -- Name: idempotency_keys_created; Type: INDEX; Schema: public; Owner: -

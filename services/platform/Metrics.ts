@@ -55,6 +55,23 @@ const make = () => {
       help: "Settlements and returns signed and not yet final",
       registers
     }),
+    tokenPaused: new Gauge({
+      name: "deposits_token_paused",
+      help: "1 while the USDC token is paused (every settlement and return waits), as the treasury last read it",
+      registers
+    }),
+    transfersHeld: new Counter({
+      name: "deposits_transfers_held_total",
+      help: "Settlements and returns held instead of sent (a blacklisted party, or a simulation that kept reverting), by code",
+      labelNames: ["code"] as const,
+      registers
+    }),
+    transfersReverted: new Counter({
+      name: "deposits_transfers_reverted_total",
+      help: "Settlements and returns mined reverted, by the cause read from the token afterwards",
+      labelNames: ["cause"] as const,
+      registers
+    }),
     oldestPendingTransfer: new Gauge({
       name: "deposits_transfers_oldest_pending_seconds",
       help: "Age of the oldest signed transfer not yet final (0 when none)",

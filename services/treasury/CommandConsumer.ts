@@ -1,15 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Either, Fiber } from "effect"
+import { type Address, getAddress } from "viem"
 import { spanCausedBy } from "../platform/TraceContext"
 import type { Broadcaster } from "./Broadcaster"
+import type { TokenGate, TransferCommand as Command } from "./TokenGate"
 import type { AuthorizedTransfer, SignedTransaction, TransferSigner } from "./TransferSigner"
 
-interface Command {
-  readonly id: string
-  readonly deposit_request_id: string
-  readonly payload: { type: "settle" | "return"; command_id: string; amount_base_units: string; to: string }
-  readonly trace_parent: string | null
-}
+/** A command whose simulation reverts this many passes in a row is held, its request paused: never a silent loop. */
+export const SIMULATION_TRIES = 5
 
 /** Commands taken in one pass: all that a burst leaves, bounded so one pass's memory stays small. */
 export const COMMANDS_PER_PASS = 2_000
@@ -23,10 +21,23 @@ export const RECORD_GROUP = 100
  * are signed and are recorded (nonce, hash, raw transaction) in ONE transaction that also marks their commands
  * consumed; only then is the group broadcast, while the next group is prepared. A retry command re-signs a reverted transfer.
  */
-export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadcaster) =>
+export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadcaster, gate: TokenGate) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // Passes in a row whose simulation of a command reverted (this process's memory; a restart starts again).
+    const simulationFailures = new Map<string, number>()
+
+    /** The one-time deposit address of each request: the sender of its transfers. */
+    const depositAddresses = (requestIds: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const found = new Map<string, Address>()
+        if (requestIds.length === 0) return found
+        const rows = yield* sql<{ id: string; deposit_address: string | null }>`
+          select id, deposit_address from deposit_requests where id in ${sql.in([...new Set(requestIds)])}`
+        for (const r of rows) if (r.deposit_address !== null) found.set(r.id, getAddress(r.deposit_address))
+        return found
+      })
 
     const consumed = (ids: ReadonlyArray<string>, at: Date) =>
       ids.length === 0 ? Effect.void : sql`update outbox set published_at = ${at} where id in ${sql.in(ids)}`
@@ -53,8 +64,28 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
           }
         }
         yield* consumed(done, yield* now)
-        const indexes = yield* signer.depositIndexes(fresh.map((c) => c.deposit_request_id))
         if (fresh.length === 0) return 0
+        // Nothing that can only revert is signed: a paused token holds every transfer back (the commands stay in
+        // the outbox, no request pauses); a blacklisted sender or receiver holds that one and pauses its request.
+        const senders = yield* depositAddresses(fresh.map((c) => c.deposit_request_id))
+        const tokenState = yield* gate.read([
+          ...senders.values(),
+          ...fresh.map((c) => getAddress(c.payload.to))
+        ])
+        if (tokenState.paused) return 0
+        const clear: Array<Command> = []
+        for (const c of fresh) {
+          const from = senders.get(c.deposit_request_id)
+          const block =
+            from === undefined
+              ? undefined
+              : gate.blockOf(c.payload.type, from, getAddress(c.payload.to), tokenState.blacklisted)
+          if (block === undefined) clear.push(c)
+          else yield* gate.hold(c, block.code, block.party, "blacklisted by the token")
+        }
+        fresh.splice(0, fresh.length, ...clear)
+        if (fresh.length === 0) return 0
+        const indexes = yield* signer.depositIndexes(fresh.map((c) => c.deposit_request_id))
         const fees = yield* signer.passFees()
         let nonce = yield* signer.nextNonce()
         let recorded = 0
@@ -92,11 +123,23 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
             for (const [i, estimate] of gas.entries()) {
               const command = prepared.group[i]!
               if (Either.isLeft(estimate)) {
+                const tries = (simulationFailures.get(command.payload.command_id) ?? 0) + 1
+                simulationFailures.set(command.payload.command_id, tries)
                 yield* Effect.logWarning(
-                  `treasury: transfer ${command.payload.command_id} cannot be estimated now: ${estimate.left.message}`
+                  `treasury: transfer ${command.payload.command_id} cannot be estimated now (${tries} of ${SIMULATION_TRIES}): ${estimate.left.message}`
                 )
+                if (tries >= SIMULATION_TRIES) {
+                  simulationFailures.delete(command.payload.command_id)
+                  yield* gate.hold(
+                    command,
+                    "transfer_reverted",
+                    command.payload.to,
+                    revertReason(estimate.left)
+                  )
+                }
                 continue
               }
+              simulationFailures.delete(command.payload.command_id)
               const authorized: AuthorizedTransfer = { ...prepared.authorizations[i]!, gas: estimate.right }
               signed.push({ command, tx: yield* signer.signTransaction(authorized, nonce++, fees) })
             }
@@ -159,7 +202,11 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
      * authorization, which the revert left unused) and followed like a new one; one still pending or already final
      * needs nothing new, the follower carries on with it.
      */
-    const retry = (command: { readonly id: string; readonly payload: { readonly command_id: string } }) =>
+    const retry = (command: {
+      readonly id: string
+      readonly payload: { readonly command_id: string }
+      readonly trace_parent: string | null
+    }) =>
       Effect.gen(function* () {
         const rows = yield* sql<{
           deposit_request_id: string
@@ -171,10 +218,44 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
            where command_id = ${command.payload.command_id}`
         const transfer = rows[0]
         const at = yield* now
-        if (transfer === undefined || transfer.state !== "reverted") {
+        if (transfer === undefined) {
+          // Held before it was ever signed: back to the outbox, checked again like a new command.
+          yield* sql.withTransaction(
+            Effect.gen(function* () {
+              yield* gate.release(command.payload.command_id)
+              yield* consumed([command.id], at)
+            })
+          )
+          return
+        }
+        if (transfer.state !== "reverted") {
           yield* consumed([command.id], at)
           return
         }
+        // A reverted transfer is signed again only if it can now succeed: paused, it waits; blocked, it is held.
+        const from = (yield* depositAddresses([transfer.deposit_request_id])).get(transfer.deposit_request_id)
+        const to = getAddress(transfer.to_address)
+        const tokenState = yield* gate.read(from === undefined ? [to] : [from, to])
+        if (tokenState.paused) return
+        const block =
+          from === undefined ? undefined : gate.blockOf(transfer.kind, from, to, tokenState.blacklisted)
+        if (block !== undefined) {
+          const payload = {
+            type: transfer.kind,
+            command_id: command.payload.command_id,
+            amount_base_units: BigInt(transfer.amount_base_units).toString(),
+            to
+          }
+          const held = {
+            ...command,
+            deposit_request_id: transfer.deposit_request_id,
+            topic: "command.retry",
+            payload
+          }
+          yield* gate.hold(held, block.code, block.party, "blacklisted by the token")
+          return
+        }
+        yield* sql`delete from held_transfers where command_id = ${command.payload.command_id}`
         const indexes = yield* signer.depositIndexes([transfer.deposit_request_id])
         const authorization = yield* signer.authorize(
           {
@@ -214,14 +295,31 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
     /** One pass: every pending command, oldest first; how many were recorded or handled. */
     const consume = Effect.fn("Treasury.consume")(function* () {
       const commands = yield* sql<Command>`
-        select id, deposit_request_id, payload, trace_parent from outbox
+        select id, topic, deposit_request_id, payload, trace_parent from outbox
         where published_at is null and topic in ('command.settle', 'command.return') order by id
         limit ${COMMANDS_PER_PASS}`
       const signed = commands.length === 0 ? 0 : yield* signAll(commands)
-      const retries = yield* sql<{ id: string; payload: { command_id: string } }>`
-        select id, payload from outbox where published_at is null and topic = 'command.retry' order by id limit 100`
+      const retries = yield* sql<{
+        id: string
+        payload: { command_id: string }
+        trace_parent: string | null
+      }>`
+        select id, payload, trace_parent from outbox
+        where published_at is null and topic = 'command.retry' order by id limit 100`
       for (const command of retries) yield* retry(command)
       return signed + retries.length
     })
     return consume
   })
+
+/** The revert reason of a refused simulation, as the node words it (`FiatTokenV2: …`), else its first line. */
+export const revertReason = (error: { readonly message: string; readonly cause?: unknown }) => {
+  const text = [
+    error.message,
+    String((error.cause as { message?: unknown } | undefined)?.message ?? "")
+  ].join("\n")
+  const reason = /reverted with reason string '([^']+)'|execution reverted: ([^\n"]+)|reason: ([^\n]+)/.exec(
+    text
+  )
+  return (reason?.[1] ?? reason?.[2] ?? reason?.[3] ?? error.message.split("\n")[0] ?? "reverted").trim()
+}

@@ -1,12 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect } from "effect"
-import { type Hex, keccak256, parseTransaction } from "viem"
+import { Clock, Effect, Either } from "effect"
+import { getAddress, type Hex, keccak256, parseTransaction, zeroAddress } from "viem"
 import { ActorHost } from "../actors/ActorHost"
 import { ChainRpcError, chainCall, finalBlock } from "../chain/ChainRpc"
 import { linkTo, spanCausedBy } from "../platform/TraceContext"
 import { Metrics } from "../platform/Metrics"
 import type { JsonRpc } from "../chain/Finality"
 import type { Broadcaster } from "./Broadcaster"
+import { holdAttention, type TokenGate } from "./TokenGate"
 import type { TreasuryWallet } from "./TreasuryWallet"
 
 /** How often the treasury's gas balance is read. */
@@ -47,6 +48,7 @@ interface RawReceipt {
 export const makeTransferFollower = (
   treasury: TreasuryWallet,
   broadcaster: Broadcaster,
+  gate: TokenGate,
   settings: { readonly transferReplaceAfterMs: number; readonly treasuryGasWarnGwei: number }
 ) =>
   Effect.gen(function* () {
@@ -143,20 +145,62 @@ export const makeTransferFollower = (
       }
     })
 
-    /** A final transfer that reverted: recorded so, and its request paused for an operator. */
+    /**
+     * A final transfer that reverted (the token changed between the check and the block): recorded so, with the
+     * cause read from the token now. Paused: signed again by itself once unpaused, no request paused. A blacklisted
+     * party: its request pauses with that code and nothing is tried again until a resume. Anything else:
+     * `transfer_reverted`. The authorization inside was not used, so a later transaction can carry it.
+     */
     const reverted = (t: OpenTransfer, receipt: RawReceipt) =>
       Effect.gen(function* () {
         const at = yield* now
-        yield* sql`
-          update transfers set state = 'reverted', tx_hash = ${receipt.transactionHash},
-            block_number = ${BigInt(receipt.blockNumber).toString()}
-          where command_id = ${t.command_id}`
+        const rows = yield* sql<{ deposit_address: string | null; to_address: string }>`
+          select d.deposit_address, t.to_address from transfers t join deposit_requests d on d.id = t.deposit_request_id
+          where t.command_id = ${t.command_id}`
+        const from = rows[0]?.deposit_address == null ? undefined : getAddress(rows[0].deposit_address)
+        const to = getAddress(rows[0]?.to_address ?? zeroAddress)
+        const tokenState = yield* Effect.either(gate.read(from === undefined ? [to] : [from, to]))
+        const paused = Either.isRight(tokenState) && tokenState.right.paused
+        const block =
+          Either.isLeft(tokenState) || from === undefined
+            ? undefined
+            : gate.blockOf(t.kind, from, to, tokenState.right.blacklisted)
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`
+              update transfers set state = 'reverted', tx_hash = ${receipt.transactionHash},
+                block_number = ${BigInt(receipt.blockNumber).toString()}
+              where command_id = ${t.command_id}`
+            if (paused)
+              yield* sql`
+                insert into outbox (topic, deposit_request_id, payload, created_at, trace_parent)
+                values ('command.retry', ${t.deposit_request_id}, ${{ command_id: t.command_id }}, ${at}, ${t.trace_parent})`
+          })
+        )
+        metrics.transfersReverted.inc({
+          cause: paused ? "token_paused" : (block?.code ?? "transfer_reverted")
+        })
+        if (paused) {
+          yield* Effect.logWarning(
+            `treasury: the ${t.kind} transfer ${receipt.transactionHash} reverted on a paused token; it goes again once unpaused`
+          )
+          return
+        }
+        const code = block?.code ?? "transfer_reverted"
+        const described =
+          block === undefined
+            ? {
+                message: `The ${t.kind} transfer ${receipt.transactionHash} reverted.`,
+                resolution:
+                  "Check the deposit address balance and the treasury's gas, then resume the request."
+              }
+            : holdAttention(block.code, t.kind, block.party, "blacklisted by the token")
         yield* host.apply(t.deposit_request_id, `reverted:${receipt.transactionHash}`, {
           type: "attention.raised",
           at: at.toISOString(),
-          code: "transfer_reverted",
-          message: `The ${t.kind} transfer ${receipt.transactionHash} reverted.`,
-          resolution: "Check the deposit address balance and the treasury's gas, then resume the request."
+          code,
+          message: `${described.message} Reverted transaction: ${receipt.transactionHash}.`,
+          resolution: described.resolution
         })
       }).pipe(
         spanCausedBy("Treasury.follow", t.trace_parent, {

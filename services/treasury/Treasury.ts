@@ -9,6 +9,7 @@ import { optionalSetting, positiveInteger } from "../platform/Settings"
 import { makeBroadcaster } from "./Broadcaster"
 import { makeCommandConsumer } from "./CommandConsumer"
 import { makeTransferFollower } from "./TransferFollower"
+import { makeTokenGate } from "./TokenGate"
 import { makeTransferSigner } from "./TransferSigner"
 import { makeTreasuryWallet } from "./TreasuryWallet"
 
@@ -35,8 +36,9 @@ export const makeTreasury = (chainAccess: ChainAccess, token: Hex, treasuryKey: 
       chainFinality: config.chainFinality
     })
     const broadcaster = yield* makeBroadcaster(treasury)
-    const consume = yield* makeCommandConsumer(yield* makeTransferSigner(treasury), broadcaster)
-    const follow = yield* makeTransferFollower(treasury, broadcaster, config)
+    const gate = yield* makeTokenGate(treasury)
+    const consume = yield* makeCommandConsumer(yield* makeTransferSigner(treasury), broadcaster, gate)
+    const follow = yield* makeTransferFollower(treasury, broadcaster, gate, config)
     // A transfer just signed is broadcast at once: the consumer wakes the follower, which otherwise passes again
     // TREASURY_INTERVAL after its last pass.
     const signed = yield* Queue.sliding<void>(1)
