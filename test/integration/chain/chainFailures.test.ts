@@ -23,11 +23,14 @@ const ChainLive = chainServiceLayer({}, { config: { transferReplaceAfterMs: 1_50
 
 const payer = anvilDevAccount(4)
 
-/** Sets a token balance in storage (`balanceOf` is slot 1): no Transfer event, so the watcher sees nothing. */
+/**
+ * Sets a token balance in storage (FiatToken keeps `balanceAndBlacklistStates` at slot 9; the top bit is the
+ * blacklist flag, clear here): no Transfer event, so the watcher sees nothing.
+ */
 const setBalance = (who: Address, amount: bigint) =>
   Effect.gen(function* () {
     const { local } = yield* ChainServiceFixture
-    const slot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [who, 1n]))
+    const slot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [who, 9n]))
     yield* Effect.promise(() =>
       local.chain.setStorageAt({
         address: local.token,

@@ -1,0 +1,288 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { type Address, encodeAbiParameters, keccak256, numberToHex } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { anvilDevAccount, DEV_ACCOUNT } from "../../../infra/chain/Anvil"
+import { fiatTokenAbi } from "../../../infra/contracts/FiatToken"
+import { formatAmount } from "../../../services/domain/Amount"
+import type { MerchantClient } from "../../support/Api"
+import type { LocalChain } from "../../support/LocalChain"
+import { readyRequest } from "../../support/Payer"
+import { ChainServiceFixture, chainServiceLayer } from "../../support/scopedChainService"
+
+/**
+ * Issue 44: the faults only Circle's real token has, on FiatToken v2.2 itself. A blacklisted payout address, payer
+ * wallet or deposit address holds its transfer and pauses its request with the reason, without one transaction sent
+ * that could only revert; a blacklisting between the check and the block is diagnosed from the token; a paused token
+ * holds every transfer with no request paused, and everything goes out by itself once it is unpaused.
+ */
+
+const ChainLive = chainServiceLayer({}, { mineWhileWaiting: true })
+
+const payer = anvilDevAccount(3)
+const treasury = anvilDevAccount(DEV_ACCOUNT.treasury).address
+
+interface View {
+  readonly status: string
+  readonly attention: { readonly code: string; readonly message: string } | null
+}
+
+const view = (api: MerchantClient, id: string) => api.call<View>("GET", `/v1/deposit-requests/${id}`)
+
+/** The request's view once `accept` holds, blocks mined meanwhile (finality moves only as blocks are mined). */
+const until = (id: string, accept: (v: View) => boolean) =>
+  Effect.flatMap(ChainServiceFixture, ({ local, api }) =>
+    Effect.promise(() =>
+      local.mineUntil(async () => {
+        const res = await view(api, id)
+        return accept(res.body) ? res.body : undefined
+      })
+    )
+  )
+const untilStatus = (id: string, status: string) => until(id, (v) => v.status === status)
+
+/** Transactions the treasury has sent (its nonce): what would show a transfer broadcast that could only revert. */
+const treasurySent = Effect.flatMap(ChainServiceFixture, ({ local }) =>
+  Effect.promise(() => local.chain.getTransactionCount({ address: treasury }))
+)
+
+const resume = (id: string) =>
+  Effect.flatMap(ChainServiceFixture, ({ service, merchant }) =>
+    Effect.promise(() =>
+      service.request(`/v1/deposit-requests/${id}/resume`, {
+        method: "POST",
+        headers: merchant.headers("session")
+      })
+    )
+  )
+
+/** A ready request to a fresh payout address, funded for the payer; the payment is made by the caller. */
+const funded = (baseUnits: bigint, extra = 0n) =>
+  Effect.flatMap(ChainServiceFixture, ({ local, service, api }) =>
+    Effect.promise(async () => {
+      const payout = privateKeyToAccount(generatePrivateKey()).address
+      const { id, address } = await readyRequest({ service, api, payer }, formatAmount(baseUnits), payout)
+      await local.mint(payer.address, baseUnits + extra)
+      return { id, address: address as Address, payout }
+    })
+  )
+
+const heldRows = (id: string) =>
+  Effect.flatMap(ChainServiceFixture, ({ db }) =>
+    Effect.promise(async () =>
+      (
+        await db.query<{ code: string; topic: string }>(
+          "select code, topic from held_transfers where deposit_request_id = $1",
+          [id.slice(3)]
+        )
+      ).rows.map((r) => r.code)
+    )
+  )
+
+const balance = (who: Address) =>
+  Effect.flatMap(ChainServiceFixture, ({ local }) => Effect.promise(() => local.balanceOf(who)))
+
+/** Sets or clears the blacklist bit of an address with no balance, in storage, as of the next block. */
+const blacklistFlag = async (local: LocalChain, who: Address, on: boolean) => {
+  const slot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [who, 9n]))
+  await local.chain.setStorageAt({
+    address: local.token,
+    index: slot,
+    value: numberToHex(on ? 1n << 255n : 0n, { size: 32 })
+  })
+}
+
+const control = <A>(f: (c: LocalChain["controls"]) => Promise<A>) =>
+  Effect.flatMap(ChainServiceFixture, ({ local }) => Effect.promise(() => f(local.controls)))
+
+layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
+  "the real USDC's blacklist and pause",
+  (it) => {
+    describe("a blacklisted payout address", () => {
+      it.effect("holds the settlement unsent, pauses the request, and settles once freed and resumed", () =>
+        Effect.gen(function* () {
+          const { local } = yield* ChainServiceFixture
+          const { id, address, payout } = yield* funded(2_000_000n)
+          yield* control((c) => c.blacklist(payout))
+          const sent = yield* treasurySent
+          yield* Effect.promise(() => local.pay(payer, address, 2_000_000n))
+          const paused = yield* untilStatus(id, "needs_attention")
+          assert.strictEqual(paused.attention?.code, "payout_address_blocked")
+          assert.include(paused.attention?.message ?? "", payout)
+          assert.deepStrictEqual(yield* heldRows(id), ["payout_address_blocked"])
+          // Blocks go by: no transaction was sent, none is tried again while the request waits.
+          yield* Effect.promise(() => local.chain.mine({ blocks: 5 }))
+          yield* Effect.sleep("1500 millis")
+          assert.strictEqual(yield* treasurySent, sent)
+          assert.strictEqual(yield* balance(address), 2_000_000n)
+
+          yield* control((c) => c.unBlacklist(payout))
+          assert.strictEqual((yield* resume(id)).status, 200)
+          yield* untilStatus(id, "settled")
+          assert.strictEqual(yield* balance(payout), 2_000_000n)
+          assert.strictEqual(yield* balance(address), 0n)
+          assert.deepStrictEqual(yield* heldRows(id), [])
+        })
+      )
+    })
+
+    describe("a blacklisted payer wallet", () => {
+      it.effect(
+        "settles the amount, holds the overpayment's return as owed, and returns it once resumed",
+        () =>
+          Effect.gen(function* () {
+            const { local, api } = yield* ChainServiceFixture
+            const { id, address, payout } = yield* funded(1_000_000n, 500_000n)
+            const before = yield* balance(payer.address)
+            yield* Effect.promise(() => local.pay(payer, address, 1_500_000n))
+            // The settlement leaves first; the payer is blacklisted before the return is signed.
+            yield* until(id, (v) => v.status === "settled" || v.status === "deposited")
+            yield* control((c) => c.blacklist(payer.address))
+            const paused = yield* Effect.gen(function* () {
+              const found = yield* untilStatus(id, "needs_attention")
+              assert.strictEqual(yield* balance(payout), 1_000_000n)
+              return found
+            }).pipe(Effect.ensuring(control((c) => c.unBlacklist(payer.address))))
+            assert.strictEqual(paused.attention?.code, "payer_wallet_blocked")
+            assert.strictEqual(yield* balance(address), 500_000n)
+            // Owed, not lost: the request's books still show the remainder as on its way back.
+            const recoveries = yield* Effect.promise(() =>
+              api.call<{ recoveries: ReadonlyArray<unknown> }>("GET", `/v1/deposit-requests/${id}/recoveries`)
+            )
+            assert.strictEqual(recoveries.body.recoveries.length, 0)
+            assert.strictEqual((yield* resume(id)).status, 200)
+            yield* until(id, (v) => v.status === "settled" && v.attention === null)
+            yield* Effect.promise(() =>
+              local.mineUntil(async () => ((await local.balanceOf(address)) === 0n ? true : undefined))
+            )
+            assert.strictEqual(yield* balance(payer.address), before - 1_000_000n)
+          })
+      )
+    })
+
+    describe("a blacklisted deposit address", () => {
+      it.effect("moves nothing until it is freed, then resume settles", () =>
+        Effect.gen(function* () {
+          const { local } = yield* ChainServiceFixture
+          const { id, address, payout } = yield* funded(1_000_000n)
+          yield* Effect.promise(() => local.pay(payer, address, 1_000_000n))
+          yield* control((c) => c.blacklist(address))
+          const sent = yield* treasurySent
+          const paused = yield* untilStatus(id, "needs_attention")
+          assert.strictEqual(paused.attention?.code, "deposit_address_blocked")
+          assert.strictEqual(yield* treasurySent, sent)
+          yield* control((c) => c.unBlacklist(address))
+          assert.strictEqual((yield* resume(id)).status, 200)
+          yield* untilStatus(id, "settled")
+          assert.strictEqual(yield* balance(payout), 1_000_000n)
+        })
+      )
+    })
+
+    describe("a blacklisting between the check and the block", () => {
+      it.effect(
+        "records the reverted settlement, pauses with the cause, and sends nothing more until resumed",
+        () =>
+          Effect.gen(function* () {
+            const { local, db } = yield* ChainServiceFixture
+            const { id, address, payout } = yield* funded(3_000_000n)
+            yield* Effect.promise(() => local.pay(payer, address, 3_000_000n))
+            // Automine off once paid: the settlement waits in the pool while the blacklister acts. The flag is written
+            // straight into the token's storage (the top bit of `balanceAndBlacklistStates`, slot 9), so no transaction of
+            // the blacklister's can be mined before the settlement; the next block then reverts it.
+            yield* Effect.promise(() => local.chain.setAutomine(false))
+            const signed = yield* Effect.promise(async () => {
+              const found = await local.mineUntil(async () => {
+                const rows = await db.query<{ tx_hash: string }>(
+                  "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
+                  [id.slice(3)]
+                )
+                return rows.rows[0]
+              })
+              await new Promise((r) => setTimeout(r, 300))
+              await blacklistFlag(local, payout, true)
+              await local.chain.mine({ blocks: 1 })
+              return found
+            }).pipe(Effect.ensuring(Effect.promise(() => local.chain.setAutomine(true))))
+            assert.isTrue(
+              yield* Effect.promise(() =>
+                local.chain.readContract({
+                  address: local.token,
+                  abi: fiatTokenAbi,
+                  functionName: "isBlacklisted",
+                  args: [payout]
+                })
+              )
+            )
+            const paused = yield* untilStatus(id, "needs_attention")
+            assert.strictEqual(paused.attention?.code, "payout_address_blocked")
+            const row = yield* Effect.promise(() =>
+              db.query<{ state: string; tx_hash: string }>(
+                "select state, tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
+                [id.slice(3)]
+              )
+            )
+            assert.strictEqual(row.rows[0]?.state, "reverted")
+            assert.include(paused.attention?.message ?? "", row.rows[0]!.tx_hash)
+            assert.isDefined(signed)
+            const sent = yield* treasurySent
+            yield* Effect.promise(() => local.chain.mine({ blocks: 5 }))
+            yield* Effect.sleep("1500 millis")
+            assert.strictEqual(yield* treasurySent, sent)
+
+            yield* control((c) => c.unBlacklist(payout))
+            assert.strictEqual((yield* resume(id)).status, 200)
+            yield* untilStatus(id, "settled")
+            assert.strictEqual(yield* balance(payout), 3_000_000n)
+            // One transaction reverted, one settled: the same authorization, carried by a second transaction.
+            assert.strictEqual((yield* treasurySent) - sent, 1)
+            assert.strictEqual(yield* balance(address), 0n)
+          })
+      )
+    })
+
+    describe("a paused token", () => {
+      it.effect(
+        "holds every settlement across blocks without pausing a request, then settles each once",
+        () =>
+          Effect.gen(function* () {
+            const { local, db } = yield* ChainServiceFixture
+            const first = yield* funded(1_000_000n)
+            const second = yield* funded(2_000_000n)
+            yield* Effect.promise(() => local.pay(payer, first.address, 1_000_000n))
+            yield* Effect.promise(() => local.pay(payer, second.address, 2_000_000n))
+            yield* control((c) => c.pause())
+            const sent = yield* treasurySent
+            yield* Effect.gen(function* () {
+              yield* untilStatus(first.id, "deposited")
+              yield* untilStatus(second.id, "deposited")
+              // Several blocks and treasury passes while paused: nothing sent, nothing paused, the pause recorded.
+              for (let i = 0; i < 4; i++) {
+                yield* Effect.promise(() => local.chain.mine({ blocks: 2 }))
+                yield* Effect.sleep("700 millis")
+              }
+              assert.strictEqual(yield* treasurySent, sent)
+              assert.strictEqual((yield* untilStatus(first.id, "deposited")).attention, null)
+              const status = yield* Effect.promise(() =>
+                db.query<{ paused: boolean }>("select paused from token_status where token = $1", [
+                  local.token.toLowerCase()
+                ])
+              )
+              assert.strictEqual(status.rows[0]?.paused, true)
+            }).pipe(Effect.ensuring(control((c) => c.unpause())))
+            yield* untilStatus(first.id, "settled")
+            yield* untilStatus(second.id, "settled")
+            assert.strictEqual(yield* balance(first.payout), 1_000_000n)
+            assert.strictEqual(yield* balance(second.payout), 2_000_000n)
+            const transfers = yield* Effect.promise(() =>
+              db.query<{ n: string }>(
+                "select count(*)::text as n from transfers where deposit_request_id = any($1::uuid[])",
+                [[first.id.slice(3), second.id.slice(3)]]
+              )
+            )
+            assert.strictEqual(transfers.rows[0]?.n, "2")
+          })
+      )
+    })
+  }
+)
