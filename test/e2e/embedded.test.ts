@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { type Address, createPublicClient, http } from "viem"
 import { afterAll, describe, expect, it } from "vitest"
+import { holdsUsdcProxy } from "../../infra/chain/deployUsdc"
 import { fiatTokenAbi as abi } from "../../infra/contracts/FiatToken"
 import { spawnService, environmentWithout } from "../support/Process"
 
@@ -21,8 +22,10 @@ const readChain = () =>
     rpc_url: string
     token_address: Address
   }
+const clientOf = (chain: { rpc_url: string }) =>
+  createPublicClient({ transport: http(chain.rpc_url, { retryCount: 0 }) })
 const balanceOf = (chain: { rpc_url: string; token_address: Address }) =>
-  createPublicClient({ transport: http(chain.rpc_url, { retryCount: 0 }) }).readContract({
+  clientOf(chain).readContract({
     address: chain.token_address,
     abi,
     functionName: "balanceOf",
@@ -54,8 +57,10 @@ describe("npm start on embedded defaults", () => {
       })
       expect(res.status).toBe(200)
 
-      // The embedded chain: the faucet mints test USDC on it through the CLI.
+      // The embedded chain runs Circle's FiatToken v2.2 behind its proxy; the faucet mints on it through the CLI.
       expect(first.output()).toMatch(/chain: http:\/\/127\.0\.0\.1:\d+ \(embedded\)/)
+      const chain = readChain()
+      expect(await holdsUsdcProxy(clientOf(chain), chain.token_address)).toBe(true)
       const funded = await cli(["devnet", "fund", "--address", PAYER, "--amount", "12.500000", "--json"])
       expect(JSON.parse(funded.stdout)).toMatchObject({ amount_base_units: "12500000" })
       expect(await balanceOf(readChain())).toBe(12_500_000n)
