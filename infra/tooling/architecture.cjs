@@ -64,7 +64,7 @@ module.exports = {
       name: "services-use-no-devnet-fixture",
       severity: "error",
       comment:
-        "The local chain and the test token are for the sandbox's start-up and tests, not for services.",
+        "The local chain and the deployment of Circle's token are for the sandbox's start-up and tests, not for services.",
       from: { path: "^services/" },
       to: { path: "^infra/(chain|contracts)/" }
     },

@@ -143,7 +143,7 @@ describe("the architecture rules", () => {
     )
   })
 
-  it("refuse the production settings importing the local chain or the test token", async () => {
+  it("refuse the production settings importing the local chain or the token's deployment", async () => {
     plant({
       "infra/chain/Anvil.ts": "export const anvil = 1\n",
       "infra/contracts/Token.ts": "export const token = 1\n",
