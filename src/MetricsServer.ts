@@ -124,6 +124,9 @@ export const MetricsServerLive = Layer.scopedDiscard(
       metrics.pendingTransfers.set(Number(transfers?.n ?? 0))
       const oldest = transfers?.oldest ?? null
       metrics.oldestPendingTransfer.set(oldest === null ? 0 : (Date.now() - oldest.getTime()) / 1000)
+      // Every instance reports the token's pause as the treasury (on one instance) last recorded it.
+      const [token] = yield* sql<{ paused: boolean }>`select bool_or(paused) as paused from token_status`
+      metrics.tokenPaused.set(token?.paused === true ? 1 : 0)
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("metrics: reading the backlogs failed", cause)))
     const inspectorFeed = yield* makeInspectorFeed
     const server = createServer((request: IncomingMessage, response: ServerResponse) => {

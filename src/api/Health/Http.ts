@@ -8,6 +8,8 @@ import { ServiceUnavailable } from "../Errors"
 
 const PROBE_TTL_MS = 500
 
+const rfc3339 = (d: Date) => `${d.toISOString().slice(0, 19)}Z`
+
 export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -21,22 +23,36 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
       chain_id: chainIdOf(config.serviceEnv),
       database: "ok" as const
     }
-    let last: { readonly atMs: number; readonly ok: boolean } | undefined
+    type Token = { readonly paused: boolean; readonly since: string; readonly checked_at: string } | null
+    let last: { readonly atMs: number; readonly ok: boolean; readonly token: Token } | undefined
     const unavailable = new ServiceUnavailable({ message: "The database does not answer." })
-    const answer = (ok: boolean) => (ok ? Effect.succeed(healthy) : Effect.fail(unavailable))
+    const answer = (ok: boolean, token: Token) =>
+      ok ? Effect.succeed({ ...healthy, token }) : Effect.fail(unavailable)
+    // The probe reads the token's state the treasury records (it runs on one instance), so every instance tells.
     const refresh = (nowMs: number) =>
-      sql`select 1`.pipe(
-        Effect.as(true),
-        Effect.orElseSucceed(() => false),
-        Effect.flatMap((ok) => {
-          last = { atMs: nowMs, ok }
-          return answer(ok)
+      sql<{ paused: boolean; changed_at: Date; checked_at: Date }>`
+        select paused, changed_at, checked_at from token_status order by paused desc, checked_at desc limit 1`.pipe(
+        Effect.map(
+          (rows): Token =>
+            rows[0] === undefined
+              ? null
+              : {
+                  paused: rows[0].paused,
+                  since: rfc3339(rows[0].changed_at),
+                  checked_at: rfc3339(rows[0].checked_at)
+                }
+        ),
+        Effect.map((token) => ({ ok: true, token })),
+        Effect.orElseSucceed(() => ({ ok: false, token: null as Token })),
+        Effect.flatMap(({ ok, token }) => {
+          last = { atMs: nowMs, ok, token }
+          return answer(ok, token)
         })
       )
     return handlers.handle("health", () =>
       Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
         last !== undefined && nowMs - last.atMs < PROBE_TTL_MS && nowMs >= last.atMs
-          ? answer(last.ok)
+          ? answer(last.ok, last.token)
           : refresh(nowMs)
       )
     )

@@ -83,6 +83,25 @@ const View = ({ route, account }: { route: Array<string>; account: Account | und
   }
 }
 
+/** How often the page asks the service whether the token is paused. */
+const TOKEN_CHECK_MS = 30_000
+
+/** When the USDC token was paused, while it is (from the service's health); undefined otherwise. */
+const useTokenPause = () => {
+  const [since, setSince] = useState<string>()
+  useEffect(() => {
+    const check = () =>
+      api<{ token: { paused: boolean; since: string } | null }>("GET", "/v1/health").then(
+        (h) => setSince(h.token?.paused === true ? h.token.since : undefined),
+        () => undefined
+      )
+    void check()
+    const timer = setInterval(check, TOKEN_CHECK_MS)
+    return () => clearInterval(timer)
+  }, [])
+  return since
+}
+
 const Shell = ({ onLogOut }: { onLogOut: () => void }) => {
   const route = useRoute()
   const [account, setAccount] = useState<Account>()
@@ -91,6 +110,7 @@ const Shell = ({ onLogOut }: { onLogOut: () => void }) => {
   useEffect(() => {
     api<Account>("GET", "/v1/account").then(setAccount, (e: unknown) => setError(sentence(e)))
   }, [])
+  const tokenPause = useTokenPause()
   // A new view (not the first): its heading takes the focus, so a screen reader announces where the reader is.
   const first = useRef(true)
   useEffect(() => {
@@ -138,6 +158,13 @@ const Shell = ({ onLogOut }: { onLogOut: () => void }) => {
         {error === undefined ? null : (
           <p class="refusal" role="alert">
             {error}
+          </p>
+        )}
+        {tokenPause === undefined ? null : (
+          <p class="refusal" role="alert" id="token-paused">
+            USDC is paused by its issuer since {new Date(tokenPause).toLocaleString()}: settlements and
+            returns wait, for every request, and go out by themselves once it is unpaused. Nothing needs
+            resuming.
           </p>
         )}
         <View route={route} account={account} />

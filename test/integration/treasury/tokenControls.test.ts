@@ -246,7 +246,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
         "holds every settlement across blocks without pausing a request, then settles each once",
         () =>
           Effect.gen(function* () {
-            const { local, db } = yield* ChainServiceFixture
+            const { local, db, service } = yield* ChainServiceFixture
             const first = yield* funded(1_000_000n)
             const second = yield* funded(2_000_000n)
             yield* Effect.promise(() => local.pay(payer, first.address, 1_000_000n))
@@ -269,6 +269,12 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
                 ])
               )
               assert.strictEqual(status.rows[0]?.paused, true)
+              // Every instance's health says so, as the dashboard's banner shows it.
+              const health = yield* Effect.promise(async () => {
+                const res = await service.request("/v1/health")
+                return (await res.json()) as { token: { paused: boolean } | null }
+              })
+              assert.strictEqual(health.token?.paused, true)
             }).pipe(Effect.ensuring(control((c) => c.unpause())))
             yield* untilStatus(first.id, "settled")
             yield* untilStatus(second.id, "settled")
@@ -281,6 +287,8 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
               )
             )
             assert.strictEqual(transfers.rows[0]?.n, "2")
+            const after = yield* Effect.promise(async () => (await service.request("/v1/health")).json())
+            assert.strictEqual((after as { token: { paused: boolean } }).token.paused, false)
           })
       )
     })
