@@ -181,7 +181,15 @@ export type DepositRequestEvent =
       readonly message: string
       readonly resolution: string
     }
-  | { readonly type: "operator.resumed"; readonly at: string }
+  | {
+      readonly type: "operator.resumed"
+      readonly at: string
+      /**
+       * A payout address to settle to instead (the old one is blocked by the token): an outstanding settlement is
+       * commanded anew to it, under a new id.
+       */
+      readonly payout_address?: string
+    }
 
 const BASE_UNITS = /^[0-9]+$/
 const add = (a: string, b: string) => (BigInt(a) + BigInt(b)).toString()
@@ -210,6 +218,18 @@ const returnCommand = (
   to: c.payer_wallet ?? "",
   reason
 })
+
+/**
+ * The id of a settlement redirected to another payout address: the first is `settle:<id>:redirect:1`, each later
+ * one counts on from the id it replaces. A new id, so the treasury signs a new authorization (a new EIP-3009
+ * nonce) naming the new address; the count lives in the id, so the snapshot keeps its shape.
+ */
+export const redirectedSettleId = (requestId: string, replaced: string) => {
+  const previous = replaced.startsWith(`settle:${requestId}:redirect:`)
+    ? Number(replaced.slice(`settle:${requestId}:redirect:`.length))
+    : 0
+  return `settle:${requestId}:redirect:${previous + 1}`
+}
 
 const pausedFromOneOf =
   (...from: ReadonlyArray<PausableStatus>) =>
@@ -475,10 +495,32 @@ export const depositRequestMachine = setup({
         : {}
     ),
     markDeadlinePassed: assign({ deadline_passed: true }),
-    /** Outstanding transfers are carried out again under their own ids: never a second transfer. */
-    retryOutstanding: enqueueActions(({ context, enqueue }) => {
-      for (const p of context.pending)
+    /**
+     * Runs first on resume. A resume to another payout address: the request settles there from now on, and an
+     * outstanding settlement is replaced by a new one to it, under a new id (never retried: its signed
+     * authorization names the old address).
+     */
+    redirectSettlement: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "operator.resumed" || event.payout_address === undefined) return
+      if (context.settlement !== null) return
+      const to = event.payout_address
+      const pending = context.pending.map(
+        (p): PendingCommand =>
+          p.type === "settle" ? { ...p, command_id: redirectedSettleId(context.id, p.command_id), to } : p
+      )
+      enqueue.assign({ payout_address: to, pending })
+      for (const p of pending) if (p.type === "settle") enqueue.emit(p)
+    }),
+    /**
+     * Outstanding transfers are carried out again under their own ids: never a second transfer. A settlement
+     * `redirectSettlement` just commanded anew is not retried.
+     */
+    retryOutstanding: enqueueActions(({ context, event, enqueue }) => {
+      const redirected = event.type === "operator.resumed" && event.payout_address !== undefined
+      for (const p of context.pending) {
+        if (redirected && p.type === "settle" && context.settlement === null) continue
         enqueue.emit({ kind: "command", type: "retry", command_id: p.command_id })
+      }
     }),
     /** Runs last on resume, after the actions that read what the pause recorded. */
     endPause: assign({ attention: null, paused_from: null, deadline_passed: false, held_credits: [] })
@@ -601,44 +643,70 @@ export const depositRequestMachine = setup({
           {
             guard: "expiredWhilePaused",
             target: "expired",
-            actions: ["retryOutstanding", "emitExpired", "returnExpiredBalance", "endPause"]
+            actions: [
+              "redirectSettlement",
+              "retryOutstanding",
+              "emitExpired",
+              "returnExpiredBalance",
+              "endPause"
+            ]
           },
           {
             guard: "fundedWhilePaused",
             target: "deposited",
-            actions: ["retryOutstanding", "commandSettlement", "endPause"]
+            actions: ["redirectSettlement", "retryOutstanding", "commandSettlement", "endPause"]
           },
           {
             guard: "partlyFundedWhilePaused",
             target: "partially_deposited",
-            actions: ["retryOutstanding", "endPause"]
+            actions: ["redirectSettlement", "retryOutstanding", "endPause"]
           },
-          { guard: "pausedFromReady", target: "ready", actions: ["retryOutstanding", "endPause"] },
+          {
+            guard: "pausedFromReady",
+            target: "ready",
+            actions: ["redirectSettlement", "retryOutstanding", "endPause"]
+          },
           {
             guard: "settledWhilePaused",
             target: "settled",
-            actions: ["retryOutstanding", "emitSettled", "returnOverpayment", "endPause"]
+            actions: [
+              "redirectSettlement",
+              "retryOutstanding",
+              "emitSettled",
+              "returnOverpayment",
+              "endPause"
+            ]
           },
-          { guard: "pausedFromDeposited", target: "deposited", actions: ["retryOutstanding", "endPause"] },
+          {
+            guard: "pausedFromDeposited",
+            target: "deposited",
+            actions: ["redirectSettlement", "retryOutstanding", "endPause"]
+          },
           {
             guard: "pausedFromSettled",
             target: "settled",
-            actions: ["retryOutstanding", "returnHeldCredits", "endPause"]
+            actions: ["redirectSettlement", "retryOutstanding", "returnHeldCredits", "endPause"]
           },
           {
             guard: "returnedWhilePaused",
             target: "returned",
-            actions: ["retryOutstanding", "emitReturned", "returnHeldCredits", "endPause"]
+            actions: [
+              "redirectSettlement",
+              "retryOutstanding",
+              "emitReturned",
+              "returnHeldCredits",
+              "endPause"
+            ]
           },
           {
             guard: "pausedFromExpired",
             target: "expired",
-            actions: ["retryOutstanding", "returnHeldCredits", "endPause"]
+            actions: ["redirectSettlement", "retryOutstanding", "returnHeldCredits", "endPause"]
           },
           {
             guard: "pausedFromReturned",
             target: "returned",
-            actions: ["retryOutstanding", "returnHeldCredits", "endPause"]
+            actions: ["redirectSettlement", "retryOutstanding", "returnHeldCredits", "endPause"]
           }
         ]
       }

@@ -53,8 +53,9 @@ const eventDetail = (event: DepositRequestEvent, s: Step): string => {
     }
     case "attention.raised":
       return ` ${event.code} (paused)`
-    case "deadline.reached":
     case "operator.resumed":
+      return event.payout_address === undefined ? "" : ` to payout address ${event.payout_address}`
+    case "deadline.reached":
       return ""
   }
 }

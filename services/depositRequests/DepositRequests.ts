@@ -3,9 +3,10 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Option, Runtime } from "effect"
 import { getAddress } from "viem"
 import { ActorHost } from "../actors/ActorHost"
-import type { DepositRequestRow } from "../actors/ActorRow"
+import { type DepositRequestRow, snapshotOf } from "../actors/ActorRow"
+import type { Step } from "../../machines/step"
 import { chainIdOf } from "../domain/Environment"
-import { InvalidState, NotFound } from "../domain/Errors"
+import { InvalidRequest, InvalidState, NotFound } from "../domain/Errors"
 import { ChangeFeed } from "../platform/ChangeFeed"
 import { Ids } from "../platform/Ids"
 import { publicBaseUrl, serviceEnv } from "../platform/Settings"
@@ -145,12 +146,102 @@ const make = Effect.gen(function* () {
       return page.every((r) => now.get(uuidOfId(r.id)) === r.version)
     })
 
-  /** PATCH: omitted fields stay, `null` clears, and the merged record is checked as a whole. */
+  /**
+   * Validate and load a resume to another payout address: only from a pause the token's blacklist caused on the
+   * payout address, before the settlement landed, to another enabled payout address of the account.
+   */
+  const redirectTarget = (accountId: string, row: DepositRequestRow, payoutAddressId: string) =>
+    Effect.gen(function* () {
+      const { context } = snapshotOf(row)
+      if (context.attention?.code !== PAYOUT_ADDRESS_BLOCKED) {
+        return yield* new InvalidState({
+          message: `payout_address_id is only taken when the request's attention code is ${PAYOUT_ADDRESS_BLOCKED}; this one's is ${context.attention?.code ?? "none"}. Resume without a body.`
+        })
+      }
+      if (context.settlement !== null) {
+        return yield* new InvalidState({
+          message:
+            "The settlement already reached the current payout address; resume without payout_address_id."
+        })
+      }
+      const uuid = uuidOfId(payoutAddressId)
+      const rows = yield* sql<{ address: string; disabled: boolean }>`
+        select address, disabled_at is not null as disabled from payout_addresses
+        where id = ${uuid} and account_id = ${accountId}`
+      const target = rows[0]
+      if (target === undefined) return yield* NotFound.of("payout_address")
+      if (target.disabled) {
+        return yield* new InvalidRequest({
+          message: "The payout address is disabled; name an enabled payout address of the account.",
+          param: "payout_address_id"
+        })
+      }
+      if (
+        uuid === row.payout_address_id ||
+        target.address.toLowerCase() === context.payout_address.toLowerCase()
+      ) {
+        return yield* new InvalidRequest({
+          message:
+            "The payout address is the request's current (blocked) one; name another enabled payout address.",
+          param: "payout_address_id"
+        })
+      }
+      return { uuid, address: target.address }
+    })
+
+  /**
+   * In the resume's commit, after its step: the request keeps the new payout address, the blocked one is disabled
+   * (unless it already was), and the replaced settlement is left with nothing that could carry it out. Fails (and
+   * so rolls the step back) when the target was disabled meanwhile or the step did not redirect.
+   */
+  const recordRedirect =
+    (
+      accountId: string,
+      uuid: string,
+      from: DepositRequestRow,
+      to: { uuid: string; address: string },
+      at: Date
+    ) =>
+    (applied: { readonly step: Step }) =>
+      Effect.gen(function* () {
+        if (applied.step.context.payout_address !== to.address) {
+          return yield* new InvalidState({
+            message: "The request changed meanwhile and was not resumed; read it again."
+          })
+        }
+        const still = yield* sql`
+          select 1 from payout_addresses
+          where id = ${to.uuid} and account_id = ${accountId} and disabled_at is null for share`
+        if (still.length === 0) {
+          return yield* new InvalidRequest({
+            message:
+              "The payout address was disabled meanwhile; name an enabled payout address of the account.",
+            param: "payout_address_id"
+          })
+        }
+        yield* sql`update deposit_requests set payout_address_id = ${to.uuid} where id = ${uuid}`
+        yield* sql`
+          update payout_addresses set disabled_at = ${at}, disabled_reason = ${BLOCKED_BY_TOKEN}, updated_at = ${at}
+          where id = ${from.payout_address_id} and account_id = ${accountId} and disabled_at is null`
+        const replaced = snapshotOf(from)
+          .context.pending.filter((p) => p.type === "settle")
+          .map((p) => p.command_id)
+        if (replaced.length > 0) {
+          // The held command would otherwise wait forever, and a retry of it find it and hold it again.
+          yield* sql`delete from held_transfers where command_id in ${sql.in(replaced)}`
+          yield* sql`
+            update outbox set published_at = ${at}
+            where deposit_request_id = ${uuid} and published_at is null
+              and payload->>'command_id' in ${sql.in(replaced)}`
+        }
+      })
+
   /**
    * An operator's resume of a request that needs attention: the lifecycle decides where the pause ends and
-   * re-issues what was outstanding (the treasury signs a reverted transfer again).
+   * re-issues what was outstanding (the treasury signs a reverted transfer again). With a payout address, a
+   * settlement held because the token blocks the current one is commanded anew to it (infra/decisions/0072).
    */
-  const resume = (accountId: string, uuid: string) =>
+  const resume = (accountId: string, uuid: string, input: ResumeInput) =>
     Effect.gen(function* () {
       const row = yield* load(accountId, uuid)
       if (Option.isNone(row)) return yield* NotFound.of("deposit_request")
@@ -160,12 +251,32 @@ const make = Effect.gen(function* () {
         })
       }
       const at = new Date(yield* Clock.currentTimeMillis)
-      yield* host
-        .apply(uuid, `resume:${ids.next()}`, { type: "operator.resumed", at: at.toISOString() })
-        .pipe(Effect.orDie)
+      const eventId = `resume:${ids.next()}`
+      if (input.payout_address_id === undefined) {
+        yield* host
+          .apply(uuid, eventId, { type: "operator.resumed", at: at.toISOString() })
+          .pipe(Effect.orDie)
+      } else {
+        const to = yield* redirectTarget(accountId, row.value, input.payout_address_id)
+        yield* host
+          .apply(
+            uuid,
+            eventId,
+            { type: "operator.resumed", at: at.toISOString(), payout_address: to.address },
+            recordRedirect(accountId, uuid, row.value, to, at)
+          )
+          .pipe(
+            Effect.catchTags({
+              SqlError: Effect.die,
+              DepositRequestMissing: Effect.die,
+              SnapshotVersionError: Effect.die
+            })
+          )
+      }
       return view(Option.getOrThrow(yield* load(accountId, uuid)))
     })
 
+  /** PATCH: omitted fields stay, `null` clears, and the merged record is checked as a whole. */
   const update = (accountId: string, uuid: string, patch: UpdateInput) =>
     sql
       .withTransaction(
@@ -230,11 +341,25 @@ const make = Effect.gen(function* () {
     ) {
       return yield* update(accountId, uuid, patch)
     }, orDieOnSql),
-    resume: Effect.fn("DepositRequests.resume")(function* (accountId: string, uuid: string) {
-      return yield* resume(accountId, uuid)
+    resume: Effect.fn("DepositRequests.resume")(function* (
+      accountId: string,
+      uuid: string,
+      input: ResumeInput = {}
+    ) {
+      return yield* resume(accountId, uuid, input)
     }, orDieOnSql)
   } as const
 })
+
+/** A resume's body: a plain resume, or one to another payout address (a `pa_` id). */
+export interface ResumeInput {
+  readonly payout_address_id?: string | undefined
+}
+
+/** The attention code under which a resume may name another payout address (the treasury's token gate sets it). */
+export const PAYOUT_ADDRESS_BLOCKED = "payout_address_blocked"
+/** `payout_addresses.disabled_reason` of an address a resume moved away from. */
+export const BLOCKED_BY_TOKEN = "blocked_by_token"
 
 /** The list's filters, all optional and combined with `and`; addresses and hashes in any case. */
 export interface ListOptions {

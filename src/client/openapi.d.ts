@@ -357,7 +357,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a request that needs attention (dashboard session only)
-         * @description After the cause in `attention.resolution` is dealt with: automatic movement resumes for this request and whatever was outstanding is carried out again. API keys are refused (401 `identity_unauthorized`).
+         * @description After the cause in `attention.resolution` is dealt with: automatic movement resumes for this request and whatever was outstanding is carried out again. The body is optional: with `payout_address_id`, a request paused with `payout_address_blocked` settles to that payout address instead (the only way a request's money goes elsewhere; recorded in its step history). API keys are refused (401 `identity_unauthorized`).
          */
         post: operations["depositRequests.resume"];
         delete?: never;
@@ -1139,6 +1139,16 @@ export interface components {
             chain_id: number;
             /** @enum {string} */
             database: "ok";
+            /** @description The USDC token as the treasury last read it; null before its first read. */
+            token: components["schemas"]["TokenHealth"] | null;
+        };
+        TokenHealth: {
+            /** @description True while the USDC token is paused by its issuer: every settlement and return waits and goes out by itself once it is unpaused. */
+            paused: boolean;
+            /** @description When the token's state last changed, as the treasury saw it. */
+            since: string;
+            /** @description When the treasury last read the token. */
+            checked_at: string;
         };
         /** @description Error envelope. `error.code` is one of: `invalid_request`. */
         HttpApiDecodeError: {
@@ -1531,6 +1541,15 @@ export interface components {
             metadata?: components["schemas"]["Metadata"] | null;
             customer_id?: components["schemas"]["cus_id"] | null;
         };
+        /**
+         * @description Optional. Without a body (or with `{}`) the request resumes as it was.
+         * @example {
+         *       "payout_address_id": "pa_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b"
+         *     }
+         */
+        ResumeDepositRequest: {
+            payout_address_id?: string;
+        };
         Transfer: {
             /** @enum {string} */
             direction: "in" | "out";
@@ -1754,6 +1773,8 @@ export interface components {
             /** @description RFC 3339 UTC, second precision, Z. */
             updated_at: string;
             disabled_at: string | null;
+            /** @description Why the service disabled it: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address. Null while enabled and when you disabled it yourself. */
+            disabled_reason: string | null;
         };
         /**
          * @example {
@@ -3964,7 +3985,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ResumeDepositRequest"];
+            };
+        };
         responses: {
             /** @description DepositRequest */
             200: {
@@ -4998,6 +5023,8 @@ export interface operations {
                         /** @description RFC 3339 UTC, second precision, Z. */
                         updated_at: string;
                         disabled_at: string | null;
+                        /** @description Why the service disabled it: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address. Null while enabled and when you disabled it yourself. */
+                        disabled_reason: string | null;
                     };
                 };
             };

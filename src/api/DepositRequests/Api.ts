@@ -230,6 +230,22 @@ export const UpdateDepositRequest = withExample(
   }
 )
 
+/** A resume's optional body: empty (or absent) for a plain resume. */
+export const ResumeDepositRequest = withExample(
+  StrictStruct({
+    payout_address_id: Schema.optional(
+      Id("pa").annotations({
+        description:
+          "Only when `attention.code` is `payout_address_blocked`: another enabled payout address of your account. The settlement is commanded anew to it (a new transfer, never the held one), the request keeps it from now on, and the blocked payout address is disabled with `disabled_reason: blocked_by_token`."
+      })
+    )
+  }).annotations({
+    identifier: "ResumeDepositRequest",
+    description: "Optional. Without a body (or with `{}`) the request resumes as it was."
+  }),
+  { payout_address_id: exampleId("pa") }
+)
+
 export const IdempotencyKeyHeader = Schema.Struct({
   "idempotency-key": Schema.String.pipe(
     Schema.filter((s) => {
@@ -406,6 +422,7 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
   .add(
     HttpApiEndpoint.post("resume", "/deposit-requests/:id/resume")
       .setPath(idPath)
+      .setPayload(ResumeDepositRequest)
       .addSuccess(DepositRequest)
       .addError(NotFound)
       .addError(InvalidState)
@@ -414,8 +431,13 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
       .annotate(OpenApi.Summary, "Resume a request that needs attention (dashboard session only)")
       .annotate(
         OpenApi.Description,
-        "After the cause in `attention.resolution` is dealt with: automatic movement resumes for this request and whatever was outstanding is carried out again. API keys are refused (401 `identity_unauthorized`)."
+        "After the cause in `attention.resolution` is dealt with: automatic movement resumes for this request and whatever was outstanding is carried out again. The body is optional: with `payout_address_id`, a request paused with `payout_address_blocked` settles to that payout address instead (the only way a request's money goes elsewhere; recorded in its step history). API keys are refused (401 `identity_unauthorized`)."
       )
+      // The body is optional: an absent one reads as `{}` (the edge primes it), which is a plain resume.
+      .annotate(OpenApi.Transform, (operation) => ({
+        ...operation,
+        requestBody: { ...operation.requestBody, required: false }
+      }))
   )
   .add(
     HttpApiEndpoint.get("transfers", "/deposit-requests/:id/transfers")

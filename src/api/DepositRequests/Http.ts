@@ -132,10 +132,10 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
           return found.value
         })
       )
-      .handle("resume", ({ path }) =>
+      .handle("resume", ({ path, payload }) =>
         Effect.gen(function* () {
           const { accountId } = yield* requireSession("Resuming a request")
-          return yield* requests.resume(accountId, yield* requireId(path.id))
+          return yield* requests.resume(accountId, yield* requireId(path.id), payload)
         })
       )
       .handle("transfers", ({ path }) =>

@@ -56,7 +56,11 @@ export const PayoutAddress = Schema.Struct({
   metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
   created_at: Timestamp,
   updated_at: Timestamp,
-  disabled_at: Schema.NullOr(Timestamp)
+  disabled_at: Schema.NullOr(Timestamp),
+  disabled_reason: Schema.NullOr(Schema.String).annotations({
+    description:
+      "Why the service disabled it: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address. Null while enabled and when you disabled it yourself."
+  })
 }).annotations({
   identifier: "PayoutAddress",
   description: "Where settlements send exactly the requested amount."

@@ -35,7 +35,8 @@ const payoutWire = (row: StoredResource) => ({
   address: String(row.address),
   label: str(row.label),
   ...stamps(row),
-  disabled_at: row.disabled_at instanceof Date ? formatTimestamp(row.disabled_at) : null
+  disabled_at: row.disabled_at instanceof Date ? formatTimestamp(row.disabled_at) : null,
+  disabled_reason: str(row.disabled_reason)
 })
 
 /** Bodies to columns: `metadata` is always an object (null clears it to `{}`); other nulls clear the column. */

@@ -44,7 +44,9 @@ const answeredOtherwise: Record<string, { readonly status: number; readonly code
   // A fixed WebAuthn answer cannot sign a fresh challenge.
   "POST /v1/sign-in/passkey": { status: 400, code: "invalid_request" },
   // An answer is taken only for a delivery the listener handed out, which an example cannot have polled.
-  "POST /v1/webhook-listeners/{id}/answers": { status: 409, code: "invalid_state" }
+  "POST /v1/webhook-listeners/{id}/answers": { status: 409, code: "invalid_state" },
+  // A resume needs a dashboard session (and a request paused with payout_address_blocked); examples use the key.
+  "POST /v1/deposit-requests/{id}/resume": { status: 401, code: "identity_unauthorized" }
 }
 
 let service: RunningService

@@ -534,6 +534,64 @@ describe("needs_attention", () => {
     expect(s.emitted).toEqual([{ kind: "command", type: "retry", command_id: `settle:${ID}` }])
   })
 
+  it("resumes to another payout address with one new settlement there, under a new id, and no retry of the old", () => {
+    const OTHER = "0x5555555555555555555555555555555555555555"
+    const THIRD = "0x6666666666666666666666666666666666666666"
+    const toOther = (to: string): DepositRequestEvent => ({
+      type: "operator.resumed",
+      at: T2,
+      payout_address: to
+    })
+    let s = run(deposited("130000000"), attention("payout_address_blocked")).s
+    s = via(s, toOther(OTHER), { to: "deposited", guard: "pausedFromDeposited" })
+    const first = `settle:${ID}:redirect:1`
+    expect(s.emitted).toEqual([
+      { kind: "command", type: "settle", command_id: first, amount_base_units: AMOUNT, to: OTHER }
+    ])
+    expect(s.context.payout_address).toBe(OTHER)
+    expect(s.context.pending).toEqual([
+      { kind: "command", type: "settle", command_id: first, amount_base_units: AMOUNT, to: OTHER }
+    ])
+    // Blocked again: the next redirect counts on from the id it replaces.
+    s = run(s, attention("payout_address_blocked")).s
+    s = next(s, toOther(THIRD))
+    expect(s.emitted).toEqual([
+      {
+        kind: "command",
+        type: "settle",
+        command_id: `settle:${ID}:redirect:2`,
+        amount_base_units: AMOUNT,
+        to: THIRD
+      }
+    ])
+    // A plain resume afterwards retries the redirected settlement under its own id; the settlement lands there.
+    s = run(s, attention("transfer_reverted")).s
+    s = next(s, resume())
+    expect(s.emitted).toEqual([{ kind: "command", type: "retry", command_id: `settle:${ID}:redirect:2` }])
+    const done = run(s, settlement())
+    expect(done.s.status).toBe("settled")
+    expect(done.s.context.pending).toEqual([
+      expect.objectContaining({ type: "return", reason: "overpayment", amount_base_units: "30000000" })
+    ])
+  })
+
+  it("resumes to another payout address still retrying outstanding returns, and settles there when funded", () => {
+    const OTHER = "0x5555555555555555555555555555555555555555"
+    const toOther: DepositRequestEvent = { type: "operator.resumed", at: T2, payout_address: OTHER }
+    // Nothing outstanding to redirect yet: funded during the pause, the settlement goes to the new address.
+    const funded = next(run(ready(), attention("payout_address_blocked"), credit("c1", AMOUNT)).s, toOther)
+    expect(commands(funded.emitted)).toEqual([
+      { kind: "command", type: "settle", command_id: `settle:${ID}`, amount_base_units: AMOUNT, to: OTHER }
+    ])
+    // Settled already: nothing to redirect, returns retried as before.
+    const overpaid = run(deposited("150000000"), settlement(), attention("payout_address_blocked")).s
+    const after = next(overpaid, toOther)
+    expect(after.emitted).toEqual([
+      { kind: "command", type: "retry", command_id: `return:${ID}:overpayment:remainder` }
+    ])
+    expect(after.context.payout_address).toBe(PAYOUT)
+  })
+
   it("records a settlement landing during a pause and reports it as settled on resume", () => {
     let s = run(deposited("130000000"), attention()).s
     s = via(s, settlement(), { to: "needs_attention", guard: "settlementPending" })
