@@ -30,6 +30,15 @@ export interface ReconciledRequest {
   readonly held_base_units: string
   /** The deposit address's token balance at the `finalized` block; null without a chain. */
   readonly chain_balance_base_units: string | null
+  /**
+   * Transfers the treasury holds back instead of sending (a blacklisted party, or a simulation that kept reverting):
+   * still owed and still on the deposit address, so part of `held_base_units`, never a difference.
+   */
+  readonly held_back: ReadonlyArray<{
+    readonly kind: "settlement" | "return"
+    readonly code: string
+    readonly amount_base_units: string
+  }>
   /** Each rule that does not hold, named; empty when the request's books balance. */
   readonly differences: ReadonlyArray<{
     readonly rule: ReconciliationRule
@@ -58,6 +67,11 @@ interface Row {
   readonly settled: string
   readonly returned: string
   readonly pending: string
+  readonly held_back: ReadonlyArray<{
+    readonly type: "settle" | "return"
+    readonly code: string
+    readonly amount: string
+  }>
 }
 
 /**
@@ -112,7 +126,10 @@ const make = Effect.gen(function* () {
           coalesce((select sum(t.amount_base_units) from transfers t
             where t.deposit_request_id = d.id and t.kind = 'return' and t.state = 'confirmed'), 0) as returned,
           coalesce((select sum(t.amount_base_units) from transfers t
-            where t.deposit_request_id = d.id and t.state = 'signed'), 0) as pending
+            where t.deposit_request_id = d.id and t.state = 'signed'), 0) as pending,
+          coalesce((select jsonb_agg(jsonb_build_object('type', h.payload->>'type', 'code', h.code,
+              'amount', h.payload->>'amount_base_units') order by h.held_at)
+            from held_transfers h where h.deposit_request_id = d.id), '[]'::jsonb) as held_back
         from deposit_requests d
         where d.account_id = ${accountId}
           and d.created_at >= ${range.from ?? new Date(0)}
@@ -152,6 +169,11 @@ const make = Effect.gen(function* () {
           pending_base_units: pending.toString(),
           held_base_units: held.toString(),
           chain_balance_base_units: balance === null ? null : balance.toString(),
+          held_back: row.held_back.map((h) => ({
+            kind: h.type === "settle" ? "settlement" : "return",
+            code: h.code,
+            amount_base_units: BigInt(h.amount).toString()
+          })),
           differences
         })
       }

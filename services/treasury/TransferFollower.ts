@@ -309,6 +309,14 @@ export const makeTransferFollower = (
         if (nowMs - t.signed_at.getTime() > config.transferReplaceAfterMs) stuck.push(t)
         else if (broadcaster.due(t.tx_hash, nowMs)) resend.push(t)
       }
+      // A paused token would revert them: nothing is sent again while it is (read only when something would be).
+      if (resend.length + stuck.length > 0) {
+        const token = yield* Effect.either(gate.read([]))
+        if (Either.isRight(token) && token.right.paused) {
+          resend.length = 0
+          stuck.length = 0
+        }
+      }
       // Same bytes, same hash: a re-send after a crash or a dropped broadcast can never pay twice.
       yield* broadcaster.send(resend)
       if (stuck.length > 0) {

@@ -2079,6 +2079,15 @@ export interface components {
             held_base_units: string;
             /** @description The deposit address's balance at the finalized block; null before an address or without a chain. */
             chain_balance_base_units: string | null;
+            /** @description Transfers held back instead of sent (the token blacklisted a party, or the transfer kept failing its simulation): still owed and still on the deposit address, so counted in `held_base_units`, not as a difference. */
+            held_back: {
+                /** @enum {string} */
+                kind: "settlement" | "return";
+                /** @description Why: `payout_address_blocked`, `payer_wallet_blocked`, `deposit_address_blocked` or `transfer_reverted`. */
+                code: string;
+                /** @description Integer base units as a string of digits. */
+                amount_base_units: string;
+            }[];
             /** @description Each rule that does not hold; empty when the request's books balance. */
             differences: {
                 /** @enum {string} */

@@ -20,6 +20,19 @@ export const ReconciledRequest = Schema.Struct({
     description:
       "The deposit address's balance at the finalized block; null before an address or without a chain."
   }),
+  held_back: Schema.Array(
+    Schema.Struct({
+      kind: Schema.Literal("settlement", "return"),
+      code: Schema.String.annotations({
+        description:
+          "Why: `payout_address_blocked`, `payer_wallet_blocked`, `deposit_address_blocked` or `transfer_reverted`."
+      }),
+      amount_base_units: BaseUnits
+    })
+  ).annotations({
+    description:
+      "Transfers held back instead of sent (the token blacklisted a party, or the transfer kept failing its simulation): still owed and still on the deposit address, so counted in `held_base_units`, not as a difference."
+  }),
   differences: Schema.Array(
     Schema.Struct({
       rule: Schema.Literal("settlement", "recoveries", "chain_balance"),

@@ -14,6 +14,11 @@ interface Report {
     readonly pending_base_units: string
     readonly held_base_units: string
     readonly chain_balance_base_units: string | null
+    readonly held_back: ReadonlyArray<{
+      readonly kind: string
+      readonly code: string
+      readonly amount_base_units: string
+    }>
     readonly differences: ReadonlyArray<{ readonly rule: string; readonly difference_base_units: string }>
   }>
   readonly totals: {
@@ -161,6 +166,12 @@ export const Reconciliation = () => {
                   <tr key={r.deposit_request_id}>
                     <td>
                       <a href={`#/requests/${r.deposit_request_id}`}>{r.deposit_request_id}</a> {r.status}
+                      {r.held_back.map((h) => (
+                        <span key={h.code + h.kind} class="held-back">
+                          {" "}
+                          ({h.kind} held back: {h.code})
+                        </span>
+                      ))}
                     </td>
                     {[
                       r.amount_base_units,

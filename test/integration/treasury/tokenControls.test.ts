@@ -150,6 +150,24 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
               api.call<{ recoveries: ReadonlyArray<unknown> }>("GET", `/v1/deposit-requests/${id}/recoveries`)
             )
             assert.strictEqual(recoveries.body.recoveries.length, 0)
+            // Reconciliation shows the return as held back, on the deposit address, not as a difference.
+            yield* Effect.promise(() => local.chain.mine({ blocks: 3 }))
+            const books = yield* Effect.promise(() =>
+              api.call<{
+                requests: ReadonlyArray<{
+                  deposit_request_id: string
+                  held_base_units: string
+                  held_back: ReadonlyArray<{ kind: string; code: string; amount_base_units: string }>
+                  differences: ReadonlyArray<unknown>
+                }>
+              }>("GET", "/v1/reconciliation")
+            )
+            const mine = books.body.requests.find((r) => r.deposit_request_id === id)
+            assert.deepStrictEqual(mine?.held_back, [
+              { kind: "return", code: "payer_wallet_blocked", amount_base_units: "500000" }
+            ])
+            assert.strictEqual(mine?.held_base_units, "500000")
+            assert.deepStrictEqual(mine?.differences, [])
             assert.strictEqual((yield* resume(id)).status, 200)
             yield* until(id, (v) => v.status === "settled" && v.attention === null)
             yield* Effect.promise(() =>
