@@ -82,12 +82,37 @@ const heldRows = (id: string) =>
 const balance = (who: Address) =>
   Effect.flatMap(ChainServiceFixture, ({ local }) => Effect.promise(() => local.balanceOf(who)))
 
-/** Sets or clears the blacklist bit of an address with no balance, in storage, as of the next block. */
-const blacklistFlag = async (local: LocalChain, who: Address, on: boolean) => {
-  const slot = keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [who, 9n]))
+/** FiatToken's storage: `balanceAndBlacklistStates` is the mapping at slot 9, `paused` sits beside the pauser in slot 1. */
+const balanceSlot = (who: Address) =>
+  keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [who, 9n]))
+const PAUSABLE_SLOT = numberToHex(1n, { size: 32 })
+const PAUSED_BIT = 1n << 160n
+
+/** Sets the `paused` flag in storage, as of the next block, with no transaction of the pauser's. */
+const pausedFlag = async (local: LocalChain, on: boolean) => {
+  const word = BigInt(
+    (await local.chain.getStorageAt({ address: local.token, slot: PAUSABLE_SLOT })) ?? "0x0"
+  )
   await local.chain.setStorageAt({
     address: local.token,
-    index: slot,
+    index: PAUSABLE_SLOT,
+    value: numberToHex(on ? word | PAUSED_BIT : word & ~PAUSED_BIT, { size: 32 })
+  })
+}
+
+/** Sets an address's balance in storage (no Transfer event, so the watcher sees nothing). */
+const balanceInStorage = (local: LocalChain, who: Address, amount: bigint) =>
+  local.chain.setStorageAt({
+    address: local.token,
+    index: balanceSlot(who),
+    value: numberToHex(amount, { size: 32 })
+  })
+
+/** Sets or clears the blacklist bit of an address with no balance, in storage, as of the next block. */
+const blacklistFlag = async (local: LocalChain, who: Address, on: boolean) => {
+  await local.chain.setStorageAt({
+    address: local.token,
+    index: balanceSlot(who),
     value: numberToHex(on ? 1n << 255n : 0n, { size: 32 })
   })
 }
@@ -307,6 +332,83 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
             assert.strictEqual(transfers.rows[0]?.n, "2")
             const after = yield* Effect.promise(async () => (await service.request("/v1/health")).json())
             assert.strictEqual((after as { token: { paused: boolean } }).token.paused, false)
+          })
+      )
+    })
+
+    describe("a transfer whose simulation keeps reverting for another reason", () => {
+      it.effect("is held as transfer_reverted with the revert reason after a bounded number of tries", () =>
+        Effect.gen(function* () {
+          const { local, db } = yield* ChainServiceFixture
+          const { id, address, payout } = yield* funded(1_000_000n)
+          const sent = yield* treasurySent
+          yield* Effect.promise(() => local.pay(payer, address, 1_000_000n))
+          // The payment's log stays (so it is credited when final) but the balance goes: every simulation reverts.
+          yield* Effect.promise(() => balanceInStorage(local, address, 0n))
+          const paused = yield* untilStatus(id, "needs_attention")
+          assert.strictEqual(paused.attention?.code, "transfer_reverted")
+          assert.include(paused.attention?.message ?? "", "transfer amount exceeds balance")
+          assert.deepStrictEqual(yield* heldRows(id), ["transfer_reverted"])
+          assert.strictEqual(yield* treasurySent, sent)
+          const reason = yield* Effect.promise(() =>
+            db.query<{ reason: string }>("select reason from held_transfers where deposit_request_id = $1", [
+              id.slice(3)
+            ])
+          )
+          assert.include(reason.rows[0]?.reason ?? "", "exceeds balance")
+
+          yield* Effect.promise(() => balanceInStorage(local, address, 1_000_000n))
+          assert.strictEqual((yield* resume(id)).status, 200)
+          yield* untilStatus(id, "settled")
+          assert.strictEqual(yield* balance(payout), 1_000_000n)
+        })
+      )
+    })
+
+    describe("a pause between the check and the block", () => {
+      it.effect(
+        "records the reverted settlement and sends it again by itself once unpaused, pausing no request",
+        () =>
+          Effect.gen(function* () {
+            const { local, db } = yield* ChainServiceFixture
+            const { id, address, payout } = yield* funded(4_000_000n)
+            yield* Effect.promise(() => local.pay(payer, address, 4_000_000n))
+            yield* Effect.promise(() => local.chain.setAutomine(false))
+            yield* Effect.promise(async () => {
+              await local.mineUntil(async () => {
+                const rows = await db.query<{ tx_hash: string }>(
+                  "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
+                  [id.slice(3)]
+                )
+                return rows.rows[0]
+              })
+              await new Promise((r) => setTimeout(r, 300))
+              await pausedFlag(local, true)
+              await local.chain.mine({ blocks: 1 })
+            }).pipe(Effect.ensuring(Effect.promise(() => local.chain.setAutomine(true))))
+            const sent = yield* treasurySent
+            yield* Effect.gen(function* () {
+              yield* Effect.promise(() =>
+                local.mineUntil(async () => {
+                  const rows = await db.query<{ state: string }>(
+                    "select state from transfers where deposit_request_id = $1 and kind = 'settle'",
+                    [id.slice(3)]
+                  )
+                  return rows.rows[0]?.state === "reverted" ? true : undefined
+                })
+              )
+              // Paused: nothing more is sent and the request is not paused, however many blocks go by.
+              for (let i = 0; i < 3; i++) {
+                yield* Effect.promise(() => local.chain.mine({ blocks: 2 }))
+                yield* Effect.sleep("600 millis")
+              }
+              assert.strictEqual(yield* treasurySent, sent)
+              const still = yield* untilStatus(id, "deposited")
+              assert.strictEqual(still.attention, null)
+            }).pipe(Effect.ensuring(Effect.promise(() => pausedFlag(local, false))))
+            yield* untilStatus(id, "settled")
+            assert.strictEqual(yield* balance(payout), 4_000_000n)
+            assert.strictEqual((yield* treasurySent) - sent, 1)
           })
       )
     })
