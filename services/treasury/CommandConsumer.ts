@@ -242,7 +242,7 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
         const from = (yield* depositAddresses([transfer.deposit_request_id])).get(transfer.deposit_request_id)
         const to = getAddress(transfer.to_address)
         const tokenState = yield* gate.read(from === undefined ? [to] : [from, to])
-        if (tokenState.paused) return
+        if (tokenState.paused) return false
         const block =
           from === undefined ? undefined : gate.blockOf(transfer.kind, from, to, tokenState.blacklisted)
         if (block !== undefined) {
@@ -312,8 +312,10 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
       }>`
         select id, payload, trace_parent from outbox
         where published_at is null and topic = 'command.retry' order by id limit 100`
-      for (const command of retries) yield* retry(command)
-      return signed + retries.length
+      let handled = 0
+      // A retry waiting for the token to be unpaused is not counted: an idle pass sleeps before the next.
+      for (const command of retries) if ((yield* retry(command)) !== false) handled++
+      return signed + handled
     })
     return consume
   })
