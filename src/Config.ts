@@ -11,7 +11,7 @@ import { publicBaseUrlSetting, dataDir, databaseUrl } from "../services/platform
 import { treasurySettings } from "../services/treasury/Treasury"
 import { dispatchSettings } from "../services/webhooks/WebhookDispatcher"
 import { webhooksAllowPrivateSetting } from "../services/webhooks/WebhookUrlRules"
-import { chainEndpointSettings } from "../services/chain/ChainSettings"
+import { chainEndpointSettings, embeddedChainSettings } from "../services/chain/ChainSettings"
 import { describeFinality } from "../services/chain/Finality"
 import { apiSettings } from "./middleware/ApiSettings"
 import { metricsServerSettings } from "./MetricsServer"
@@ -57,7 +57,8 @@ export const appConfig = Config.all([
   // Read as set: whether it may serve this environment is one of the start-up refusals, on the same line as the rest.
   Config.all({ depositKeyMnemonic }),
   metricsServerSettings,
-  chainEndpointSettings
+  chainEndpointSettings,
+  embeddedChainSettings
 ]).pipe(
   Config.map(
     ([
@@ -72,9 +73,11 @@ export const appConfig = Config.all([
       treasury,
       depositKey,
       metrics,
-      endpoints
+      endpoints,
+      embedded
     ]) => ({
       ...endpoints,
+      ...embedded,
       ...signIn,
       ...tracing,
       ...objects,

@@ -2,13 +2,12 @@ import { Effect, Option } from "effect"
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Address, createWalletClient, getAddress, http, publicActions } from "viem"
-import { anvilChain, startAnvil } from "./Anvil"
+import { type AnvilOptions, anvilChain, startAnvil } from "./Anvil"
 import { deployUsdc, holdsUsdcProxy } from "./deployUsdc"
 import type { ServiceEnv } from "../../services/domain/Environment"
 import { chainIdOf } from "../../services/domain/Environment"
 
-/** Seconds between blocks of the embedded chain, and its finality lag (finalized = latest − 2 × slots). */
-export const EMBEDDED_BLOCK_SECONDS = 1
+/** The embedded chain's finality lag: finalized = latest − 2 × slots, 4 blocks. Its block time is `CHAIN_BLOCK_MS`. */
 export const EMBEDDED_SLOTS_IN_AN_EPOCH = 2
 
 /** What a running embedded chain tells other processes (the CLI's faucet): written on start, removed on stop. */
@@ -24,6 +23,11 @@ export interface ChainedConfig {
   readonly chainRpcUrl: Option.Option<string>
   readonly chainRpcUrls: Option.Option<string>
   readonly tokenAddress: Option.Option<string>
+}
+
+/** What starting the embedded chain reads besides: its block time (`CHAIN_BLOCK_MS`, whole milliseconds). */
+export interface EmbeddedChainConfig extends ChainedConfig {
+  readonly chainBlockMs: number
 }
 
 export const chainDir = (dataDir: string) => join(dataDir, "chain")
@@ -57,28 +61,31 @@ export const withChain = <C extends ChainedConfig>(config: C, chain: EmbeddedCha
   tokenAddress: Option.some(chain.token_address as string)
 })
 
+/** How the embedded chain's anvil is started; anvil takes the block time in seconds, fractions allowed (0.4). */
+export const embeddedAnvilOptions = (config: EmbeddedChainConfig): AnvilOptions => ({
+  chainId: chainIdOf(config.serviceEnv),
+  blockTime: config.chainBlockMs / 1000,
+  mixedMining: true,
+  slotsInAnEpoch: EMBEDDED_SLOTS_IN_AN_EPOCH,
+  stateFile: join(chainDir(config.dataDir), "state.json"),
+  stateIntervalSeconds: 5,
+  readyTimeoutMs: 60_000,
+  // The scope stops it on shutdown; under NodeRuntime.runMain its signal hooks would end the process first.
+  handleSignals: false
+})
+
 /**
  * The embedded local chain of `npm start` in the sandbox: anvil on loopback with the sandbox chain id, a block
- * every second and `finalized` lagging `latest` (so waiting for finality is real), its state kept under
- * DATA_DIR/chain across restarts. Circle's FiatToken v2.2 is deployed once behind its proxy (dev account 0 holds
- * its roles); its address is kept beside the state and
- * deployed again only if the chain no longer has it (the state file was removed).
+ * every `CHAIN_BLOCK_MS` (a second by default) and `finalized` lagging `latest` (so waiting for finality is
+ * real), its state kept under DATA_DIR/chain across restarts. Circle's FiatToken v2.2 is deployed once behind
+ * its proxy (dev account 0 holds its roles); its address is kept beside the state and deployed again only if the
+ * chain no longer has it (the state file was removed).
  */
-export const embeddedChain = (config: ChainedConfig) =>
+export const embeddedChain = (config: EmbeddedChainConfig) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       mkdirSync(chainDir(config.dataDir), { recursive: true })
-      const node = await startAnvil({
-        chainId: chainIdOf(config.serviceEnv),
-        blockTime: EMBEDDED_BLOCK_SECONDS,
-        mixedMining: true,
-        slotsInAnEpoch: EMBEDDED_SLOTS_IN_AN_EPOCH,
-        stateFile: join(chainDir(config.dataDir), "state.json"),
-        stateIntervalSeconds: 5,
-        readyTimeoutMs: 60_000,
-        // The scope stops it on shutdown; under NodeRuntime.runMain its signal hooks would end the process first.
-        handleSignals: false
-      })
+      const node = await startAnvil(embeddedAnvilOptions(config))
       const client = createWalletClient({
         chain: anvilChain(node),
         transport: http(node.rpcUrl, { retryCount: 0 })

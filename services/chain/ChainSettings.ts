@@ -43,6 +43,30 @@ export const chainEndpointSettings = Config.all({
 })
 export type ChainEndpointSettings = Config.Config.Success<typeof chainEndpointSettings>
 
+/** Bounds of `CHAIN_BLOCK_MS`: below 100 ms blocks outrun the watcher's 100 ms polling; a minute is plenty. */
+export const CHAIN_BLOCK_MS_MIN = 100
+export const CHAIN_BLOCK_MS_MAX = 60_000
+
+/**
+ * The embedded local chain's cadence (the sandbox with no endpoint set): `CHAIN_BLOCK_MS` milliseconds between
+ * blocks, 1000 by default; 400 is Monad's. Ignored when an endpoint is configured (that chain keeps its own).
+ */
+export const embeddedChainSettings = Config.all({
+  chainBlockMs: Config.string("CHAIN_BLOCK_MS").pipe(
+    Config.withDefault("1000"),
+    Config.validate({
+      message: `CHAIN_BLOCK_MS: must be whole milliseconds from ${CHAIN_BLOCK_MS_MIN} to ${CHAIN_BLOCK_MS_MAX} (the embedded chain's block time, e.g. 400)`,
+      validation: (text) => {
+        if (!/^\s*\d+\s*$/.test(text)) return false
+        const ms = Number(text)
+        return ms >= CHAIN_BLOCK_MS_MIN && ms <= CHAIN_BLOCK_MS_MAX
+      }
+    }),
+    Config.map(Number)
+  )
+})
+export type EmbeddedChainSettings = Config.Config.Success<typeof embeddedChainSettings>
+
 /** The chain the service watches and settles on; both unset: no chain (the watcher and treasury stay off). */
 export const chainSettings = Config.all({
   chainRpcUrl,
