@@ -311,7 +311,8 @@ const devAccounts = new Map<string, HDAccount>()
 /**
  * Anvil's funded dev account `index` (`m/44'/60'/0'/0/index` of the mnemonic). By our convention account 0
  * holds every USDC role (owner, minter, pauser, blacklister: the sandbox faucet), account 1 is the
- * treasury that pays gas and account 8 is the USDC proxy's admin (which cannot call the token through the proxy). Remembered:
+ * treasury that pays gas and account 19 (past the funded ten, so never a payer) is the USDC proxy's admin, which
+ * cannot call the token through the proxy. Remembered:
  * deriving the BIP-39 seed is deliberately slow.
  */
 export const anvilDevAccount = (index: number, mnemonic: string = ANVIL_DEFAULT_MNEMONIC): HDAccount => {
@@ -324,4 +325,4 @@ export const anvilDevAccount = (index: number, mnemonic: string = ANVIL_DEFAULT_
   return account
 }
 
-export const DEV_ACCOUNT = { faucetOwner: 0, treasury: 1, proxyAdmin: 8 } as const
+export const DEV_ACCOUNT = { faucetOwner: 0, treasury: 1, proxyAdmin: 19 } as const

@@ -46,7 +46,10 @@ export interface UsdcDeployment {
    * which is also configured as an unlimited minter (the faucet).
    */
   readonly roles?: Account
-  /** The proxy's admin; it cannot call the token through the proxy, so never the roles' account. */
+  /**
+   * The proxy's admin; it cannot call the token through the proxy, so never the roles' account nor a payer. It sends
+   * nothing here (the proxy is handed to it), so it needs no gas.
+   */
   readonly proxyAdmin?: Account
 }
 
@@ -55,8 +58,8 @@ const THROWAWAY: Address = "0x0000000000000000000000000000000000000001"
 
 /**
  * Deploys Circle's FiatToken v2.2 as Circle does on every chain: the SignatureChecker library, the implementation
- * linked to it (initialised with throwaway values so nobody else can), the FiatTokenProxy in front of it (deployed by
- * the proxy admin), then through the proxy `initialize`, `initializeV2`, `initializeV2_1`, `initializeV2_2` and
+ * linked to it (initialised with throwaway values so nobody else can), the FiatTokenProxy in front of it (handed at
+ * once to its own admin, as Circle's proxies have one), then through the proxy `initialize`, `initializeV2`, `initializeV2_1`, `initializeV2_2` and
  * `configureMinter`. Each transaction is waited for, so it works on automine and on interval mining alike.
  */
 export const deployUsdc = async (
@@ -104,11 +107,22 @@ export const deployUsdc = async (
   for (const c of initialisation("", "", 0, THROWAWAY, THROWAWAY)) await call(implementation, c)
   const address = await deploy(
     "FiatTokenProxy",
-    proxyAdmin,
+    roles,
     encodeDeployData({
       abi: fiatTokenProxyAbi,
       bytecode: fiatTokenProxyArtifact().bytecode,
       args: [implementation]
+    })
+  )
+  await mined(
+    "changeAdmin",
+    await writeContract(client, {
+      address,
+      abi: fiatTokenProxyAbi,
+      functionName: "changeAdmin",
+      args: [proxyAdmin.address],
+      account: roles,
+      chain
     })
   )
   for (const c of initialisation(name, symbol, USDC_DECIMALS, roles.address, roles.address))

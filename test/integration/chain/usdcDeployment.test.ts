@@ -69,7 +69,7 @@ layer(Layer.scoped(Deployed, scopedLocalChain()), { timeout: 60_000 })(
     )
 
     it.effect(
-      "the proxy points at FiatTokenV2_2's code, linked to the deployed SignatureChecker, and is administered by dev account 8",
+      "the proxy points at FiatTokenV2_2's code, linked to the deployed SignatureChecker, and is administered by its own admin (dev account 19)",
       () =>
         Effect.gen(function* () {
           const { chain, token, deployed } = yield* Deployed
