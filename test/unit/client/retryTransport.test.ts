@@ -55,7 +55,7 @@ const envelope = (code: string, message: string) => ({ error: { code, message },
 const rateLimited = (retryAfter: string) =>
   json(429, envelope("rate_limited", "Too many requests."), { "retry-after": retryAfter })
 const hangUp: Step = (req) => req.socket.destroy()
-const health = { status: "ok", environment: "sandbox", chain_id: 10143, database: "ok" }
+const health = { status: "ok", environment: "sandbox", chain_id: 10143, database: "ok", token: null }
 const order = { amount: "1.000000", issuer_id: "iss_x", payout_address_id: "pa_x" }
 
 describe("the fetch client's transport", () => {
