@@ -221,8 +221,9 @@ const returnCommand = (
 
 /**
  * The id of a settlement redirected to another payout address: the first is `settle:<id>:redirect:1`, each later
- * one counts on from the id it replaces. A new id, so the treasury signs a new authorization (a new EIP-3009
- * nonce) naming the new address; the count lives in the id, so the snapshot keeps its shape.
+ * one counts on from the id it replaces. A new id, so the treasury signs a new authorization naming the new address
+ * (under the same EIP-3009 nonce as the first: the token lets only one of them ever execute); the count lives in the
+ * id, so the snapshot keeps its shape.
  */
 export const redirectedSettleId = (requestId: string, replaced: string) => {
   const previous = replaced.startsWith(`settle:${requestId}:redirect:`)

@@ -25,6 +25,16 @@ export interface AuthorizedTransfer extends Authorization {
   readonly gas: bigint
 }
 
+/**
+ * The EIP-3009 nonce of a transfer: derived from its command id, so a re-signed transfer is the same authorization.
+ * A settlement redirected to another payout address (`settle:<id>:redirect:<n>`, machines/DepositRequest.ts) shares
+ * the nonce of the request's first settlement: the token executes at most one authorization per nonce, so however
+ * often a request is redirected, and whatever reverted transaction published an earlier authorization, at most one
+ * settlement can ever leave its deposit address.
+ */
+export const authorizationNonce = (commandId: string): Hex =>
+  keccak256(toHex(commandId.replace(/^(settle:[^:]+):redirect:\d+$/, "$1")))
+
 /** Gas estimates asked for in one JSON-RPC batch. */
 export const ESTIMATES_PER_BATCH = 100
 
@@ -86,7 +96,7 @@ export const makeTransferSigner = (treasury: TreasuryWallet) =>
       if (depositIndex === undefined)
         return yield* Effect.dieMessage(`request ${transfer.deposit_request_id} has no deposit index`)
       const deposit = vault.depositAccount(depositIndex)
-      const nonce = keccak256(toHex(transfer.command_id))
+      const nonce = authorizationNonce(transfer.command_id)
       const message = {
         from: deposit.address,
         to: getAddress(transfer.to),

@@ -412,5 +412,72 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
           })
       )
     })
+
+    describe("a settlement reverted by a blacklisting, resumed to another payout address", () => {
+      it.effect(
+        "settles to the new address, and the authorization the reverted transaction published can never run",
+        () =>
+          Effect.gen(function* () {
+            const { local, db, api, service, merchant } = yield* ChainServiceFixture
+            const { id, address, payout } = yield* funded(5_000_000n)
+            yield* Effect.promise(() => local.pay(payer, address, 5_000_000n))
+            yield* Effect.promise(() => local.chain.setAutomine(false))
+            yield* Effect.promise(async () => {
+              await local.mineUntil(async () => {
+                const rows = await db.query<{ tx_hash: string }>(
+                  "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
+                  [id.slice(3)]
+                )
+                return rows.rows[0]
+              })
+              await new Promise((r) => setTimeout(r, 300))
+              await blacklistFlag(local, payout, true)
+              await local.chain.mine({ blocks: 1 })
+            }).pipe(Effect.ensuring(Effect.promise(() => local.chain.setAutomine(true))))
+            const paused = yield* untilStatus(id, "needs_attention")
+            assert.strictEqual(paused.attention?.code, "payout_address_blocked")
+            // The reverted transaction carries the signed authorization to the old address: it is public now.
+            const reverted = yield* Effect.promise(() =>
+              db.query<{ tx_hash: `0x${string}` }>(
+                "select tx_hash from transfers where deposit_request_id = $1 and state = 'reverted'",
+                [id.slice(3)]
+              )
+            )
+            const published = yield* Effect.promise(() =>
+              local.chain.getTransaction({ hash: reverted.rows[0]!.tx_hash })
+            )
+
+            const other = privateKeyToAccount(generatePrivateKey()).address
+            const created = yield* Effect.promise(() =>
+              api.call<{ id: string }>("POST", "/v1/payout-addresses", { address: other })
+            )
+            const resumed = yield* Effect.promise(() =>
+              service.request(`/v1/deposit-requests/${id}/resume`, {
+                method: "POST",
+                headers: { ...merchant.headers("session"), "content-type": "application/json" },
+                body: JSON.stringify({ payout_address_id: created.body.id })
+              })
+            )
+            assert.strictEqual(resumed.status, 200)
+            yield* untilStatus(id, "settled")
+            assert.strictEqual(yield* balance(other), 5_000_000n)
+            assert.strictEqual(yield* balance(payout), 0n)
+
+            // The old address is freed and the deposit address holds money again: anyone replaying the published
+            // authorization is refused by the token, since the redirect used its nonce.
+            yield* Effect.promise(() => blacklistFlag(local, payout, false))
+            yield* Effect.promise(() => local.mint(address, 5_000_000n))
+            const replay = yield* Effect.promise(() =>
+              local.chain
+                .call({ account: anvilDevAccount(5).address, to: local.token, data: published.input })
+                .then(
+                  () => "executed",
+                  (e: unknown) => (e instanceof Error ? e.message : String(e))
+                )
+            )
+            assert.include(replay, "FiatTokenV2: authorization is used or canceled")
+          })
+      )
+    })
   }
 )
