@@ -6,6 +6,7 @@ import {
   getContractAddress,
   type Hash,
   encodeDeployData,
+  encodeFunctionData,
   type Hex,
   maxUint256,
   type Transport
@@ -56,11 +57,21 @@ export interface UsdcDeployment {
 /** Circle's address for an implementation's throwaway initialisation. */
 const THROWAWAY: Address = "0x0000000000000000000000000000000000000001"
 
+/** Gas limits given (so nothing is estimated against contracts not mined yet): above what each uses. */
+const GAS = {
+  signatureChecker: 600_000n,
+  implementation: 6_000_000n,
+  proxy: 700_000n,
+  call: 400_000n
+} as const
+
 /**
  * Deploys Circle's FiatToken v2.2 as Circle does on every chain: the SignatureChecker library, the implementation
  * linked to it (initialised with throwaway values so nobody else can), the FiatTokenProxy in front of it (handed at
- * once to its own admin, as Circle's proxies have one), then through the proxy `initialize`, `initializeV2`, `initializeV2_1`, `initializeV2_2` and
- * `configureMinter`. Each transaction is waited for, so it works on automine and on interval mining alike.
+ * once to its own admin, as Circle's proxies have one), then through the proxy `initialize`, `initializeV2`,
+ * `initializeV2_1`, `initializeV2_2` and `configureMinter`. One account sends every transaction at consecutive
+ * nonces, the addresses worked out from them, and all are waited for at the end: on interval mining the whole
+ * deployment takes one block, not one each.
  */
 export const deployUsdc = async (
   client: Client<Transport, Chain | undefined>,
@@ -71,63 +82,74 @@ export const deployUsdc = async (
   const name = options.name ?? "USDC"
   const symbol = options.symbol ?? "USDC"
   const chain = client.chain ?? null
+  let nonce = await getTransactionCount(client, { address: roles.address, blockTag: "pending" })
+  const sent: Array<{ readonly what: string; readonly hash: Hash }> = []
 
-  const mined = async (what: string, hash: Hash) => {
-    const receipt = await waitForTransactionReceipt(client, { hash, pollingInterval: 50 })
-    if (receipt.status !== "success") throw new Error(`deploying USDC: ${what} reverted in ${hash}`)
-    return receipt
+  /** Sends creation code (constructor arguments appended); answers the address the contract will have. */
+  const deploy = async (what: string, data: Hex, gas: bigint) => {
+    const at = getContractAddress({ from: roles.address, nonce: BigInt(nonce) })
+    sent.push({
+      what,
+      hash: await sendTransaction(client, { account: roles, chain, nonce: nonce++, data, gas })
+    })
+    return at
   }
-  /** Deploys creation code (constructor arguments appended) and answers the new contract's address. */
-  const deploy = async (what: string, account: Account, data: Hex) => {
-    const nonce = await getTransactionCount(client, { address: account.address, blockTag: "pending" })
-    await mined(what, await sendTransaction(client, { account, chain, nonce, data }))
-    return getContractAddress({ from: account.address, nonce: BigInt(nonce) })
-  }
-  type Call = { readonly functionName: string; readonly args: ReadonlyArray<unknown> }
-  const call = async (address: Address, what: Call) =>
-    mined(
-      what.functionName,
-      await writeContract(client, {
-        address,
-        abi: fiatTokenAbi,
+  const call = async (address: Address, what: string, data: Hex) =>
+    sent.push({
+      what,
+      hash: await sendTransaction(client, {
         account: roles,
         chain,
-        ...what
-      } as unknown as Parameters<typeof writeContract>[1])
-    )
+        nonce: nonce++,
+        to: address,
+        data,
+        gas: GAS.call
+      })
+    })
+  const initialise = async (address: Address, calls: ReturnType<typeof initialisation>) => {
+    for (const c of calls)
+      await call(
+        address,
+        c.functionName,
+        encodeFunctionData({ abi: fiatTokenAbi, ...c } as unknown as Parameters<typeof encodeFunctionData>[0])
+      )
+  }
 
-  const signatureChecker = await deploy("SignatureChecker", roles, signatureCheckerArtifact().bytecode)
+  const signatureChecker = await deploy(
+    "SignatureChecker",
+    signatureCheckerArtifact().bytecode,
+    GAS.signatureChecker
+  )
   const v2_2 = fiatTokenV2_2Artifact()
   const implementation = await deploy(
     "FiatTokenV2_2",
-    roles,
-    linkBytecode(v2_2.bytecode, v2_2.linkReferences, { [SIGNATURE_CHECKER]: signatureChecker })
+    linkBytecode(v2_2.bytecode, v2_2.linkReferences, { [SIGNATURE_CHECKER]: signatureChecker }),
+    GAS.implementation
   )
   // The implementation itself is initialised with throwaway values, as Circle's deploy script does.
-  for (const c of initialisation("", "", 0, THROWAWAY, THROWAWAY)) await call(implementation, c)
+  await initialise(implementation, initialisation("", "", 0, THROWAWAY, THROWAWAY))
   const address = await deploy(
     "FiatTokenProxy",
-    roles,
     encodeDeployData({
       abi: fiatTokenProxyAbi,
       bytecode: fiatTokenProxyArtifact().bytecode,
       args: [implementation]
-    })
+    }),
+    GAS.proxy
   )
-  await mined(
+  await call(
+    address,
     "changeAdmin",
-    await writeContract(client, {
-      address,
-      abi: fiatTokenProxyAbi,
-      functionName: "changeAdmin",
-      args: [proxyAdmin.address],
-      account: roles,
-      chain
-    })
+    encodeFunctionData({ abi: fiatTokenProxyAbi, functionName: "changeAdmin", args: [proxyAdmin.address] })
   )
-  for (const c of initialisation(name, symbol, USDC_DECIMALS, roles.address, roles.address))
-    await call(address, c)
-  await call(address, { functionName: "configureMinter", args: [roles.address, maxUint256] })
+  await initialise(address, [
+    ...initialisation(name, symbol, USDC_DECIMALS, roles.address, roles.address),
+    { functionName: "configureMinter", args: [roles.address, maxUint256] }
+  ])
+  for (const { what, hash } of sent) {
+    const receipt = await waitForTransactionReceipt(client, { hash, pollingInterval: 50 })
+    if (receipt.status !== "success") throw new Error(`deploying USDC: ${what} reverted in ${hash}`)
+  }
   return { address, implementation, signatureChecker }
 }
 
