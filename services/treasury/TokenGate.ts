@@ -28,6 +28,9 @@ export interface TransferCommand {
   readonly trace_parent: string | null
 }
 
+/** `eth_call`s sent in one JSON-RPC batch: providers cap a batch's size (some at 100). */
+export const CALLS_PER_BATCH = 100
+
 /** The attention a hold raises: what happened and what resumes it, in the merchant's words. */
 export const holdAttention = (
   code: HoldCode,
@@ -64,8 +67,8 @@ export const holdAttention = (
 /**
  * The checks before a transfer is signed, so that no transaction that can only revert is ever broadcast: whether the
  * token is paused (every transfer waits, for every account, with no request paused) and whether the sender or the
- * receiver is blacklisted (that one transfer is held and its request paused with the reason). Reads are one
- * JSON-RPC batch of `eth_call`s at the latest block.
+ * receiver is blacklisted (that one transfer is held and its request paused with the reason). Reads are JSON-RPC
+ * batches of `eth_call`s at the latest block, at most CALLS_PER_BATCH each (providers cap a batch's size).
  */
 export const makeTokenGate = (treasury: TreasuryWallet) =>
   Effect.gen(function* () {
@@ -76,23 +79,33 @@ export const makeTokenGate = (treasury: TreasuryWallet) =>
 
     const call = (data: Hex) => ({ method: "eth_call", params: [{ to: token, data }, "latest"] })
 
-    /** `paused()` and `isBlacklisted(a)` for each address, answered together. */
+    /** `paused()` and `isBlacklisted(a)` for each address, in batches of at most CALLS_PER_BATCH calls. */
     const read = Effect.fn("TokenGate.read")(function* (addresses: ReadonlyArray<Address>) {
       const unique = [...new Set(addresses.map((a) => a.toLowerCase() as Address))]
-      const answers = yield* Effect.tryPromise({
-        try: () =>
-          chainAccess.together<ReadonlyArray<Hex>>(
-            [
-              call(encodeFunctionData({ abi: usdcAbi, functionName: "paused" })),
-              ...unique.map((a) =>
-                call(encodeFunctionData({ abi: usdcAbi, functionName: "isBlacklisted", args: [a] }))
-              )
-            ],
-            (all) => all.length === unique.length + 1,
-            "eth_call"
-          ),
-        catch: (cause) => new ChainRpcError({ method: "eth_call", cause })
-      })
+      const calls = [
+        call(encodeFunctionData({ abi: usdcAbi, functionName: "paused" })),
+        ...unique.map((a) =>
+          call(encodeFunctionData({ abi: usdcAbi, functionName: "isBlacklisted", args: [a] }))
+        )
+      ]
+      const batches: Array<typeof calls> = []
+      for (let i = 0; i < calls.length; i += CALLS_PER_BATCH)
+        batches.push(calls.slice(i, i + CALLS_PER_BATCH))
+      const answered = yield* Effect.forEach(
+        batches,
+        (batch) =>
+          Effect.tryPromise({
+            try: () =>
+              chainAccess.together<ReadonlyArray<Hex>>(
+                batch,
+                (all) => all.length === batch.length,
+                "eth_call"
+              ),
+            catch: (cause) => new ChainRpcError({ method: "eth_call", cause })
+          }),
+        { concurrency: 2 }
+      )
+      const answers = answered.flat()
       const paused = decodeFunctionResult({ abi: usdcAbi, functionName: "paused", data: answers[0]! })
       const blacklisted = new Set<string>()
       for (const [i, a] of unique.entries())
