@@ -166,12 +166,6 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
                   signed.map((g) => g.command.id),
                   at
                 )
-                // A settlement signed supersedes any held one of its request (resumed to another payout address).
-                const settling = signed.filter((g) => g.command.payload.type === "settle")
-                if (settling.length > 0)
-                  yield* sql`
-                    delete from held_transfers where payload->>'type' = 'settle'
-                      and deposit_request_id in ${sql.in(settling.map((g) => g.command.deposit_request_id))}`
               })
             )
             recorded += signed.length

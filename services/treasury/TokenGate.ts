@@ -28,6 +28,9 @@ export interface TransferCommand {
   readonly trace_parent: string | null
 }
 
+/** How stale `token_status.checked_at` may get while the token's state does not change. */
+export const STATUS_REFRESH_MS = 5_000
+
 /** `eth_call`s sent in one JSON-RPC batch: providers cap a batch's size (some at 100). */
 export const CALLS_PER_BATCH = 100
 
@@ -116,13 +119,19 @@ export const makeTokenGate = (treasury: TreasuryWallet) =>
     })
 
     let lastPaused: boolean | undefined
-    /** The token's pause as every instance's health and metrics read it; a row written when it changes. */
+    let writtenAtMs = Number.NEGATIVE_INFINITY
+    /**
+     * The token's pause as every instance's health and metrics read it: a row written when it changes, and otherwise
+     * at most every STATUS_REFRESH_MS (its `checked_at`), not at every pass.
+     */
     const recordPaused = (paused: boolean) =>
       Effect.gen(function* () {
-        metrics.tokenPaused.set(paused ? 1 : 0)
-        const at = new Date(yield* Clock.currentTimeMillis)
+        const nowMs = yield* Clock.currentTimeMillis
         const changed = lastPaused !== paused
+        if (!changed && nowMs - writtenAtMs < STATUS_REFRESH_MS) return
+        const at = new Date(nowMs)
         lastPaused = paused
+        writtenAtMs = nowMs
         yield* sql`
           insert into token_status (token, paused, changed_at, checked_at)
           values (${token.toLowerCase()}, ${paused}, ${at}, ${at})

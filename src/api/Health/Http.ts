@@ -4,11 +4,10 @@ import { Clock, Effect } from "effect"
 import { Api } from "../../Api"
 import { ApiSettings } from "../../middleware/ApiSettings"
 import { chainIdOf } from "../../../services/domain/Environment"
+import { formatTimestamp } from "../../../services/domain/Timestamp"
 import { ServiceUnavailable } from "../Errors"
 
 const PROBE_TTL_MS = 500
-
-const rfc3339 = (d: Date) => `${d.toISOString().slice(0, 19)}Z`
 
 export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function* () {
@@ -38,8 +37,8 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
               ? null
               : {
                   paused: rows[0].paused,
-                  since: rfc3339(rows[0].changed_at),
-                  checked_at: rfc3339(rows[0].checked_at)
+                  since: formatTimestamp(rows[0].changed_at),
+                  checked_at: formatTimestamp(rows[0].checked_at)
                 }
         ),
         Effect.map((token) => ({ ok: true, token })),
