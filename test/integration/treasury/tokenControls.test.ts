@@ -117,6 +117,32 @@ const blacklistFlag = async (local: LocalChain, who: Address, on: boolean) => {
   })
 }
 
+/**
+ * Automine off once the request is paid: the settlement is signed and waits in the pool, then `change` alters the
+ * token's storage (no transaction that could be mined first) and the next block mines the settlement against it.
+ */
+const settlementThenTokenChange = (id: string, change: (local: LocalChain) => Promise<void>) =>
+  Effect.flatMap(ChainServiceFixture, ({ local, db }) =>
+    Effect.promise(async () => {
+      await local.chain.setAutomine(false)
+      try {
+        const signed = await local.mineUntil(async () => {
+          const rows = await db.query<{ tx_hash: string }>(
+            "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
+            [id.slice(3)]
+          )
+          return rows.rows[0]
+        })
+        await new Promise((r) => setTimeout(r, 300))
+        await change(local)
+        await local.chain.mine({ blocks: 1 })
+        return signed
+      } finally {
+        await local.chain.setAutomine(true)
+      }
+    })
+  )
+
 const control = <A>(f: (c: LocalChain["controls"]) => Promise<A>) =>
   Effect.flatMap(ChainServiceFixture, ({ local }) => Effect.promise(() => f(local.controls)))
 
@@ -233,20 +259,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
             // Automine off once paid: the settlement waits in the pool while the blacklister acts. The flag is written
             // straight into the token's storage (the top bit of `balanceAndBlacklistStates`, slot 9), so no transaction of
             // the blacklister's can be mined before the settlement; the next block then reverts it.
-            yield* Effect.promise(() => local.chain.setAutomine(false))
-            const signed = yield* Effect.promise(async () => {
-              const found = await local.mineUntil(async () => {
-                const rows = await db.query<{ tx_hash: string }>(
-                  "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
-                  [id.slice(3)]
-                )
-                return rows.rows[0]
-              })
-              await new Promise((r) => setTimeout(r, 300))
-              await blacklistFlag(local, payout, true)
-              await local.chain.mine({ blocks: 1 })
-              return found
-            }).pipe(Effect.ensuring(Effect.promise(() => local.chain.setAutomine(true))))
+            const signed = yield* settlementThenTokenChange(id, (l) => blacklistFlag(l, payout, true))
             assert.isTrue(
               yield* Effect.promise(() =>
                 local.chain.readContract({
@@ -373,19 +386,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
             const { local, db } = yield* ChainServiceFixture
             const { id, address, payout } = yield* funded(4_000_000n)
             yield* Effect.promise(() => local.pay(payer, address, 4_000_000n))
-            yield* Effect.promise(() => local.chain.setAutomine(false))
-            yield* Effect.promise(async () => {
-              await local.mineUntil(async () => {
-                const rows = await db.query<{ tx_hash: string }>(
-                  "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
-                  [id.slice(3)]
-                )
-                return rows.rows[0]
-              })
-              await new Promise((r) => setTimeout(r, 300))
-              await pausedFlag(local, true)
-              await local.chain.mine({ blocks: 1 })
-            }).pipe(Effect.ensuring(Effect.promise(() => local.chain.setAutomine(true))))
+            yield* settlementThenTokenChange(id, (l) => pausedFlag(l, true))
             const sent = yield* treasurySent
             yield* Effect.gen(function* () {
               yield* Effect.promise(() =>
@@ -421,19 +422,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
             const { local, db, api, service, merchant } = yield* ChainServiceFixture
             const { id, address, payout } = yield* funded(5_000_000n)
             yield* Effect.promise(() => local.pay(payer, address, 5_000_000n))
-            yield* Effect.promise(() => local.chain.setAutomine(false))
-            yield* Effect.promise(async () => {
-              await local.mineUntil(async () => {
-                const rows = await db.query<{ tx_hash: string }>(
-                  "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
-                  [id.slice(3)]
-                )
-                return rows.rows[0]
-              })
-              await new Promise((r) => setTimeout(r, 300))
-              await blacklistFlag(local, payout, true)
-              await local.chain.mine({ blocks: 1 })
-            }).pipe(Effect.ensuring(Effect.promise(() => local.chain.setAutomine(true))))
+            yield* settlementThenTokenChange(id, (l) => blacklistFlag(l, payout, true))
             const paused = yield* untilStatus(id, "needs_attention")
             assert.strictEqual(paused.attention?.code, "payout_address_blocked")
             // The reverted transaction carries the signed authorization to the old address: it is public now.
