@@ -39,3 +39,34 @@ export const chainServiceLayer = (
       return { ...running, local }
     })
   )
+
+/** What the chain tests read of a request. */
+export interface RequestView {
+  readonly status: string
+  readonly attention: { readonly code: string; readonly message: string; readonly resolution: string } | null
+}
+
+/** The request's view once `accept` holds, blocks mined meanwhile (finality moves only as blocks are mined). */
+export const untilRequest = (id: string, accept: (v: RequestView) => boolean) =>
+  Effect.flatMap(ChainServiceFixture, ({ local, api }) =>
+    Effect.promise(() =>
+      local.mineUntil(async () => {
+        const res = await api.call<RequestView>("GET", `/v1/deposit-requests/${id}`)
+        return accept(res.body) ? res.body : undefined
+      })
+    )
+  )
+
+/** The request's view once it reaches `status`, blocks mined meanwhile. */
+export const untilStatus = (id: string, status: string) => untilRequest(id, (v) => v.status === status)
+
+/** An operator's resume of the request, with a dashboard session. */
+export const resumeRequest = (id: string) =>
+  Effect.flatMap(ChainServiceFixture, ({ service, merchant }) =>
+    Effect.promise(() =>
+      service.request(`/v1/deposit-requests/${id}/resume`, {
+        method: "POST",
+        headers: merchant.headers("session")
+      })
+    )
+  )

@@ -8,7 +8,12 @@ import { anvilDevAccount } from "../../../infra/chain/Anvil"
 import { formatAmount } from "../../../services/domain/Amount"
 import type { MerchantClient } from "../../support/Api"
 import { readyRequest } from "../../support/Payer"
-import { ChainServiceFixture, chainServiceLayer } from "../../support/scopedChainService"
+import {
+  ChainServiceFixture,
+  chainServiceLayer,
+  resumeRequest,
+  untilStatus
+} from "../../support/scopedChainService"
 
 /**
  * Issue 6: what the chain does wrong, on a local node the test drives block by block. A settlement that reverts
@@ -47,17 +52,6 @@ const view = (api: MerchantClient, id: string) =>
     `/v1/deposit-requests/${id}`
   )
 
-/** The request's view once it reaches `status`, blocks mined meanwhile. */
-const untilStatus = (id: string, status: string) =>
-  Effect.flatMap(ChainServiceFixture, ({ local, api }) =>
-    Effect.promise(() =>
-      local.mineUntil(async () => {
-        const res = await view(api, id)
-        return res.body.status === status ? res.body : undefined
-      })
-    )
-  )
-
 /**
  * A ready request paid exactly to a fresh payout address; then automine goes off, so every
  * transaction waits in the mempool until the test mines, and blocks are mined until the settlement is signed.
@@ -79,17 +73,6 @@ const paidWithSettlementHeld = (baseUnits: bigint) =>
       })
       return { id, address, payout, settlement }
     })
-  )
-
-/** An operator's resume of the request, with a dashboard session. */
-const resume = (id: string) =>
-  Effect.flatMap(ChainServiceFixture, ({ service, merchant }) =>
-    Effect.promise(() =>
-      service.request(`/v1/deposit-requests/${id}/resume`, {
-        method: "POST",
-        headers: merchant.headers("session")
-      })
-    )
   )
 
 // Real time throughout: the service and the chain run on the wall clock, so the tests do too.
@@ -154,7 +137,7 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("what the chain
           // The funds are back (as an operator would make sure); resume.
           yield* setBalance(address, 3_000_000n)
           yield* Effect.promise(() => local.chain.setAutomine(true))
-          const resumed = yield* resume(id)
+          const resumed = yield* resumeRequest(id)
           assert.strictEqual(resumed.status, 200)
           const resumedBody = (yield* Effect.promise(() => resumed.json())) as { status: string }
           assert.strictEqual(resumedBody.status, "deposited")
@@ -162,7 +145,7 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("what the chain
           yield* untilStatus(id, "settled")
           assert.strictEqual(yield* Effect.promise(() => local.balanceOf(payout)), 3_000_000n)
           assert.strictEqual(yield* Effect.promise(() => local.balanceOf(address)), 0n)
-          const again = yield* resume(id)
+          const again = yield* resumeRequest(id)
           assert.strictEqual(again.status, 409)
           const againBody = (yield* Effect.promise(() => again.json())) as { error: { code: string } }
           assert.strictEqual(againBody.error.code, "invalid_state")
@@ -372,7 +355,7 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("what the chain
           }).pipe(
             Effect.ensuring(Effect.promise(() => local.chain.setBalance({ address: treasury, value: gas })))
           )
-          const resumed = yield* resume(id)
+          const resumed = yield* resumeRequest(id)
           assert.strictEqual(resumed.status, 200)
           yield* untilStatus(id, "settled")
           assert.strictEqual(yield* Effect.promise(() => local.balanceOf(payout)), 1_000_000n)

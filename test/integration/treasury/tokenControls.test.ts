@@ -5,10 +5,15 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { anvilDevAccount, DEV_ACCOUNT } from "../../../infra/chain/Anvil"
 import { fiatTokenAbi } from "../../../infra/contracts/FiatToken"
 import { formatAmount } from "../../../services/domain/Amount"
-import type { MerchantClient } from "../../support/Api"
 import type { LocalChain } from "../../support/LocalChain"
 import { readyRequest } from "../../support/Payer"
-import { ChainServiceFixture, chainServiceLayer } from "../../support/scopedChainService"
+import {
+  ChainServiceFixture,
+  chainServiceLayer,
+  resumeRequest,
+  untilRequest,
+  untilStatus
+} from "../../support/scopedChainService"
 
 /**
  * Issue 44: the faults only Circle's real token has, on FiatToken v2.2 itself. A blacklisted payout address, payer
@@ -22,39 +27,10 @@ const ChainLive = chainServiceLayer({}, { mineWhileWaiting: true })
 const payer = anvilDevAccount(3)
 const treasury = anvilDevAccount(DEV_ACCOUNT.treasury).address
 
-interface View {
-  readonly status: string
-  readonly attention: { readonly code: string; readonly message: string } | null
-}
-
-const view = (api: MerchantClient, id: string) => api.call<View>("GET", `/v1/deposit-requests/${id}`)
-
-/** The request's view once `accept` holds, blocks mined meanwhile (finality moves only as blocks are mined). */
-const until = (id: string, accept: (v: View) => boolean) =>
-  Effect.flatMap(ChainServiceFixture, ({ local, api }) =>
-    Effect.promise(() =>
-      local.mineUntil(async () => {
-        const res = await view(api, id)
-        return accept(res.body) ? res.body : undefined
-      })
-    )
-  )
-const untilStatus = (id: string, status: string) => until(id, (v) => v.status === status)
-
 /** Transactions the treasury has sent (its nonce): what would show a transfer broadcast that could only revert. */
 const treasurySent = Effect.flatMap(ChainServiceFixture, ({ local }) =>
   Effect.promise(() => local.chain.getTransactionCount({ address: treasury }))
 )
-
-const resume = (id: string) =>
-  Effect.flatMap(ChainServiceFixture, ({ service, merchant }) =>
-    Effect.promise(() =>
-      service.request(`/v1/deposit-requests/${id}/resume`, {
-        method: "POST",
-        headers: merchant.headers("session")
-      })
-    )
-  )
 
 /** A ready request to a fresh payout address, funded for the payer; the payment is made by the caller. */
 const funded = (baseUnits: bigint, extra = 0n) =>
@@ -168,7 +144,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
           assert.strictEqual(yield* balance(address), 2_000_000n)
 
           yield* control((c) => c.unBlacklist(payout))
-          assert.strictEqual((yield* resume(id)).status, 200)
+          assert.strictEqual((yield* resumeRequest(id)).status, 200)
           yield* untilStatus(id, "settled")
           assert.strictEqual(yield* balance(payout), 2_000_000n)
           assert.strictEqual(yield* balance(address), 0n)
@@ -187,7 +163,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
             const before = yield* balance(payer.address)
             yield* Effect.promise(() => local.pay(payer, address, 1_500_000n))
             // The settlement leaves first; the payer is blacklisted before the return is signed.
-            yield* until(id, (v) => v.status === "settled" || v.status === "deposited")
+            yield* untilRequest(id, (v) => v.status === "settled" || v.status === "deposited")
             yield* control((c) => c.blacklist(payer.address))
             const paused = yield* Effect.gen(function* () {
               const found = yield* untilStatus(id, "needs_attention")
@@ -219,8 +195,8 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
             ])
             assert.strictEqual(mine?.held_base_units, "500000")
             assert.deepStrictEqual(mine?.differences, [])
-            assert.strictEqual((yield* resume(id)).status, 200)
-            yield* until(id, (v) => v.status === "settled" && v.attention === null)
+            assert.strictEqual((yield* resumeRequest(id)).status, 200)
+            yield* untilRequest(id, (v) => v.status === "settled" && v.attention === null)
             yield* Effect.promise(() =>
               local.mineUntil(async () => ((await local.balanceOf(address)) === 0n ? true : undefined))
             )
@@ -241,7 +217,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
           assert.strictEqual(paused.attention?.code, "deposit_address_blocked")
           assert.strictEqual(yield* treasurySent, sent)
           yield* control((c) => c.unBlacklist(address))
-          assert.strictEqual((yield* resume(id)).status, 200)
+          assert.strictEqual((yield* resumeRequest(id)).status, 200)
           yield* untilStatus(id, "settled")
           assert.strictEqual(yield* balance(payout), 1_000_000n)
         })
@@ -287,7 +263,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
             assert.strictEqual(yield* treasurySent, sent)
 
             yield* control((c) => c.unBlacklist(payout))
-            assert.strictEqual((yield* resume(id)).status, 200)
+            assert.strictEqual((yield* resumeRequest(id)).status, 200)
             yield* untilStatus(id, "settled")
             assert.strictEqual(yield* balance(payout), 3_000_000n)
             // One transaction reverted, one settled: the same authorization, carried by a second transaction.
@@ -371,7 +347,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
           assert.include(reason.rows[0]?.reason ?? "", "exceeds balance")
 
           yield* Effect.promise(() => balanceInStorage(local, address, 1_000_000n))
-          assert.strictEqual((yield* resume(id)).status, 200)
+          assert.strictEqual((yield* resumeRequest(id)).status, 200)
           yield* untilStatus(id, "settled")
           assert.strictEqual(yield* balance(payout), 1_000_000n)
         })
