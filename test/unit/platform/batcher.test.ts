@@ -50,13 +50,14 @@ describe("Batcher", () => {
         return Effect.succeed(batch)
       }
     })
-    // Two timers due together run in one pass of the loop, each callback followed by its own microtasks: the
-    // way requests read from two sockets in one poll arrive.
+    // Two callbacks of one check phase run in one pass of the loop, each followed by its own microtasks: the way
+    // requests read from two sockets in one poll arrive. (Two 0 ms timers made in different milliseconds could fall
+    // into different passes; immediates queued together cannot.)
     const results = await Promise.all(
       [1, 2].map(
         (n) =>
           new Promise<number>((resolve, reject) => {
-            setTimeout(() => Effect.runPromise(batcher.submit("a", n)).then(resolve, reject), 0)
+            setImmediate(() => Effect.runPromise(batcher.submit("a", n)).then(resolve, reject))
           })
       )
     )
