@@ -121,6 +121,11 @@ const renderWayBack = (read: PayerRead) => {
 
 const PAY_BUTTONS = "#pay-from-wallet, #sandbox-pay button"
 
+/** A request still taking payments: the only state in which any pay button may be pressed. */
+const isOpen = (read: PayerRead | undefined) =>
+  read !== undefined &&
+  (read.status === "awaiting_payer" || read.status === "ready" || read.status === "partially_deposited")
+
 /**
  * Every pay button's state with its reason beside it: none while a payment from this page is on its way (a
  * second click would pay twice), and "Pay from this wallet" only with a wallet connected in this browser.
@@ -137,7 +142,8 @@ export const refreshPayButtons = () => {
         ? `No wallet is connected in this browser. Send ${current === undefined ? "the amount" : usdc(owed(current.amount_base_units, current.received_base_units))} to the address above from the wallet you chose.`
         : ""
   for (const button of document.querySelectorAll<HTMLButtonElement>(PAY_BUTTONS))
-    button.disabled = onItsWay || (button.id === "pay-from-wallet" && wallet === undefined)
+    button.disabled =
+      !isOpen(current) || onItsWay || (button.id === "pay-from-wallet" && wallet === undefined)
   $("#pay-reason").textContent = walletReason
   $("#sandbox-reason").textContent = onItsWay
     ? "A payment is on its way: these buttons come back once it has arrived."
@@ -195,8 +201,7 @@ export const render = (read: PayerRead) => {
     })
   )
   $("#returned").hidden = read.returns.length === 0
-  const open =
-    read.status === "awaiting_payer" || read.status === "ready" || read.status === "partially_deposited"
+  const open = isOpen(read)
   // Once closed, the last step's message is stale and the deadline no longer matters.
   if (!open && status.dataset.tone !== "error") say("")
   document.body.dataset.open = String(open)
