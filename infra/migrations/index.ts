@@ -36,6 +36,7 @@ import listFilters from "./0034_list_filters"
 import stepHistory from "./0035_step_history"
 import webhookListeners from "./0036_webhook_listeners"
 import tokenControls from "./0037_token_controls"
+import dropTakeRateToken from "./0038_drop_take_rate_token"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -75,7 +76,8 @@ export const migrations = {
   "0034_list_filters": listFilters,
   "0035_step_history": stepHistory,
   "0036_webhook_listeners": webhookListeners,
-  "0037_token_controls": tokenControls
+  "0037_token_controls": tokenControls,
+  "0038_drop_take_rate_token": dropTakeRateToken
 }
 
 /**

@@ -240,27 +240,6 @@ begin
 end $$;
 
 --
--- Name: take_rate_token(uuid, bigint, bigint, bigint); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.take_rate_token(p_account uuid, p_now_ms bigint, p_capacity bigint, p_refill_per_ms bigint) RETURNS TABLE(milli_tokens bigint, allowed boolean)
-    LANGUAGE plpgsql
-    AS $$
-declare refilled bigint;
-begin
-  insert into rate_limit_buckets as b (account_id, milli_tokens, refilled_at_ms)
-  values (p_account, p_capacity, p_now_ms) on conflict (account_id) do nothing;
-  select least(p_capacity, b.milli_tokens + greatest(0, p_now_ms - b.refilled_at_ms) * p_refill_per_ms)
-    into refilled from rate_limit_buckets b where b.account_id = p_account for update;
-  allowed := refilled >= 1000;
-  milli_tokens := case when allowed then refilled - 1000 else refilled end;
-  update rate_limit_buckets b
-    set milli_tokens = take_rate_token.milli_tokens, refilled_at_ms = greatest(b.refilled_at_ms, p_now_ms)
-    where b.account_id = p_account;
-  return next;
-end $$;
-
---
 -- Name: take_rate_tokens(uuid, bigint, bigint, bigint, integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
