@@ -1,11 +1,11 @@
 /**
- * The architecture, checked by `npm run lint` (dependency-cruiser): each room of services/ imports only the rooms
- * below it, the domain room depends on nothing of ours, machines only on it and XState, services know nothing of
+ * The architecture, checked by `npm run lint` (dependency-cruiser): each room of services/ and of src/ imports only
+ * the rooms below it, browser code only its pages and the contract's generated types, the domain room depends on nothing of ours, machines only on it and XState, services know nothing of
  * the HTTP layer or the composition root, infrastructure knows no service, production code imports no test, and
  * nothing imports in a cycle.
  */
 
-const { ROOMS, KNOW_THE_MACHINE } = require("./rooms.cjs")
+const { ROOMS, KNOW_THE_MACHINE, SRC_ROOMS } = require("./rooms.cjs")
 
 const roomRules = Object.entries(ROOMS).map(([room, allowed]) => ({
   name: `room-${room}`,
@@ -20,9 +20,43 @@ const roomRules = Object.entries(ROOMS).map(([room, allowed]) => ({
   }
 }))
 
+const srcRoomRules = Object.entries(SRC_ROOMS).map(([room, allowed]) => ({
+  name: `src-room-${room}`,
+  severity: "error",
+  comment: `src/${room} may import only ${allowed.length === 0 ? "itself" : `src/{${allowed.join(", ")}}`} of src/.`,
+  from: { path: `^src/${room}/` },
+  to: { path: "^src/", pathNot: `^src/(${[room, ...allowed].join("|")})/` }
+}))
+
 module.exports = {
   forbidden: [
     ...roomRules,
+    ...srcRoomRules,
+    {
+      name: "src-lives-in-rooms",
+      severity: "error",
+      comment: "Every module of src/ belongs to a room: a folder under src/ named in SRC_ROOMS.",
+      from: { path: "^src/[^/]+$" },
+      to: {}
+    },
+    {
+      name: "pages-use-only-the-contract",
+      severity: "error",
+      comment:
+        "Browser code imports its own pages and the contract's generated types (src/client/openapi.d.ts), never " +
+        "the server's modules, so a renamed contract field fails the pages' typecheck instead of drifting.",
+      from: { path: "^src/web/[^/]+/page/" },
+      to: { pathNot: "^src/web/[^/]+/page/|^src/client/openapi\\.d\\.ts$|^node_modules/" }
+    },
+    {
+      name: "dev-chain-only-at-start-up",
+      severity: "error",
+      comment:
+        "The local chain and the token's deployment are for the sandbox, the start-up and the command line, " +
+        "not for the HTTP contract, the pages, the tools or the client kit.",
+      from: { path: "^src/(http|web|tools|client)/" },
+      to: { path: "^infra/(chain|contracts)/" }
+    },
     {
       name: "services-live-in-rooms",
       severity: "error",
@@ -69,22 +103,11 @@ module.exports = {
       to: { path: "^infra/(chain|contracts)/" }
     },
     {
-      name: "handlers-use-services-not-the-root",
-      severity: "error",
-      comment:
-        "Handlers take what they need as services (PublicUrl, ApiSettings, …) provided at the composition root; " +
-        "they never import the root's own modules (settings, server, start-up).",
-      from: { path: "^src/api/" },
-      to: {
-        path: "^src/(Config|Server|main|cli|devnet|docs|inspect|Ports|SandboxStart|StartupChecks|MetricsServer|ObjectRoutes|Tracing|PublicUrl)\\.ts$"
-      }
-    },
-    {
       name: "production-settings-use-no-devnet",
       severity: "error",
       comment:
         "Production settings know no development chain: the sandbox's start-up supplies the local chain's defaults.",
-      from: { path: "^src/Config\\.ts$" },
+      from: { path: "^src/app/Config\\.ts$" },
       to: { path: "^infra/(chain|contracts)/" }
     },
     {

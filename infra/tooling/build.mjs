@@ -16,7 +16,7 @@ const sqlFunctions = Object.fromEntries(
 )
 
 await build({
-  entryPoints: { main: "src/main.ts", cli: "src/cli.ts", initChain: "infra/compose/initChain.ts" },
+  entryPoints: { main: "src/app/main.ts", cli: "src/cli/main.ts", initChain: "infra/compose/initChain.ts" },
   outdir: ".build",
   bundle: true,
   platform: "node",
@@ -28,10 +28,10 @@ await build({
   logLevel: "warning"
 })
 
-// The hosted checkout's script, for browsers (served as /checkout/assets/app.js; see src/checkout/CheckoutRoutes.ts,
+// The hosted checkout's script, for browsers (served as /checkout/assets/app.js; see src/web/checkout/CheckoutRoutes.ts,
 // whose `checkoutBuildOptions` are the same options for a service run from source).
 await build({
-  entryPoints: { app: "src/checkout/page/app.ts" },
+  entryPoints: { app: "src/web/checkout/page/app.ts" },
   outdir: ".build/checkout",
   bundle: true,
   minify: true,
@@ -43,9 +43,9 @@ await build({
 })
 
 // The merchant dashboard's script (Preact, JSX), served as /dashboard/assets/app.js; the same options as
-// `dashboardBuildOptions` in src/dashboard/DashboardRoutes.ts.
+// `dashboardBuildOptions` in src/web/dashboard/DashboardRoutes.ts.
 await build({
-  entryPoints: { app: "src/dashboard/page/app.tsx" },
+  entryPoints: { app: "src/web/dashboard/page/app.tsx" },
   outdir: ".build/dashboard",
   bundle: true,
   minify: true,

@@ -110,7 +110,7 @@ const connectNats = (list: string) =>
 
 /**
  * The bus port: one layer per implementation (`inProcess`, `nats(url)`); the composition root chooses
- * (`src/Ports.ts`, from `NATS_URL`).
+ * (`src/app/Ports.ts`, from `NATS_URL`).
  */
 export class Bus extends Context.Tag("deposits/Bus")<Bus, BusShape>() {
   static readonly inProcess = Layer.sync(Bus, inProcess)

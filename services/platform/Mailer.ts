@@ -65,7 +65,7 @@ const traced = (mailer: MailerShape) => withMethodSpans("Mailer", mailer, ["send
 
 /**
  * Outgoing mail, a port with one layer per implementation: `smtp(url, from)` through a relay, `log` kept in memory
- * and logged (the sandbox). The composition root chooses (`src/Ports.ts`, from `SMTP_URL`).
+ * and logged (the sandbox). The composition root chooses (`src/app/Ports.ts`, from `SMTP_URL`).
  */
 export class Mailer extends Context.Tag("deposits/Mailer")<Mailer, MailerShape>() {
   static readonly log = Layer.sync(Mailer, () => traced(logged()))

@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client"
 
 /**
  * The service's Prometheus metrics, one registry per instance (prom-client). Services record what they do; the
- * operator endpoint (`src/MetricsServer.ts`) renders them, reading the backlogs from PostgreSQL at each scrape.
+ * operator endpoint (`src/app/MetricsServer.ts`) renders them, reading the backlogs from PostgreSQL at each scrape.
  */
 const make = () => {
   const registry = new Registry()

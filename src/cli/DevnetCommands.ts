@@ -2,7 +2,7 @@ import { Effect, Either } from "effect"
 import { withRunningChain } from "../../infra/chain/EmbeddedChain"
 import { uuidFromId } from "../../services/domain/PrefixedId"
 import { publicBaseUrl } from "../../services/platform/Settings"
-import { loadConfig } from "../Config"
+import { loadConfig } from "../app/Config"
 import {
   attestWallet,
   controlToken,
@@ -13,7 +13,7 @@ import {
   payTargetOf,
   setTreasuryGas,
   type TokenControl
-} from "../devnet"
+} from "../sandbox/devnet"
 import { CliDatabase } from "./Database"
 import { CliError, type CliValues, print } from "./Output"
 import { attempt, runCommand } from "./Run"

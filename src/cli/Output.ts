@@ -1,6 +1,6 @@
 /**
  * What every command shares and nothing heavy: the usage text, argument parsing and printing. Kept free of Effect
- * and the services, so `--help` and a mistyped command answer at once (src/cli.ts loads a command's module only
+ * and the services, so `--help` and a mistyped command answer at once (src/cli/main.ts loads a command's module only
  * when that command runs).
  */
 import { parseArgs } from "node:util"

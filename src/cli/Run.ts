@@ -3,7 +3,7 @@ import { CliError } from "./Output"
 
 /** One line for a failure: a bad setting names the setting; anything else its message. */
 const describe = async (failure: unknown): Promise<string> => {
-  if (ConfigError.isConfigError(failure)) return (await import("../Config")).describeConfigError(failure)
+  if (ConfigError.isConfigError(failure)) return (await import("../app/Config")).describeConfigError(failure)
   if (failure instanceof Error) return failure.message.replace(/^\(FiberFailure\) (Error: )?/, "")
   return String(failure)
 }

@@ -1,6 +1,6 @@
 /**
  * The client for Effect users (package export `./client`): `HttpApiClient` derived from the contract itself
- * (src/Api.ts), so every call is typed by it, every answer decoded by its schemas and every error answer decoded
+ * (src/http/Api.ts), so every call is typed by it, every answer decoded by its schemas and every error answer decoded
  * into its typed error (`InvalidRequest`, `NotFound`, `RateLimited`, …, matched with `Effect.catchTag`). Bearer
  * authentication and the retry policy of ./retry.ts are applied at the transport; the helpers below are what the
  * API's conventions need: an idempotent create, a cursor walk as a `Stream`, long polls.
@@ -9,14 +9,14 @@
  */
 import { HttpApiClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
-import { Api } from "../Api"
+import { Api } from "../http/Api"
 import type {
   CreateDepositRequest,
   DepositRequest,
   DepositRequestListParams,
   DepositRequestStatus
-} from "../api/DepositRequests/Api"
-import { AllErrors, codesOf } from "../api/Errors"
+} from "../http/DepositRequests/Api"
+import { AllErrors, codesOf } from "../http/Errors"
 import { newIdempotencyKey, type RetryOptions, retryDelayMs } from "./retry"
 
 export {
@@ -31,8 +31,8 @@ export {
   RateLimited,
   ServiceUnavailable,
   Unauthenticated
-} from "../api/Errors"
-export { Api } from "../Api"
+} from "../http/Errors"
+export { Api } from "../http/Api"
 export type { RetryOptions } from "./retry"
 
 export interface ClientOptions {

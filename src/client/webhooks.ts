@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from "node:crypto"
 import type { Schema } from "effect"
-import type { Event as EventSchema } from "../api/Events/Api"
+import type { Event as EventSchema } from "../http/Events/Api"
 import { signPayload } from "../../services/webhooks/WebhookSignature"
 
 /** Every event a delivery carries, told apart by `type` (the contract's `Event`). */

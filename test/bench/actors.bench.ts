@@ -30,7 +30,7 @@ import { spanTimesTracer } from "./spanTimes"
  * alternated (ABBA…) so the shared machine's drift falls on both alike, each host on its own share of every
  * writer's requests so its memory of its rows stays its own.
  *
- * The headline figures run with the tracer off, as production runs without an OTLP endpoint (src/Tracing.ts); each
+ * The headline figures run with the tracer off, as production runs without an OTLP endpoint (src/app/Tracing.ts); each
  * round and block is then run again with every span made and timed, for where the time goes (commits, statements,
  * steps) and what tracing costs. Beside each, the CPU it took here and in PostgreSQL (`/proc`): on these two-core
  * machines a block cannot finish in less than the sum over two.
@@ -215,7 +215,7 @@ export async function run() {
     let mostCredits = 0
     /**
      * `traced`: spans made (as with an OTLP endpoint set, the export aside) and timed. Untraced is production's
-     * default: without an endpoint the tracer is off (src/Tracing.ts).
+     * default: without an endpoint the tracer is off (src/app/Tracing.ts).
      */
     const actorRound = async (durationSeconds: number, traced: boolean, history = true) => {
       const side = history ? "on" : "off"

@@ -2,7 +2,7 @@
  * The command line's one-row commands, wall time per run as a merchant's shell sees it (process start to exit),
  * against a real PostgreSQL. Target: under 1 s each, median of 5 (issue 35). Beside them, in the same interleaved
  * rounds, what no command can beat: `node -e 0` (the runtime) and `tsx -e 0` (the runtime plus TypeScript's
- * loader), and `sandbox` run from source through tsx, which the bin (a bundle in plain node, src/bin/deposits.mjs)
+ * loader), and `sandbox` run from source through tsx, which the bin (a bundle in plain node, src/cli/deposits.mjs)
  * replaces, and `sandbox` through `npm run -s cli` (npm's start-up on top). Knob: `BENCH_CLI_RUNS` (default 5).
  */
 import { execFile } from "node:child_process"
@@ -29,7 +29,7 @@ interface Target {
   readonly command?: string
 }
 
-const bin = (...args: Array<string>) => ["src/bin/deposits.mjs", ...args]
+const bin = (...args: Array<string>) => ["src/cli/deposits.mjs", ...args]
 
 export async function run(): Promise<void> {
   const database = await createTestDatabase()
@@ -56,8 +56,8 @@ export async function run(): Promise<void> {
         args: ["run", "-s", "cli", "--", "sandbox", "--json"]
       },
       {
-        name: "sandbox from source (tsx src/cli.ts)",
-        args: ["--import", "tsx", "src/cli.ts", "sandbox", "--json"]
+        name: "sandbox from source (tsx src/cli/main.ts)",
+        args: ["--import", "tsx", "src/cli/main.ts", "sandbox", "--json"]
       }
     ]
     const samples = targets.map((): Array<number> => [])

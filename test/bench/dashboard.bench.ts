@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
 import { ActorHost } from "../../services/actors/ActorHost"
-import { dashboardBuildOptions } from "../../src/dashboard/DashboardRoutes"
+import { dashboardBuildOptions } from "../../src/web/dashboard/DashboardRoutes"
 import { ChangeFeed } from "../../services/platform/ChangeFeed"
 import { merchantClient } from "../support/Api"
 import { launchChromium } from "../support/Browser"
@@ -198,7 +198,7 @@ const summary = (name: string, xs: ReadonlyArray<number>) =>
  */
 const inspectorShare = async () => {
   const { build } = await import("esbuild")
-  const entry = fileURLToPath(new URL("../../src/dashboard/page/app.tsx", import.meta.url))
+  const entry = fileURLToPath(new URL("../../src/web/dashboard/page/app.tsx", import.meta.url))
   const bundle = async (withInspector: boolean) => {
     const result = await build({
       ...dashboardBuildOptions(entry),

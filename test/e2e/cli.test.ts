@@ -4,7 +4,7 @@ import { promisify } from "node:util"
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
-import { SANDBOX_PAYER_INDEX } from "../../src/devnet"
+import { SANDBOX_PAYER_INDEX } from "../../src/sandbox/devnet"
 import { ChainServiceFixture, chainServiceLayer } from "../support/scopedChainService"
 
 // Blocks every 0.2 s and `finalized` one slot behind, so a payment settles within seconds on the wall clock.
@@ -23,13 +23,13 @@ const cliEnv = Effect.map(ChainServiceFixture, ({ service, local }) => ({
 /** The CLI as a merchant runs it: the package's bin (a bundle in plain node). Rejects when it exits non-zero. */
 const deposits = (args: ReadonlyArray<string>) =>
   Effect.flatMap(cliEnv, (env) =>
-    Effect.promise(() => run(process.execPath, ["src/bin/deposits.mjs", ...args], { env }))
+    Effect.promise(() => run(process.execPath, ["src/cli/deposits.mjs", ...args], { env }))
   )
 
 /** A failed run's exit code and output, or a defect when it succeeded. */
 const refusal = (args: ReadonlyArray<string>) =>
   Effect.flatMap(cliEnv, (env) =>
-    Effect.tryPromise(() => run(process.execPath, ["src/bin/deposits.mjs", ...args], { env })).pipe(
+    Effect.tryPromise(() => run(process.execPath, ["src/cli/deposits.mjs", ...args], { env })).pipe(
       Effect.flip,
       Effect.map((e) => e.error as { code: number; stdout: string; stderr: string })
     )

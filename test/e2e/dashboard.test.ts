@@ -13,7 +13,7 @@ import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
 import { Effect } from "effect"
 import { ActorHost } from "../../services/actors/ActorHost"
-import { csv, REQUEST_COLUMNS, requestRow } from "../../src/dashboard/page/csv"
+import { csv, REQUEST_COLUMNS, requestRow } from "../../src/web/dashboard/page/csv"
 
 /**
  * The merchant dashboard in Debian's Chromium against the whole service on PostgreSQL and the local chain: every

@@ -33,7 +33,7 @@ const balanceOf = (chain: { rpc_url: string; token_address: Address }) =>
   })
 
 const cli = (args: Array<string>) =>
-  promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+  promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
     env: { ...bare, DATA_DIR: dataDir }
   })
 
@@ -86,7 +86,7 @@ describe("npm start on embedded defaults", () => {
   }, 150_000)
 
   it("stops on bad configuration with one line naming the setting", async () => {
-    const run = promisify(execFile)(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const run = promisify(execFile)(process.execPath, ["--import", "tsx", "src/app/main.ts"], {
       env: { ...bare, DATA_DIR: dataDir, PORT: "not-a-port" }
     })
     await expect(run).rejects.toMatchObject({

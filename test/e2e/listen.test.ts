@@ -57,7 +57,7 @@ const localServer = Effect.acquireRelease(
 const listenCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child: ChildProcess = spawn(process.execPath, ["src/bin/deposits.mjs", "listen", ...args], {
+      const child: ChildProcess = spawn(process.execPath, ["src/cli/deposits.mjs", "listen", ...args], {
         env: { ...process.env, ...env },
         stdio: ["ignore", "pipe", "pipe"]
       })
@@ -119,7 +119,7 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
           run(
             process.execPath,
             [
-              "src/bin/deposits.mjs",
+              "src/cli/deposits.mjs",
               "devnet",
               "pay",
               "--request",

@@ -7,7 +7,7 @@ import { Option } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilDevAccount, DEV_ACCOUNT } from "../../infra/chain/Anvil"
-import { csv, REQUEST_COLUMNS, requestRow } from "../../src/dashboard/page/csv"
+import { csv, REQUEST_COLUMNS, requestRow } from "../../src/web/dashboard/page/csv"
 import { launchChromium, waitForText } from "../support/Browser"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { localReceiverNetwork, makeCertificates, startReceiver } from "../support/HttpsReceiver"
@@ -216,7 +216,7 @@ describe("the merchant's front door", () => {
         await run(
           process.execPath,
           [
-            "src/bin/deposits.mjs",
+            "src/cli/deposits.mjs",
             "accounts",
             "create",
             "--name",

@@ -32,7 +32,7 @@ const inherited = environmentWithout([
 ])
 
 const start = (env: Record<string, string>) =>
-  promisify(execFile)(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  promisify(execFile)(process.execPath, ["--import", "tsx", "src/app/main.ts"], {
     env: { ...inherited, DATA_DIR: dataDir, PORT: "0", ...env }
   })
 

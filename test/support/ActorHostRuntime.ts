@@ -8,8 +8,8 @@ import { ChangeFeed } from "../../services/platform/ChangeFeed"
 import { DatabaseLive } from "../../services/platform/Database"
 import { Ids } from "../../services/platform/Ids"
 import { Metrics } from "../../services/platform/Metrics"
-import { type AppConfigShape, settingsLayer } from "../../src/Config"
-import { MessagingLive } from "../../src/Ports"
+import { type AppConfigShape, settingsLayer } from "../../src/app/Config"
+import { MessagingLive } from "../../src/app/Ports"
 
 /**
  * The actor host over a database, with the services that create requests the production way: for tests and

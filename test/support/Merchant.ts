@@ -5,7 +5,7 @@ import { DatabaseLive } from "../../services/platform/Database"
 import { Ids } from "../../services/platform/Ids"
 import { toId } from "../../services/domain/PrefixedId"
 import type { ServiceEnv } from "../../services/domain/Environment"
-import { settingsLayer } from "../../src/Config"
+import { settingsLayer } from "../../src/app/Config"
 
 export interface Merchant {
   readonly accountId: string

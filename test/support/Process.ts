@@ -23,12 +23,12 @@ export interface ServiceProcess {
 /** How long a stopped service may take to exit (a graceful shutdown takes well under a second here). */
 const STOP_WITHIN_MS = 30_000
 
-/** `npm start` as a real child process (tsx src/main.ts), waiting until its health route answers. */
+/** `npm start` as a real child process (tsx src/app/main.ts), waiting until its health route answers. */
 export const spawnService = async (
   env: Record<string, string>,
   timeoutMs = 60_000,
   /** Node's arguments: the TypeScript entry through tsx (`npm start`), or a compiled one. */
-  entry: ReadonlyArray<string> = ["--import", "tsx", "src/main.ts"]
+  entry: ReadonlyArray<string> = ["--import", "tsx", "src/app/main.ts"]
 ): Promise<ServiceProcess> => {
   const port = env.PORT ? Number(env.PORT) : await freePort()
   const child = spawn(process.execPath, [...entry], {

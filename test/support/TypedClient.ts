@@ -1,6 +1,6 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../../src/Api"
+import { Api } from "../../src/http/Api"
 import type { Merchant } from "./Merchant"
 import type { RunningService } from "./Service"
 

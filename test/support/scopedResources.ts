@@ -1,6 +1,6 @@
 import { Effect, type Layer } from "effect"
 import pg from "pg"
-import type { AppLive } from "../../src/Server"
+import type { AppLive } from "../../src/app/Server"
 import { type MerchantClient, merchantClient } from "./Api"
 import { createTestDatabase } from "./Database"
 import { startReceiver } from "./HttpsReceiver"

@@ -31,7 +31,7 @@ export const natsStreamReplicasSetting = Config.integer("NATS_STREAM_REPLICAS").
 
 /**
  * The event stream port: one layer per implementation (`inProcess`, `jetStream` over the bus's NATS connection, in
- * the deployment's own streams); the composition root chooses (`src/Ports.ts`, with the bus, from `NATS_URL`).
+ * the deployment's own streams); the composition root chooses (`src/app/Ports.ts`, with the bus, from `NATS_URL`).
  */
 export class EventStream extends Context.Tag("deposits/EventStream")<EventStream, EventStreamShape>() {
   static readonly inProcess = Layer.sync(EventStream, () => traced(makeInProcessStream()))

@@ -33,7 +33,7 @@ const traced = (store: ObjectStoreShape) =>
 
 /**
  * The object store port: one layer per implementation (`embedded`, bytes in the database; `s3(bucket, settings)`); the
- * composition root chooses (`src/Ports.ts`, from `S3_BUCKET`).
+ * composition root chooses (`src/app/Ports.ts`, from `S3_BUCKET`).
  */
 export class ObjectStore extends Context.Tag("deposits/ObjectStore")<ObjectStore, ObjectStoreShape>() {
   static readonly embedded = Layer.effect(ObjectStore, Effect.map(makeEmbeddedObjectStore, traced))

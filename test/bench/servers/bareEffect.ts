@@ -9,7 +9,7 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } fr
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import { createServer } from "node:http"
-import { CreateDepositRequest, CreatedDepositRequest } from "../../../src/api/DepositRequests/Api"
+import { CreateDepositRequest, CreatedDepositRequest } from "../../../src/http/DepositRequests/Api"
 
 const Api = HttpApi.make("bench").add(
   HttpApiGroup.make("noop")

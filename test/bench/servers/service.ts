@@ -13,11 +13,11 @@
 import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, FiberRef, Layer, LogLevel, ManagedRuntime, Option, Redacted } from "effect"
-import { Api } from "../../../src/Api"
-import { HealthLive } from "../../../src/api/Health/Http"
-import { ApiSettings, settingsLayer } from "../../../src/Config"
-import { EdgeLive } from "../../../src/middleware/Edge"
-import { AppLive, HttpServerLive, makeHandlers, ServicesLive } from "../../../src/Server"
+import { Api } from "../../../src/http/Api"
+import { HealthLive } from "../../../src/http/Health/Http"
+import { ApiSettings, settingsLayer } from "../../../src/app/Config"
+import { EdgeLive } from "../../../src/http/middleware/Edge"
+import { AppLive, HttpServerLive, makeHandlers, ServicesLive } from "../../../src/app/Server"
 import { createTestDatabase } from "../../support/Database"
 import { startService } from "../../support/Service"
 
@@ -30,7 +30,7 @@ const isVariant = tracer !== "on" || minLogLevel !== undefined || healthSql !== 
 const StubSqlLive = Layer.succeed(SqlClient.SqlClient, (() =>
   Effect.succeed([])) as unknown as SqlClient.SqlClient)
 
-/** `AppLive` as src/Server.ts composes it, but with the health group on the stub SqlClient. */
+/** `AppLive` as src/app/Server.ts composes it, but with the health group on the stub SqlClient. */
 const appWithStubbedHealth = () => {
   const handlers = makeHandlers(HealthLive.pipe(Layer.provide(StubSqlLive)) as typeof HealthLive)
   const api = HttpApiBuilder.serve().pipe(

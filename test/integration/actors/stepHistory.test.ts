@@ -4,7 +4,7 @@ import { Context, Effect, Layer, ManagedRuntime, Option, TestServices } from "ef
 import type { DepositRequestEvent } from "../../../machines/step"
 import { ActorHost } from "../../../services/actors/ActorHost"
 import { StepHistory } from "../../../services/depositRequests/StepHistory"
-import type { AppConfigShape } from "../../../src/Config"
+import type { AppConfigShape } from "../../../src/app/Config"
 import { actorHostLayer } from "../../support/ActorHostRuntime"
 import { createTestDatabase } from "../../support/Database"
 import { createMerchant } from "../../support/Merchant"

@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { errorTable } from "../../../src/api/Errors"
+import { errorTable } from "../../../src/http/Errors"
 import { merchantClient } from "../../support/Api"
 import { countRows } from "../../support/Database"
 import { createMerchant, type Merchant } from "../../support/Merchant"

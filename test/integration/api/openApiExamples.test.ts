@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Event } from "../../../src/api/Events/Api"
+import { Event } from "../../../src/http/Events/Api"
 import { localReceiverNetwork, makeCertificates } from "../../support/HttpsReceiver"
 import { createMerchant, type Merchant } from "../../support/Merchant"
 import { type RunningService, startService } from "../../support/Service"

@@ -3,7 +3,7 @@ import { HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { captureFrameworkAnswer, primeBody } from "../../../src/middleware/PlatformAdapter"
+import { captureFrameworkAnswer, primeBody } from "../../../src/http/middleware/PlatformAdapter"
 
 // The two places the service reaches under @effect/platform's public API, checked against the platform itself:
 // if an upgrade changes how it caches a request's body or writes an answer, these fail before the service does.

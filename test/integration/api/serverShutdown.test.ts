@@ -1,7 +1,7 @@
 import { createServer, type RequestListener, type Server } from "node:http"
 import { connect, type Socket } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import { shutdownAware } from "../../../src/middleware/ListeningServer"
+import { shutdownAware } from "../../../src/http/middleware/ListeningServer"
 
 /**
  * The HTTP server's side of a shutdown, on real sockets: nothing a client sends can hold the close. The CI once

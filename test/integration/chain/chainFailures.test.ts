@@ -334,7 +334,7 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("what the chain
           const emptied = yield* Effect.promise(() =>
             promisify(execFile)(
               process.execPath,
-              ["--import", "tsx", "src/cli.ts", "devnet", "treasury-gas", "--eth", "0", "--json"],
+              ["--import", "tsx", "src/cli/main.ts", "devnet", "treasury-gas", "--eth", "0", "--json"],
               {
                 env: {
                   ...process.env,

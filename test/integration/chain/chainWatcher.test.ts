@@ -39,7 +39,7 @@ const waitForStatus = (id: string, status: string, ms = 20_000) =>
 
 /** The service's command line, run as a merchant or an operator would; it rejects when the command fails. */
 const cli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
-  promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { env })
+  promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env })
 
 // Real time throughout: the service and the chain run on the wall clock, so the tests do too.
 layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("the chain watcher", (it) => {

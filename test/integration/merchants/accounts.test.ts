@@ -281,7 +281,7 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
       Effect.gen(function* () {
         const { db } = yield* Fixture
         const { stdout } = yield* Effect.promise(() =>
-          promisify(execFile)("npx", ["tsx", "src/cli.ts", "sandbox", "--json"], {
+          promisify(execFile)("npx", ["tsx", "src/cli/main.ts", "sandbox", "--json"], {
             env: { ...process.env, DATABASE_URL: db.url }
           })
         )

@@ -577,7 +577,7 @@ layer(Live, { timeout: 120_000 })((it) => {
             run(
               process.execPath,
               [
-                "src/bin/deposits.mjs",
+                "src/cli/deposits.mjs",
                 "accounts",
                 "create",
                 "--name",
@@ -609,7 +609,7 @@ layer(Live, { timeout: 120_000 })((it) => {
             run(
               process.execPath,
               [
-                "src/bin/deposits.mjs",
+                "src/cli/deposits.mjs",
                 "accounts",
                 "invite",
                 "--account",
@@ -626,7 +626,7 @@ layer(Live, { timeout: 120_000 })((it) => {
         const refused = yield* Effect.promise(() =>
           run(
             process.execPath,
-            ["src/bin/deposits.mjs", "accounts", "invite", "--account", created.account_id, "--email", owner],
+            ["src/cli/deposits.mjs", "accounts", "invite", "--account", created.account_id, "--email", owner],
             { env }
           ).then(
             () => ({ code: 0, stderr: "" }),

@@ -319,7 +319,7 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
           promisify(execFile)(
             process.execPath,
             [
-              "src/bin/deposits.mjs",
+              "src/cli/deposits.mjs",
               "listen",
               "--forward-to",
               "http://localhost:3000/hooks",

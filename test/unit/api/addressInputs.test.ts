@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option, SchemaAST as AST } from "effect"
 import { Address } from "../../../services/domain/Address"
-import { Api } from "../../../src/Api"
+import { Api } from "../../../src/http/Api"
 
 /** The one rule: the Address schema's own decoding, which an annotated copy of it (a query's description) keeps. */
 const isAddress = (ast: AST.AST): boolean =>

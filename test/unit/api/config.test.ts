@@ -1,6 +1,6 @@
 import { ConfigProvider, Effect, Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { loadConfig } from "../../../src/Config"
+import { loadConfig } from "../../../src/app/Config"
 import { parseFinality } from "../../../services/chain/Finality"
 import { rpcEndpointsOf } from "../../../services/chain/ChainSettings"
 import { natsServersOf } from "../../../services/platform/Bus"

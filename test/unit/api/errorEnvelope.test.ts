@@ -1,7 +1,7 @@
 import { Cause } from "effect"
 import { describe, expect, it } from "vitest"
-import { InvalidRequest } from "../../../src/api/Errors"
-import { classifyCause, renderError } from "../../../src/middleware/ErrorEnvelope"
+import { InvalidRequest } from "../../../src/http/Errors"
+import { classifyCause, renderError } from "../../../src/http/middleware/ErrorEnvelope"
 
 const noRoutes = () => ({ allow: [], resource: undefined, template: undefined })
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs"
 import { HttpApiSchema } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { AllErrors, codesOf, errorTable, errorTableMarkdown, statusOf } from "../../../src/api/Errors"
+import { AllErrors, codesOf, errorTable, errorTableMarkdown, statusOf } from "../../../src/http/Errors"
 import { idPrefixes } from "../../../services/domain/PrefixedId"
 
 const sample = (ErrorClass: (typeof AllErrors)[number]) =>

@@ -1,7 +1,7 @@
 import { OpenApi } from "@effect/platform"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
 import { describe, expect, it } from "vitest"
-import { Api } from "../../../src/Api"
+import { Api } from "../../../src/http/Api"
 
 describe("the OpenAPI description", () => {
   const spec = OpenApi.fromApi(Api) as unknown as {

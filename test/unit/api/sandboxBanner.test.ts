@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { baseUrlOf, sandboxBanner } from "../../../src/SandboxStart"
+import { baseUrlOf, sandboxBanner } from "../../../src/app/SandboxStart"
 
 describe("the sandbox's start banner", () => {
   it("names the origin a browser on this machine uses: PUBLIC_BASE_URL, else the bound address, loopback for a wildcard", () => {

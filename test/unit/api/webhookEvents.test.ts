@@ -6,7 +6,7 @@ import {
   type DepositRequestRow,
   lifecycleBodiesOf
 } from "../../../services/depositRequests/DepositRequestWire"
-import { Event } from "../../../src/api/Events/Api"
+import { Event } from "../../../src/http/Events/Api"
 
 /**
  * Issue 35, item 4: `Event` in the OpenAPI is the union of what the emitter really sends. Bodies are built by the

@@ -2,7 +2,7 @@ import { ConfigProvider, Effect, Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { anvilArgs } from "../../../infra/chain/Anvil"
 import { embeddedAnvilOptions, type EmbeddedChainConfig } from "../../../infra/chain/EmbeddedChain"
-import { defaultSettings, loadConfig, settingsMap } from "../../../src/Config"
+import { defaultSettings, loadConfig, settingsMap } from "../../../src/app/Config"
 
 const load = (settings: Record<string, string>) =>
   Effect.runPromise(Effect.either(loadConfig(ConfigProvider.fromMap(new Map(Object.entries(settings))))))

@@ -1,7 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "@effect/vitest"
-import { formatMoney, networkName, usdc } from "../../../src/checkout/page/amounts"
-import { favicon } from "../../../src/checkout/Favicon"
+import { formatMoney, networkName, usdc } from "../../../src/web/checkout/page/amounts"
+import { favicon } from "../../../src/web/checkout/Favicon"
 
 /** Issue 35: the checkout shows money the way people read it, and never rounds a digit away. */
 describe("checkout amounts", () => {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { WRONG_CHECKSUM } from "../../../services/domain/Address"
-import { type DevnetSettings, fund } from "../../../src/devnet"
+import { type DevnetSettings, fund } from "../../../src/sandbox/devnet"
 
 // A sandbox whose chain is never reached: the address is refused before anything is sent.
 const settings: DevnetSettings = {

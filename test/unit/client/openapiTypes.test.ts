@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { clientTypesPath, generateClientTypes } from "../../../src/client/generateTypes"
 
 // The fetch client's committed types (src/client/openapi.d.ts) against the ones the current contract generates:
-// a change to src/Api.ts without `npm run client:types` fails here (CI runs the unit tests).
+// a change to src/http/Api.ts without `npm run client:types` fails here (CI runs the unit tests).
 describe("the fetch client's generated types", () => {
   it("match the contract's /openapi.json", async () => {
     const generated = await generateClientTypes()

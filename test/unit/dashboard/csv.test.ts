@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { csv, csvField } from "../../../src/dashboard/page/csv"
-import { idempotencyKey, toApiAmount } from "../../../src/dashboard/page/money"
+import { csv, csvField } from "../../../src/web/dashboard/page/csv"
+import { idempotencyKey, toApiAmount } from "../../../src/web/dashboard/page/money"
 
 describe("the dashboard's CSV", () => {
   it("quotes a field with a comma, quote or line break, doubling quotes", () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
 import { depositRequestMachine, MACHINE_VERSION } from "../../../machines/DepositRequest"
 import { explainStep, start } from "../../../machines/step"
-import { activePaths, takenTransitions } from "../../../src/dashboard/page/inspectorState"
-import { layoutMachine } from "../../../src/inspector/MachineGraph"
+import { activePaths, takenTransitions } from "../../../src/web/dashboard/page/inspectorState"
+import { layoutMachine } from "../../../src/http/Machine/MachineGraph"
 
 describe("the inspector's reading of a step", () => {
   it("names the paths a state value is in, nested ones with their parents", () => {

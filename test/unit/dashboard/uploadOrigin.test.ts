@@ -1,7 +1,7 @@
 import { Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { dashboardCsp } from "../../../src/dashboard/DashboardRoutes"
-import { uploadOrigin } from "../../../src/dashboard/UploadOrigin"
+import { dashboardCsp } from "../../../src/web/dashboard/DashboardRoutes"
+import { uploadOrigin } from "../../../src/web/dashboard/UploadOrigin"
 
 const base = {
   s3Bucket: Option.none<string>(),

@@ -9,8 +9,8 @@ import {
   webhookFields,
   webhookSubset
 } from "../../../services/depositRequests/DepositRequestWire"
-import { CreatedDepositRequest, DepositRequest } from "../../../src/api/DepositRequests/Api"
-import { Metadata } from "../../../src/api/Schemas"
+import { CreatedDepositRequest, DepositRequest } from "../../../src/http/DepositRequests/Api"
+import { Metadata } from "../../../src/http/Schemas"
 
 /**
  * The create answer is sent as `toWire` builds it, without the endpoint's schema encoding (a measured cost of every

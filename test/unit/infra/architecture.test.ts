@@ -10,9 +10,10 @@ const require = createRequire(import.meta.url)
 const { forbidden } = require("../../../infra/tooling/architecture.cjs") as {
   forbidden: Array<IForbiddenRuleType>
 }
-const { ROOMS, KNOW_THE_MACHINE } = require("../../../infra/tooling/rooms.cjs") as {
+const { ROOMS, KNOW_THE_MACHINE, SRC_ROOMS } = require("../../../infra/tooling/rooms.cjs") as {
   ROOMS: Record<string, Array<string>>
   KNOW_THE_MACHINE: Array<string>
+  SRC_ROOMS: Record<string, Array<string>>
 }
 
 const planted = mkdtempSync(join(tmpdir(), "architecture-"))
@@ -33,11 +34,11 @@ const violations = async (roots: Array<string>) => {
 describe("the architecture rules", () => {
   it("refuse a service importing the HTTP layer or the composition root", async () => {
     plant({
-      "src/Config.ts": "export const config = 1\n",
-      "services/Wrong.ts": 'import { config } from "../src/Config"\nexport const wrong = config\n'
+      "src/app/Config.ts": "export const config = 1\n",
+      "services/Wrong.ts": 'import { config } from "../src/app/Config"\nexport const wrong = config\n'
     })
     expect(await violations(["services", "src"])).toContain(
-      "services-know-no-http services/Wrong.ts → src/Config.ts"
+      "services-know-no-http services/Wrong.ts → src/app/Config.ts"
     )
   })
 
@@ -121,25 +122,76 @@ describe("the architecture rules", () => {
       expect(found).toContain(`room-webhooks services/webhooks/Leak.ts → ${target}`)
   })
 
-  it("refuse a handler importing the composition root's modules, and allow the services it is given", async () => {
+  // The same for src/: every room imports every other, and exactly the arrows its rule forbids are reported. So
+  // nothing but the command line reaches the composition root, and nothing under the HTTP contract reaches a page.
+  it("hold every room of src/ to the rooms it may import", async () => {
+    const rooms = Object.keys(SRC_ROOMS)
+    const files: Record<string, string> = {}
+    for (const room of rooms) files[`src/${room}/Target.ts`] = `export const ${room} = 1\n`
+    for (const room of rooms) {
+      const others = rooms.filter((r) => r !== room)
+      files[`src/${room}/Reaches.ts`] = [
+        ...others.map((other) => `import { ${other} } from "../${other}/Target"`),
+        `export const reaches = [${others.join(", ")}]`
+      ].join("\n")
+    }
+    plant(files)
+    const found = await violations(["src"])
+    for (const room of rooms) {
+      const reported = found
+        .filter((v) => v.startsWith(`src-room-${room} `))
+        .map((v) => v.split(" → ")[1])
+        .sort()
+      const expected = rooms
+        .filter((r) => r !== room && !SRC_ROOMS[room]!.includes(r))
+        .map((r) => `src/${r}/Target.ts`)
+        .sort()
+      expect(reported, room).toEqual(expected)
+    }
+    // Only the command line, the other entry point, reaches the composition root.
+    expect(rooms.filter((r) => SRC_ROOMS[r]!.includes("app"))).toEqual(["cli"])
+    expect(rooms.sort()).toEqual(["app", "cli", "client", "http", "sandbox", "tools", "web"])
+  })
+
+  it("refuse a module of src/ outside every room", async () => {
     plant({
-      "src/Config.ts": "export const config = 1\n",
-      "src/Server.ts": "export const server = 1\n",
-      "src/PublicUrl.ts": "export const publicUrl = 1\n",
-      "src/Api.ts": "export const api = 1\n",
-      "services/platform/PublicUrl.ts": "export const url = 1\n",
-      "src/api/Payer/Http.ts":
-        'import { config } from "../../Config"\nimport { server } from "../../Server"\nimport { publicUrl } from "../../PublicUrl"\nimport { api } from "../../Api"\nimport { url } from "../../../services/platform/PublicUrl"\nexport const handlers = [config, server, publicUrl, api, url]\n'
+      "src/http/Api.ts": "export const api = 1\n",
+      "src/Loose.ts": 'import { api } from "./http/Api"\nexport const loose = api\n'
     })
-    const found = (await violations(["src"])).filter((v) =>
-      v.startsWith("handlers-use-services-not-the-root ")
-    )
-    expect(found.sort()).toEqual(
-      [
-        "handlers-use-services-not-the-root src/api/Payer/Http.ts → src/Config.ts",
-        "handlers-use-services-not-the-root src/api/Payer/Http.ts → src/PublicUrl.ts",
-        "handlers-use-services-not-the-root src/api/Payer/Http.ts → src/Server.ts"
-      ].sort()
+    expect(await violations(["src"])).toContain("src-lives-in-rooms src/Loose.ts → src/http/Api.ts")
+  })
+
+  it("keep browser code on its own pages and the contract's generated types", async () => {
+    plant({
+      "src/client/openapi.d.ts": "export interface components { schemas: { A: { a: string } } }\n",
+      "src/http/Errors.ts": "export const errors = 1\n",
+      "services/domain/Amount.ts": "export const amount = 1\n",
+      "src/web/checkout/page/amounts.ts": "export const usdc = 1\n",
+      "src/web/dashboard/page/app.ts": [
+        'import type { components } from "../../../client/openapi"',
+        'import { usdc } from "../../checkout/page/amounts"',
+        'import { errors } from "../../../http/Errors"',
+        'import { amount } from "../../../../services/domain/Amount"',
+        "export type A = components['schemas']['A']",
+        "export const app = [usdc, errors, amount]"
+      ].join("\n")
+    })
+    const found = (await violations(["src"])).filter((v) => v.startsWith("pages-use-only-the-contract "))
+    expect(found.sort()).toEqual([
+      "pages-use-only-the-contract src/web/dashboard/page/app.ts → services/domain/Amount.ts",
+      "pages-use-only-the-contract src/web/dashboard/page/app.ts → src/http/Errors.ts"
+    ])
+  })
+
+  it("keep the local chain out of the contract, the pages, the tools and the client kit", async () => {
+    const files: Record<string, string> = { "infra/chain/Anvil.ts": "export const anvil = 1\n" }
+    for (const room of Object.keys(SRC_ROOMS))
+      files[`src/${room}/Chain.ts`] =
+        'import { anvil } from "../../infra/chain/Anvil"\nexport const chain = anvil\n'
+    plant(files)
+    const found = (await violations(["src"])).filter((v) => v.startsWith("dev-chain-only-at-start-up "))
+    expect(found.map((v) => v.split(" ")[1]).sort()).toEqual(
+      ["src/client/Chain.ts", "src/http/Chain.ts", "src/tools/Chain.ts", "src/web/Chain.ts"].sort()
     )
   })
 
@@ -147,16 +199,17 @@ describe("the architecture rules", () => {
     plant({
       "infra/chain/Anvil.ts": "export const anvil = 1\n",
       "infra/contracts/Token.ts": "export const token = 1\n",
-      "src/Config.ts":
-        'import { anvil } from "../infra/chain/Anvil"\nimport { token } from "../infra/contracts/Token"\nexport const config = [anvil, token]\n',
-      "src/SandboxStart.ts": 'import { anvil } from "../infra/chain/Anvil"\nexport const sandbox = anvil\n'
+      "src/app/Config.ts":
+        'import { anvil } from "../../infra/chain/Anvil"\nimport { token } from "../../infra/contracts/Token"\nexport const config = [anvil, token]\n',
+      "src/app/SandboxStart.ts":
+        'import { anvil } from "../../infra/chain/Anvil"\nexport const sandbox = anvil\n'
     })
     const found = (await violations(["src"])).filter((v) =>
       v.startsWith("production-settings-use-no-devnet ")
     )
     expect(found.sort()).toEqual([
-      "production-settings-use-no-devnet src/Config.ts → infra/chain/Anvil.ts",
-      "production-settings-use-no-devnet src/Config.ts → infra/contracts/Token.ts"
+      "production-settings-use-no-devnet src/app/Config.ts → infra/chain/Anvil.ts",
+      "production-settings-use-no-devnet src/app/Config.ts → infra/contracts/Token.ts"
     ])
   })
 })

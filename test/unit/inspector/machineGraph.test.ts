@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { type AnyStateNode, createMachine } from "xstate"
 import { depositRequestMachine, MACHINE_VERSION } from "../../../machines/DepositRequest"
 import { transitionTable } from "../../../machines/step"
-import { layoutMachine, machineDefinition, machineGraph } from "../../../src/inspector/MachineGraph"
+import { layoutMachine, machineDefinition, machineGraph } from "../../../src/http/Machine/MachineGraph"
 
 /** Every state node below the root, read from the machine itself. */
 const allStates = (node: AnyStateNode): Array<AnyStateNode> =>

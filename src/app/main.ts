@@ -1,0 +1,62 @@
+import { HttpServer } from "@effect/platform"
+import { NodeRuntime } from "@effect/platform-node"
+import { Context, Effect, Layer, Option } from "effect"
+import { LifecycleLog } from "../../services/actors/LifecycleLog"
+import { describeDatabase } from "../../services/platform/Database"
+import { rpcEndpointsOf } from "../../services/chain/ChainSettings"
+import { embeddedChain, withChain } from "../../infra/chain/EmbeddedChain"
+import { ApiSettings, loadConfig, settingsLayer } from "./Config"
+import { baseUrlOf, sandboxBanner, withSandboxTreasury } from "./SandboxStart"
+import { AppLive } from "./Server"
+import { startupRefusals } from "./StartupChecks"
+
+const program = Effect.gen(function* () {
+  const config = yield* loadConfig().pipe(
+    Effect.catchAll((line) =>
+      Effect.sync(() => {
+        process.stderr.write(`${line}\n`)
+        process.exit(78)
+      })
+    )
+  )
+  const refusals = yield* startupRefusals(config)
+  if (refusals.length > 0) {
+    process.stderr.write(`refusing to start: ${refusals.join("; ")}\n`)
+    process.exit(78)
+  }
+  // The sandbox with no CHAIN_RPC_URL gets the embedded local chain, stopped with the service.
+  const effective = withSandboxTreasury(
+    rpcEndpointsOf(config).length === 0 && config.serviceEnv === "sandbox"
+      ? yield* Effect.map(embeddedChain(config), (chain) => withChain(config, chain))
+      : config
+  )
+  yield* Effect.logInfo(
+    `starting ${config.serviceEnv} on ${describeDatabase(config)}; bus: ${Option.match(config.natsUrl, { onNone: () => "in-process", onSome: (url) => `${url} (stream replicas ${config.natsStreamReplicas})` })}; chain: ${rpcEndpointsOf(effective).join(", ") || "none"}${rpcEndpointsOf(config).length === 0 && rpcEndpointsOf(effective).length > 0 ? " (embedded)" : ""}, token ${Option.getOrElse(effective.tokenAddress, () => "none")}`
+  )
+  const sandbox = config.serviceEnv === "sandbox"
+  const app = yield* Layer.build(
+    AppLive.pipe(
+      Layer.provide(ApiSettings.layer),
+      Layer.provide(settingsLayer(effective)),
+      // The sandbox tells each lifecycle change in one line; production's log stays as it is.
+      Layer.provide(sandbox ? LifecycleLog.toLog : Layer.empty)
+    )
+  )
+  // The port is open (the layer is built): tell a newcomer what to do next.
+  const address = Context.get(app, HttpServer.HttpServer).address
+  if (sandbox && address._tag === "TcpAddress") {
+    yield* Effect.logInfo(
+      sandboxBanner({
+        baseUrl: baseUrlOf(config.publicBaseUrl, address.hostname, address.port),
+        dashboardOrigin: Option.getOrElse(config.dashboardOrigin, () =>
+          baseUrlOf(config.publicBaseUrl, address.hostname, address.port)
+        ),
+        mailRelay: Option.isSome(config.smtpUrl),
+        webhooksAllowPrivate: config.webhooksAllowPrivate
+      })
+    )
+  }
+  return yield* Effect.never
+}).pipe(Effect.scoped)
+
+NodeRuntime.runMain(program)

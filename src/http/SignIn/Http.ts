@@ -1,0 +1,61 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { toId } from "../../../services/domain/PrefixedId"
+import type { Account } from "../../../services/merchants/Accounts"
+import { type Member, Members, type SignedIn } from "../../../services/merchants/Members"
+import { Api } from "../Api"
+import { requireSecureSignIn } from "../middleware/SignInTransport"
+
+export const memberWire = (member: Member) => ({
+  id: toId("mem", member.id),
+  email: member.email,
+  created_at: member.createdAt,
+  passkeys: member.passkeys
+})
+
+export const accountWire = (account: Account) => ({
+  id: toId("acct", account.id),
+  name: account.name,
+  environment: account.environment,
+  created_at: account.createdAt
+})
+
+/** The answer of every route that signs someone in. */
+export const signedInWire = (signedIn: SignedIn) => ({
+  session_token: signedIn.token,
+  expires_at: signedIn.expiresAt,
+  member: memberWire(signedIn.member),
+  account: accountWire(signedIn.account)
+})
+
+export const SignInLive = HttpApiBuilder.group(Api, "signIn", (handlers) =>
+  Effect.gen(function* () {
+    const members = yield* Members
+    return handlers
+      .handle("email", ({ payload }) =>
+        Effect.gen(function* () {
+          const who = yield* requireSecureSignIn
+          const sent = yield* members.startEmail(payload.email, who)
+          return { sent_to: sent.sentTo, expires_at: sent.expiresAt }
+        })
+      )
+      .handle("verifyEmail", ({ payload }) =>
+        Effect.map(
+          Effect.flatMap(requireSecureSignIn, (who) => members.verifyCode(payload.email, payload.code, who)),
+          signedInWire
+        )
+      )
+      .handle("link", ({ payload }) =>
+        Effect.map(
+          Effect.flatMap(requireSecureSignIn, (who) => members.verifyLink(payload.token, who)),
+          signedInWire
+        )
+      )
+      .handle("acceptInvite", ({ payload }) =>
+        Effect.map(
+          Effect.flatMap(requireSecureSignIn, (who) => members.acceptInvite(payload.token, who)),
+          signedInWire
+        )
+      )
+  })
+)
