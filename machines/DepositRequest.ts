@@ -255,7 +255,7 @@ const pendingReturn = (c: DepositRequestContext, commandId: string) =>
 
 /**
  * A new request's context: its input and every fact still empty. A spread on purpose: built field by field, new
- * contexts took other hidden classes than restored ones and every later step got slower (README: Decisions).
+ * contexts took other hidden classes than restored ones and every later step got slower (decision 0023).
  */
 export const initialContext = (input: DepositRequestInput): DepositRequestContext => ({
   ...input,

@@ -53,7 +53,7 @@ const hasNoKeys = (o: object) => {
 
 /**
  * XState's `getPersistedSnapshot` drops the snapshot's methods and serializes its children, its history and any
- * actor in its context, through two spreads (slow on our V8: README, Decisions). This machine has no children and
+ * actor in its context, through two spreads (slow on our V8: decision 0023). This machine has no children and
  * no history states (so no actor can be in its context): its persisted snapshot is built field by field, sharing
  * the context as XState does when it holds no actor. A snapshot with children or history goes through XState. A
  * test holds every step equal to XState's persisted snapshot.
@@ -88,7 +88,7 @@ export const startByXState = (input: DepositRequestInput): Step => {
  * The initial state has no entry actions, so every new request's first snapshot is one shape with its own
  * context. XState's initial transition is taken once; each create then parses that first snapshot's JSON and sets
  * the input's fields, which is cheaper than the transition and gives the context the same hidden classes as the
- * parsed snapshots later steps see (README: Decisions). A test holds this equal to `startByXState` for any input;
+ * parsed snapshots later steps see (decision 0022). A test holds this equal to `startByXState` for any input;
  * should the initial state ever emit, this falls back to it.
  */
 let initialTemplate:

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 /**
  * The actor host's one write statement inserted its dedupe records and lifecycle events through three foreign keys
  * (to the request, and the lifecycle event's to its account): a trigger and a locking lookup per row, about a fifth
- * of the statement for a block's credits (README: Decisions). `apply_actor_steps` is the only writer of those rows
+ * of the statement for a block's credits (decision 0019). `apply_actor_steps` is the only writer of those rows
  * for requests, and it has just locked every request it writes for, so it now checks the same facts once per call
  * (each row's request is one of those it locked; each lifecycle event's account is its request's) and the keys
  * go. Requests and accounts are never deleted. The `webhook.test` event (no request) takes its account from the

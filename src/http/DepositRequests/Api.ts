@@ -173,7 +173,7 @@ export const CreateDepositRequest = withExample(
     issuer_id: Id("iss"),
     payout_address_id: Id("pa"),
     // Absent means `none`, applied by the service: a default in the schema turns the whole payload into a
-    // transformation, which makes its decoding much dearer (README: Decisions).
+    // transformation, which makes its decoding much dearer (decision 0014).
     payer_policy_mode: Schema.optional(PayerPolicyMode),
     expected_email: Schema.optional(Text.pipe(Schema.pattern(/^[^\s@]{1,64}@[^\s@]{1,255}$/))),
     payer_reference: Schema.optional(Text.pipe(Schema.maxLength(200))),
