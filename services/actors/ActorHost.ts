@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Effect, Exit, Option } from "effect"
+import { Context, Effect, Exit, Option } from "effect"
 import { type DepositRequestEvent, type Step, step } from "../../machines/step"
 import { toId } from "../domain/PrefixedId"
 import { makeBatcher } from "../platform/Batcher"
@@ -9,6 +9,7 @@ import { ChangeFeed } from "../platform/ChangeFeed"
 import { Ids } from "../platform/Ids"
 import { Instance } from "../platform/Instance"
 import { Metrics } from "../platform/Metrics"
+import { mayBeOneCallers } from "../platform/SqlFailure"
 import {
   currentFiber,
   currentTraceParent,
@@ -42,19 +43,6 @@ export type Applied =
  */
 const MAX_GROUP = 64
 const ONE_EVENT = { "deposit_request.events": 1 }
-
-/** SQLSTATE classes of a failing server or connection: a group's failure then is nobody's input. */
-const systemicClasses = new Set(["08", "53", "57", "58"])
-const mayBeOneMembers = (cause: Cause.Cause<unknown>) =>
-  Option.match(Cause.failureOption(cause), {
-    onNone: () => true,
-    onSome: (error) => {
-      if ((error as { readonly _tag?: string })._tag !== "SqlError") return true
-      const code = ((error as { readonly cause?: unknown }).cause as { readonly code?: unknown } | undefined)
-        ?.code
-      return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !systemicClasses.has(code.slice(0, 2))
-    }
-  })
 
 /** The caller's context, for statements run by a commit on another fiber (never its transaction, if any). */
 const callerContext = <R>() =>
@@ -169,7 +157,8 @@ const make = Effect.gen(function* () {
           captureStackTrace: false
         })
       ),
-    isolate: mayBeOneMembers
+    // A failing server or connection (a systemic SQLSTATE) is nobody's input: the group fails at once.
+    isolate: mayBeOneCallers
   })
 
   /**

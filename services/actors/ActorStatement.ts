@@ -4,6 +4,7 @@ import { DepositRequestMissing, type SnapshotVersionError } from "./ActorErrors"
 import type { ActorMemory } from "./ActorMemory"
 import type { DepositRequestRow } from "./ActorRow"
 import type { Member, Plan } from "./CommitPlan"
+import { isWriteConflict } from "../platform/SqlFailure"
 
 /** A row of `apply_actor_steps_v3`'s answer: why it wrote nothing (no rows: it wrote everything). */
 interface Problem {
@@ -13,9 +14,6 @@ interface Problem {
 }
 
 /** Two writers of one row serialize on its lock; a deadlock or serialization failure is tried again. */
-export const isWriteConflict = (e: unknown) =>
-  (e as { readonly _tag?: string })._tag === "SqlError" &&
-  /deadlock|could not serialize/i.test(String((e as { readonly cause?: unknown }).cause))
 export const writeConflictRetry = Schedule.exponential("10 millis").pipe(
   Schedule.intersect(Schedule.recurs(5))
 )

@@ -1,7 +1,7 @@
-import type { SqlError } from "@effect/sql/SqlError"
 import type { PgClient } from "@effect/sql-pg"
-import { Cause, Effect, Option } from "effect"
+import { Effect } from "effect"
 import { makeBatcher } from "../platform/Batcher"
+import { mayBeOneCallers } from "../platform/SqlFailure"
 import type { DepositRequestRow } from "./DepositRequestWire"
 
 /** A create ready to commit: the actor's first row and the Idempotency-Key that must be claimed with it. */
@@ -21,26 +21,6 @@ export interface CreateClaim {
  */
 const MAX_BATCH = 64
 const MAX_IN_FLIGHT = 1
-
-/**
- * SQLSTATE classes of a failing server or connection, whatever the rows: connection exception, insufficient
- * resources, operator intervention (shutdown, statement timeout), system error.
- */
-const systemicClasses = new Set(["08", "53", "57", "58"])
-
-/**
- * Whether a failed statement may be one create's doing, so the batch is split to commit the others: PostgreSQL
- * refused it with a data or constraint error (a SQLSTATE outside the systemic classes), or a defect. No SQLSTATE
- * (no connection) or a systemic one fails the batch at once.
- */
-const mayBeOneCreates = (cause: Cause.Cause<SqlError>) =>
-  Option.match(Cause.failureOption(cause), {
-    onNone: () => true,
-    onSome: (error) => {
-      const code = (error.cause as { readonly code?: unknown } | undefined)?.code
-      return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !systemicClasses.has(code.slice(0, 2))
-    }
-  })
 
 /**
  * Group commit of creates. One statement (`create_deposit_requests`, migration 0013) claims every key, only where
@@ -119,7 +99,8 @@ export const makeCreateGroupCommit = (
     maxBatch: MAX_BATCH,
     maxInFlight: MAX_IN_FLIGHT,
     run: (_key: string, batch: ReadonlyArray<CreateClaim>) => commit(batch),
-    isolate: mayBeOneCreates
+    // A failed statement that may be one create's doing splits the batch to commit the others.
+    isolate: mayBeOneCallers
   })
 
   /** Commits the create with the next statement; `true` when its key was claimed and the request inserted. */

@@ -1,5 +1,51 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Runtime } from "effect"
+import { Cause, Effect, Option, Runtime } from "effect"
+
+/**
+ * The one place PostgreSQL failures are classified. A failed statement is an `SqlError` whose `cause` is the
+ * driver's error: node-postgres puts the server's SQLSTATE in its `code` (five characters, `23505`), a socket
+ * failure its errno (`ECONNREFUSED`). Four questions are asked of it, each answered here:
+ * - `isDatabaseUnavailable`: the server is away or going (the edge answers 503, not 500);
+ * - `isWriteConflict`: two writers collided on a lock (a deadlock, a serialization failure): try again;
+ * - `mayBeOneCallers`: a failure of a statement shared by several callers that may be one caller's input (a
+ *   batch is then split), not the server's or the connection's (the batch fails at once);
+ * - `orDieOnSql`/`dieOnSqlErrors`: any other failure of the database is a defect, a logged 500.
+ */
+
+/** The SQLSTATE an `SqlError` carries from the server (its cause's five-character `code`), if it has one. */
+export const sqlStateOf = (error: unknown): string | undefined => {
+  if ((error as { readonly _tag?: string } | null | undefined)?._tag !== "SqlError") return undefined
+  const code = ((error as { readonly cause?: unknown }).cause as { readonly code?: unknown } | undefined)
+    ?.code
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
+}
+
+/**
+ * SQLSTATE classes of a failing server or connection, whatever the rows: connection exception, insufficient
+ * resources, operator intervention (shutdown, statement timeout), system error.
+ */
+const SYSTEMIC_CLASSES = new Set(["08", "53", "57", "58"])
+
+/**
+ * Whether a failed statement may be one caller's doing (of the callers that share it), so the batch is split to
+ * commit the others: a failure that is not an `SqlError`, a defect, or a statement PostgreSQL refused with a data
+ * or constraint error (a SQLSTATE outside the systemic classes). No SQLSTATE (no connection) or a systemic one:
+ * nobody's input, and the batch fails at once.
+ */
+export const mayBeOneCallers = (cause: Cause.Cause<unknown>): boolean =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => true,
+    onSome: (error) => {
+      if ((error as { readonly _tag?: string } | null | undefined)?._tag !== "SqlError") return true
+      const state = sqlStateOf(error)
+      return state !== undefined && !SYSTEMIC_CLASSES.has(state.slice(0, 2))
+    }
+  })
+
+/** Two writers of one row serialize on its lock; a deadlock or a serialization failure is worth another try. */
+export const isWriteConflict = (error: unknown): boolean =>
+  (error as { readonly _tag?: string } | null | undefined)?._tag === "SqlError" &&
+  /deadlock|could not serialize/i.test(String((error as { readonly cause?: unknown }).cause))
 
 /**
  * Infrastructure failures of the database are not domain outcomes: they become defects, which the edge answers
