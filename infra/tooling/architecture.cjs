@@ -24,7 +24,8 @@ const srcRoomRules = Object.entries(SRC_ROOMS).map(([room, allowed]) => ({
   name: `src-room-${room}`,
   severity: "error",
   comment: `src/${room} may import only ${allowed.length === 0 ? "itself" : `src/{${allowed.join(", ")}}`} of src/.`,
-  from: { path: `^src/${room}/` },
+  // Browser code has its own, narrower rule (pages-use-only-the-contract): its pages and the generated types.
+  from: { path: `^src/${room}/`, pathNot: "^src/web/[^/]+/page/" },
   to: { path: "^src/", pathNot: `^src/(${[room, ...allowed].join("|")})/` }
 }))
 
