@@ -1,4 +1,5 @@
 import { forgetSession, readSession, storeSession } from "./session"
+import type { Answer } from "./types"
 
 /** A refusal of the API (or of the network), carrying the API's own sentence (`error.message`) to show. */
 export class Refusal extends Error {
@@ -83,7 +84,7 @@ let refreshTimer: ReturnType<typeof setTimeout> | undefined
 
 /** Trades the session for a fresh one (the old one ends), and plans the next trade. */
 export const refreshSession = async (): Promise<void> => {
-  const fresh = await api<{ session_token: string; expires_at: string }>("POST", "/v1/account/session", {})
+  const fresh = await api<Answer<"/v1/account/session", "post">>("POST", "/v1/account/session", {})
   storeSession({ token: fresh.session_token, expires_at: fresh.expires_at })
   planRefresh()
 }

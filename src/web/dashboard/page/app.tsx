@@ -10,7 +10,7 @@ import { Requests } from "./requests"
 import { forgetSession, readSession, storeSession } from "./session"
 import { SignIn } from "./signIn"
 import { Team } from "./team"
-import type { Account, SignedIn } from "./types"
+import type { Account, Answer, SignedIn } from "./types"
 import { Events, WebhookView, Webhooks } from "./webhooks"
 
 /**
@@ -91,7 +91,7 @@ const useTokenPause = () => {
   const [since, setSince] = useState<string>()
   useEffect(() => {
     const check = () =>
-      api<{ token: { paused: boolean; since: string } | null }>("GET", "/v1/health").then(
+      api<Answer<"/v1/health", "get">>("GET", "/v1/health").then(
         (h) => setSince(h.token?.paused === true ? h.token.since : undefined),
         () => undefined
       )
@@ -108,7 +108,9 @@ const Shell = ({ onLogOut }: { onLogOut: () => void }) => {
   const [error, setError] = useState<string>()
   const main = useRef<HTMLElement>(null)
   useEffect(() => {
-    api<Account>("GET", "/v1/account").then(setAccount, (e: unknown) => setError(sentence(e)))
+    api<Answer<"/v1/account", "get">>("GET", "/v1/account").then(setAccount, (e: unknown) =>
+      setError(sentence(e))
+    )
   }, [])
   const tokenPause = useTokenPause()
   // A new view (not the first): its heading takes the focus, so a screen reader announces where the reader is.

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks"
 import { api } from "./api"
 import { idempotencyKey, toApiAmount } from "./money"
-import type { DepositRequest } from "./types"
+import type { Answer, CreatedDepositRequest } from "./types"
 import { CopyButton, Field, formValue, OnceSecret, parseMetadata, Refused, useAction, useLoad } from "./ui"
 
 interface Option {
@@ -12,16 +12,9 @@ interface Option {
 /** The account's records a request names, for the form's choices (the first hundred of each, newest first). */
 const loadChoices = async () => {
   const [issuers, payouts, customers] = await Promise.all([
-    api<{ issuers: ReadonlyArray<{ id: string; display_name: string }> }>("GET", "/v1/issuers?limit=100"),
-    api<{
-      payout_addresses: ReadonlyArray<{
-        id: string
-        address: string
-        label: string | null
-        disabled_at: string | null
-      }>
-    }>("GET", "/v1/payout-addresses?limit=100"),
-    api<{ customers: ReadonlyArray<{ id: string; name: string }> }>("GET", "/v1/customers?limit=100")
+    api<Answer<"/v1/issuers", "get">>("GET", "/v1/issuers?limit=100"),
+    api<Answer<"/v1/payout-addresses", "get">>("GET", "/v1/payout-addresses?limit=100"),
+    api<Answer<"/v1/customers", "get">>("GET", "/v1/customers?limit=100")
   ])
   return {
     issuers: issuers.issuers.map((i): Option => ({ id: i.id, label: i.display_name })),
@@ -37,7 +30,7 @@ export const CreateRequest = () => {
   const choices = useLoad(loadChoices, [])
   const [key, setKey] = useState(() => idempotencyKey())
   const [policy, setPolicy] = useState("none")
-  const [made, setMade] = useState<DepositRequest>()
+  const [made, setMade] = useState<CreatedDepositRequest>()
   const action = useAction()
   const options = (list: ReadonlyArray<Option> | undefined) =>
     (list ?? []).map((o) => (
@@ -68,7 +61,7 @@ export const CreateRequest = () => {
             if (policy === "mailbox") body.expected_email = v("expected_email")
             if (policy === "merchant_session") body.payer_reference = v("payer_reference")
             if (metadata !== undefined) body.metadata = metadata
-            const request = await api<DepositRequest>("POST", "/v1/deposit-requests", body, {
+            const request = await api<CreatedDepositRequest>("POST", "/v1/deposit-requests", body, {
               "idempotency-key": key
             })
             setMade(request)

@@ -3,6 +3,8 @@
  * ended CRLF. A field that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) is
  * prefixed with `'`, so an exported reference cannot become a formula in the merchant's spreadsheet.
  */
+import type { DepositRequest } from "./types"
+
 export const csvField = (value: string): string => {
   const safe = /^[=+\-@\t\r]/.test(value) && !/^-?\d+(\.\d+)?$/.test(value) ? `'${value}` : value
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
@@ -35,24 +37,27 @@ export const REQUEST_COLUMNS = [
   "metadata"
 ] as const
 
-export interface ExportedRequest {
-  readonly id: string
-  readonly created_at: string
-  readonly status: string
-  readonly amount: string
-  readonly amount_base_units: string
-  readonly received: string
-  readonly received_base_units: string
-  readonly settlement: { readonly amount_base_units: string } | null
-  readonly heading: string
-  readonly reference: string
-  readonly customer_id: string | null
-  readonly issuer_id: string
-  readonly payout_address_id: string
-  readonly payer_wallet: string | null
-  readonly address: string | null
-  readonly expires_at: string
-  readonly metadata: Record<string, unknown>
+/** What a row takes of a request (the contract's fields, so a renamed one fails the typecheck here). */
+export type ExportedRequest = Pick<
+  DepositRequest,
+  | "id"
+  | "created_at"
+  | "status"
+  | "amount"
+  | "amount_base_units"
+  | "received"
+  | "received_base_units"
+  | "heading"
+  | "reference"
+  | "customer_id"
+  | "issuer_id"
+  | "payout_address_id"
+  | "payer_wallet"
+  | "address"
+  | "expires_at"
+  | "metadata"
+> & {
+  readonly settlement: Pick<NonNullable<DepositRequest["settlement"]>, "amount_base_units"> | null
 }
 
 /** One request as a row; its transfers' hashes joined by spaces, in the order the API lists them. */

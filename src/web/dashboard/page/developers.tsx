@@ -1,17 +1,10 @@
 import { useState } from "preact/hooks"
 import { api } from "./api"
+import type { Answer } from "./types"
 import { Confirm, Loading, OnceSecret, Refused, useAction, useLoad, When } from "./ui"
 
-interface KeyInfo {
-  readonly active: { readonly last4: string; readonly created_at: string } | null
-  readonly previous: { readonly last4: string; readonly valid_until: string } | null
-}
-
-interface IssuedKey {
-  readonly api_key: string
-  readonly last4: string
-  readonly previous_key_expires_at: string | null
-}
+type KeyInfo = Answer<"/v1/account/api-key", "get">
+type IssuedKey = Answer<"/v1/account/api-key", "post">
 
 /** The account's API key: what is live (by its last four), issued or rotated (shown once), revoked. */
 export const Developers = () => {

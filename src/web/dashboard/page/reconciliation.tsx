@@ -1,34 +1,9 @@
 import { useState } from "preact/hooks"
 import { api, query } from "./api"
+import type { Answer } from "./types"
 import { Field, Loading, Money, Refused, Scroll, useLoad } from "./ui"
 
-interface Report {
-  readonly requests: ReadonlyArray<{
-    readonly deposit_request_id: string
-    readonly status: string
-    readonly amount_base_units: string
-    readonly credited_base_units: string
-    readonly settled_base_units: string
-    readonly returned_base_units: string
-    readonly recovered_base_units: string
-    readonly pending_base_units: string
-    readonly held_base_units: string
-    readonly chain_balance_base_units: string | null
-    readonly held_back: ReadonlyArray<{
-      readonly kind: string
-      readonly code: string
-      readonly amount_base_units: string
-    }>
-    readonly differences: ReadonlyArray<{ readonly rule: string; readonly difference_base_units: string }>
-  }>
-  readonly totals: {
-    readonly credited_base_units: string
-    readonly settled_base_units: string
-    readonly returned_base_units: string
-    readonly held_base_units: string
-    readonly requests_with_differences: number
-  }
-}
+type Report = Answer<"/v1/reconciliation", "get">
 
 /** Each rule the reconciliation checks, named the way a merchant reads it. */
 export const RULES: Record<string, string> = {

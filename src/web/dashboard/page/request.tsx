@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, sentence } from "./api"
 import type {
+  Answer,
   ApiEvent,
   Attachment,
   Delivery,
@@ -35,17 +36,34 @@ const settle = async <T,>(p: Promise<T>): Promise<{ ok: T } | { refused: string 
 
 const loadRelated = async (id: string): Promise<Related> => {
   const [events, transfers, recoveries, attempts, attachments, deliveries] = await Promise.all([
-    settle(api<{ events: ReadonlyArray<ApiEvent> }>("GET", `/v1/events?deposit_request_id=${id}&limit=100`)),
-    settle(api<{ transfers: ReadonlyArray<Transfer> }>("GET", `/v1/deposit-requests/${id}/transfers`)),
-    settle(api<{ recoveries: ReadonlyArray<Recovery> }>("GET", `/v1/deposit-requests/${id}/recoveries`)),
+    settle(api<Answer<"/v1/events", "get">>("GET", `/v1/events?deposit_request_id=${id}&limit=100`)),
     settle(
-      api<{ verification_attempts: ReadonlyArray<VerificationAttempt> }>(
+      api<Answer<"/v1/deposit-requests/{id}/transfers", "get">>("GET", `/v1/deposit-requests/${id}/transfers`)
+    ),
+    settle(
+      api<Answer<"/v1/deposit-requests/{id}/recoveries", "get">>(
+        "GET",
+        `/v1/deposit-requests/${id}/recoveries`
+      )
+    ),
+    settle(
+      api<Answer<"/v1/deposit-requests/{id}/verification-attempts", "get">>(
         "GET",
         `/v1/deposit-requests/${id}/verification-attempts?limit=100`
       )
     ),
-    settle(api<{ attachments: ReadonlyArray<Attachment> }>("GET", `/v1/deposit-requests/${id}/attachments`)),
-    settle(api<{ deliveries: ReadonlyArray<Delivery> }>("GET", `/v1/deposit-requests/${id}/deliveries`))
+    settle(
+      api<Answer<"/v1/deposit-requests/{id}/attachments", "get">>(
+        "GET",
+        `/v1/deposit-requests/${id}/attachments`
+      )
+    ),
+    settle(
+      api<Answer<"/v1/deposit-requests/{id}/deliveries", "get">>(
+        "GET",
+        `/v1/deposit-requests/${id}/deliveries`
+      )
+    )
   ])
   const refusals: Related["refusals"] = {}
   const take = <T, K extends keyof Related["refusals"]>(
@@ -111,7 +129,13 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
               ? `/v1/deposit-requests/${encodeURIComponent(id)}`
               : `/v1/deposit-requests/${encodeURIComponent(id)}?wait_for=change&version=${encodeURIComponent(version)}&timeout=25`
           const asked = Date.now()
-          const fresh = await api<DepositRequest>("GET", path, undefined, {}, controller.signal)
+          const fresh = await api<Answer<"/v1/deposit-requests/{id}", "get">>(
+            "GET",
+            path,
+            undefined,
+            {},
+            controller.signal
+          )
           if (version !== undefined && fresh.version !== version)
             setLive(`Updated: now ${fresh.status.replaceAll("_", " ")}.`)
           // Answered at once with nothing new: pause before asking again, not a busy loop.
@@ -217,7 +241,7 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
             disabled={resume.busy}
             onClick={() =>
               void resume.run(async () => {
-                const resumed = await api<DepositRequest>(
+                const resumed = await api<Answer<"/v1/deposit-requests/{id}/resume", "post">>(
                   "POST",
                   `/v1/deposit-requests/${request.id}/resume`,
                   {}
@@ -403,7 +427,7 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
                     <When at={d.attempted_at} /> — {d.event_type} to <code>{d.webhook_id}</code>:{" "}
                     {outcomeInWords(d)}
                     {d.response_status === null ? "" : ` (HTTP ${d.response_status})`}
-                    {(d.error ?? d.error_message) ? ` — ${d.error ?? d.error_message}` : ""}
+                    {d.error_message ? ` — ${d.error_message}` : ""}
                   </li>
                 ))}
               </ul>
@@ -454,7 +478,7 @@ const Attachments = ({
           const form = e.currentTarget
           void upload.run(async () => {
             if (file === undefined) throw new Error("Choose a PDF file first.")
-            const made = await api<Attachment>("POST", "/v1/attachments", {
+            const made = await api<Answer<"/v1/attachments", "post">>("POST", "/v1/attachments", {
               file_name: file.name,
               size_bytes: file.size
             })
@@ -470,7 +494,10 @@ const Attachments = ({
               throw new Error("The file could not be sent to storage. Check the connection and try again.")
             }
             if (!put.ok) throw new Error(`Storage refused the file (HTTP ${put.status}).`)
-            const checked = await api<Attachment>("GET", `/v1/attachments/${made.id}`)
+            const checked = await api<Answer<"/v1/attachments/{id}", "get">>(
+              "GET",
+              `/v1/attachments/${made.id}`
+            )
             if (checked.status !== "uploaded")
               throw new Error(checked.rejection_reason ?? `The file is ${checked.status}, not accepted.`)
             await api("PUT", `/v1/deposit-requests/${request.id}/attachments`, {

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import { api, query, sentence } from "./api"
 import { csv, REQUEST_COLUMNS, requestRow } from "./csv"
 import { CreateRequest } from "./createRequest"
-import type { DepositRequest, Transfer } from "./types"
+import type { Answer, DepositRequest } from "./types"
 import { Field, Loading, Money, Refused, Scroll, Status, When } from "./ui"
 
 export const STATUSES = [
@@ -48,12 +48,8 @@ export const listParams = (f: Filters): Record<string, string | undefined> => {
   }
 }
 
-interface ListAnswer {
-  readonly deposit_requests: ReadonlyArray<DepositRequest>
-  readonly next_cursor: string | null
-  /** Changes whenever a request on the page changes: the live list's long poll waits on it. */
-  readonly version: string
-}
+/** A page of the list; its `version` changes whenever a request on it does: the live list's long poll waits on it. */
+type ListAnswer = Answer<"/v1/deposit-requests", "get">
 
 const fetchList = (f: Filters, cursor?: string, extra: Record<string, string> = {}, signal?: AbortSignal) =>
   api<ListAnswer>(
@@ -84,7 +80,7 @@ const exportCsv = async (f: Filters, progress: (n: number) => void) => {
       `/v1/deposit-requests${query({ ...listParams(f), limit: String(EXPORT_PAGE), starting_after: cursor })}`
     )
     for (const r of page.deposit_requests) {
-      const { transfers } = await api<{ transfers: ReadonlyArray<Transfer> }>(
+      const { transfers } = await api<Answer<"/v1/deposit-requests/{id}/transfers", "get">>(
         "GET",
         `/v1/deposit-requests/${r.id}/transfers`
       )
@@ -127,7 +123,10 @@ export const Requests = () => {
     setError(undefined)
     // A request id is looked up directly; anything else is a filtered list.
     if (filters.searchBy === "id" && filters.search !== "") {
-      api<DepositRequest>("GET", `/v1/deposit-requests/${encodeURIComponent(filters.search)}`).then(
+      api<Answer<"/v1/deposit-requests/{id}", "get">>(
+        "GET",
+        `/v1/deposit-requests/${encodeURIComponent(filters.search)}`
+      ).then(
         (r) => {
           setRows([r])
           setCursor(null)

@@ -1,7 +1,7 @@
-import { startAuthentication } from "@simplewebauthn/browser"
+import { type PublicKeyCredentialRequestOptionsJSON, startAuthentication } from "@simplewebauthn/browser"
 import { useEffect, useState } from "preact/hooks"
 import { api, sentence } from "./api"
-import type { SignedIn } from "./types"
+import type { Answer, SignedIn } from "./types"
 import { Field, Refused } from "./ui"
 
 /**
@@ -45,7 +45,9 @@ export const SignIn = ({
             e.preventDefault()
             const email = new FormData(e.currentTarget).get("email")?.toString().trim() ?? ""
             void attempt(async () => {
-              const sent = await api<{ sent_to: string }>("POST", "/v1/sign-in/email", { email })
+              const sent = await api<Answer<"/v1/sign-in/email", "post">>("POST", "/v1/sign-in/email", {
+                email
+              })
               setSentTo({ email, to: sent.sent_to })
             })
           }}
@@ -108,14 +110,17 @@ export const SignIn = ({
           disabled={busy}
           onClick={() =>
             void attempt(async () => {
-              const { challenge_id, options } = await api<{ challenge_id: string; options: never }>(
+              const { challenge_id, options } = await api<Answer<"/v1/sign-in/passkey/options", "post">>(
                 "POST",
                 "/v1/sign-in/passkey/options",
                 {}
               )
               let response: unknown
               try {
-                response = await startAuthentication({ optionsJSON: options })
+                // The contract carries WebAuthn's options as opaque JSON; the library names their shape.
+                response = await startAuthentication({
+                  optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON
+                })
               } catch (e) {
                 throw new Error(`The passkey was not used: ${sentence(e)}`)
               }

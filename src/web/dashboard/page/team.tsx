@@ -1,33 +1,7 @@
-import { startRegistration } from "@simplewebauthn/browser"
+import { type PublicKeyCredentialCreationOptionsJSON, startRegistration } from "@simplewebauthn/browser"
 import { api, Refusal, sentence } from "./api"
+import type { Answer, Invite, Member, Passkey, SessionInfo } from "./types"
 import { Confirm, Field, Loading, Notice, Refused, useAction, useLoad, When } from "./ui"
-
-interface Member {
-  readonly id: string
-  readonly email: string
-  readonly created_at: string
-  readonly passkeys: number
-}
-interface Invite {
-  readonly id: string
-  readonly email: string
-  readonly created_at: string
-  readonly expires_at: string
-  readonly accepted_at: string | null
-}
-interface SessionInfo {
-  readonly id: string
-  readonly created_at: string
-  readonly expires_at: string
-  readonly user_agent: string | null
-  readonly current: boolean
-}
-interface Passkey {
-  readonly id: string
-  readonly name: string
-  readonly created_at: string
-  readonly last_used_at: string | null
-}
 
 /** A section's list, its load refusal shown as the API's sentence. */
 const Listed = <T,>({
@@ -58,17 +32,17 @@ const Listed = <T,>({
 /** The account's people (members, invitations) and the signed-in member's own sessions and passkeys. */
 export const Team = () => {
   const members = useLoad(
-    async () => (await api<{ members: ReadonlyArray<Member> }>("GET", "/v1/account/members")).members,
+    async () => (await api<Answer<"/v1/account/members", "get">>("GET", "/v1/account/members")).members,
     []
   )
   const invites = useLoad(
-    async () => (await api<{ invites: ReadonlyArray<Invite> }>("GET", "/v1/account/invites")).invites,
+    async () => (await api<Answer<"/v1/account/invites", "get">>("GET", "/v1/account/invites")).invites,
     []
   )
   // The signed-in member, or null for a session of the operator's CLI, which belongs to no member.
   const me = useLoad(
     () =>
-      api<Member>("GET", "/v1/account/member").catch((e: unknown) => {
+      api<Answer<"/v1/account/member", "get">>("GET", "/v1/account/member").catch((e: unknown) => {
         if (e instanceof Refusal && e.code === "member_not_found") return null
         throw e
       }),
@@ -172,11 +146,11 @@ export const Team = () => {
 /** The signed-in member's own sessions and passkeys. */
 const Own = () => {
   const sessions = useLoad(
-    async () => (await api<{ sessions: ReadonlyArray<SessionInfo> }>("GET", "/v1/account/sessions")).sessions,
+    async () => (await api<Answer<"/v1/account/sessions", "get">>("GET", "/v1/account/sessions")).sessions,
     []
   )
   const passkeys = useLoad(
-    async () => (await api<{ passkeys: ReadonlyArray<Passkey> }>("GET", "/v1/account/passkeys")).passkeys,
+    async () => (await api<Answer<"/v1/account/passkeys", "get">>("GET", "/v1/account/passkeys")).passkeys,
     []
   )
   const addPasskey = useAction()
@@ -214,14 +188,17 @@ const Own = () => {
             const form = e.currentTarget
             const name = (form.elements.namedItem("name") as HTMLInputElement).value.trim()
             void addPasskey.run(async () => {
-              const { challenge_id, options } = await api<{ challenge_id: string; options: never }>(
+              const { challenge_id, options } = await api<Answer<"/v1/account/passkeys/options", "post">>(
                 "POST",
                 "/v1/account/passkeys/options",
                 {}
               )
               let response: unknown
               try {
-                response = await startRegistration({ optionsJSON: options })
+                // The contract carries WebAuthn's options as opaque JSON; the library names their shape.
+                response = await startRegistration({
+                  optionsJSON: options as unknown as PublicKeyCredentialCreationOptionsJSON
+                })
               } catch (err) {
                 throw new Error(`No passkey was made: ${sentence(err)}`)
               }

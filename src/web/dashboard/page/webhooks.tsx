@@ -1,16 +1,16 @@
 import { useState } from "preact/hooks"
 import { api, query } from "./api"
-import type { ApiEvent, Delivery, WebhookEndpoint } from "./types"
+import type { Answer, CreatedWebhookEndpoint, Delivery, WebhookEndpoint } from "./types"
 import { Confirm, Field, Loading, Notice, OnceSecret, Refused, Scroll, useAction, useLoad, When } from "./ui"
 
-const loadEndpoints = () => api<{ webhooks: ReadonlyArray<WebhookEndpoint> }>("GET", "/v1/webhooks?limit=100")
+const loadEndpoints = () => api<Answer<"/v1/webhooks", "get">>("GET", "/v1/webhooks?limit=100")
 
 /**
  * Rotating a secret, guided: the same URL registered again (a second endpoint, with a new secret shown once),
  * then, once the receiver takes the new secret, the old endpoint disabled. Both sign meanwhile, so nothing is lost.
  */
 const Rotate = ({ endpoint, done }: { endpoint: WebhookEndpoint; done: () => void }) => {
-  const [fresh, setFresh] = useState<WebhookEndpoint>()
+  const [fresh, setFresh] = useState<CreatedWebhookEndpoint>()
   const [finished, setFinished] = useState(false)
   const action = useAction()
   return (
@@ -26,7 +26,7 @@ const Rotate = ({ endpoint, done }: { endpoint: WebhookEndpoint; done: () => voi
             disabled={action.busy}
             onClick={() =>
               void action.run(async () => {
-                setFresh(await api<WebhookEndpoint>("POST", "/v1/webhooks", { url: endpoint.url }))
+                setFresh(await api<CreatedWebhookEndpoint>("POST", "/v1/webhooks", { url: endpoint.url }))
               })
             }
           >
@@ -39,7 +39,7 @@ const Rotate = ({ endpoint, done }: { endpoint: WebhookEndpoint; done: () => voi
         </p>
       ) : (
         <>
-          <OnceSecret title="New signing secret" value={fresh.secret ?? ""} />
+          <OnceSecret title="New signing secret" value={fresh.secret} />
           <p>
             Step 2 of 2: once your receiver checks signatures with the new secret, disable the old endpoint.
           </p>
@@ -89,7 +89,11 @@ const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: 
             disabled={test.busy}
             onClick={() =>
               void test.run(async () => {
-                const sent = await api<{ event_id: string }>("POST", `/v1/webhooks/${endpoint.id}/test`, {})
+                const sent = await api<Answer<"/v1/webhooks/{id}/test", "post">>(
+                  "POST",
+                  `/v1/webhooks/${endpoint.id}/test`,
+                  {}
+                )
                 return `Test event ${sent.event_id} sent; see its delivery in the endpoint's log.`
               })
             }
@@ -124,7 +128,7 @@ const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: 
 
 export const Webhooks = () => {
   const endpoints = useLoad(loadEndpoints, [])
-  const [created, setCreated] = useState<WebhookEndpoint>()
+  const [created, setCreated] = useState<CreatedWebhookEndpoint>()
   const create = useAction()
   return (
     <>
@@ -137,7 +141,7 @@ export const Webhooks = () => {
             const form = e.currentTarget
             const url = (form.elements.namedItem("url") as HTMLInputElement).value.trim()
             void create.run(async () => {
-              setCreated(await api<WebhookEndpoint>("POST", "/v1/webhooks", { url }))
+              setCreated(await api<CreatedWebhookEndpoint>("POST", "/v1/webhooks", { url }))
               form.reset()
               endpoints.reload()
             })
@@ -153,7 +157,7 @@ export const Webhooks = () => {
           </div>
         </form>
         <Refused error={create.error} />
-        {created?.secret === undefined ? null : (
+        {created === undefined ? null : (
           <OnceSecret title={`Signing secret of ${created.url}`} value={created.secret} />
         )}
       </section>
@@ -216,7 +220,7 @@ const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) =
     </td>
     <td>
       {d.response_status === null ? "no answer" : `HTTP ${d.response_status}`}
-      {(d.error ?? d.error_message) ? ` — ${d.error ?? d.error_message}` : ""}
+      {d.error_message ? ` — ${d.error_message}` : ""}
       {d.next_attempt_at === null ? null : (
         <>
           ; next try <When at={d.next_attempt_at} />
@@ -238,7 +242,7 @@ export const WebhookView = ({ id }: { id: string }) => {
   const endpoint = useLoad(() => api<WebhookEndpoint>("GET", `/v1/webhooks/${id}`), [id])
   const deliveries = useLoad(
     () =>
-      api<{ deliveries: ReadonlyArray<Delivery> }>(
+      api<Answer<"/v1/webhooks/{id}/deliveries", "get">>(
         "GET",
         `/v1/webhooks/${id}/deliveries${query({ limit: "100", outcome })}`
       ),
@@ -340,7 +344,7 @@ export const Events = () => {
   const [cursor, setCursor] = useState<string>()
   const events = useLoad(
     () =>
-      api<{ events: ReadonlyArray<ApiEvent>; next_cursor: string | null }>(
+      api<Answer<"/v1/events", "get">>(
         "GET",
         `/v1/events${query({ type, limit: "50", starting_after: cursor })}`
       ),
@@ -396,14 +400,12 @@ export const Events = () => {
                       <code>{e.id}</code>
                     </td>
                     <td>
-                      {e.data.deposit_request === undefined ? (
-                        e.data.webhook_id === undefined ? (
-                          "—"
-                        ) : (
-                          <a href={`#/webhooks/${e.data.webhook_id}`}>{e.data.webhook_id}</a>
-                        )
-                      ) : (
+                      {"deposit_request" in e.data ? (
                         <a href={`#/requests/${e.data.deposit_request.id}`}>{e.data.deposit_request.id}</a>
+                      ) : "webhook_id" in e.data ? (
+                        <a href={`#/webhooks/${e.data.webhook_id}`}>{e.data.webhook_id}</a>
+                      ) : (
+                        "—"
                       )}
                     </td>
                   </tr>
