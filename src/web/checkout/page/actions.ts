@@ -48,7 +48,7 @@ export const statementFor = (account: string) => {
 /** The payer's own steps: the mailbox code, the wallet, paying from it, copying the address. */
 export const wirePayerActions = () => {
   act($("#send-code"), async () => {
-    const sent = await call<{ sent_to: string }>("/mailbox/start", {})
+    const sent = await call("/mailbox/start", {})
     say(`We sent a code to ${sent.sent_to}. Enter it below.`)
   })
   $("#code-form").addEventListener("submit", (event) => {
@@ -91,10 +91,10 @@ export const wirePayerActions = () => {
       }
     }
     say("Sign the statement in your wallet: it proves the wallet is yours and moves no money.")
-    const signature = await provider.request({
+    const signature = (await provider.request({
       method: "eth_signTypedData_v4",
       params: [account, JSON.stringify(withDomain)]
-    })
+    })) as string
     state.wallet = { provider, account }
     render(
       await call("/wallet", { wallet: account, chain_id: current.chain_id, expires_at: expiresAt, signature })

@@ -1,5 +1,5 @@
 import { describeRefusal } from "./refusals"
-import type { PayerRead } from "./read"
+import type { PayerRead, PayerStep, StepAnswer, StepBody } from "./read"
 import type { Eip1193 } from "./wallet"
 
 /** The page's shared state and helpers: the request it shows, the live region, calls to the payer routes. */
@@ -25,7 +25,13 @@ export const say = (text: string, tone: "info" | "error" = "info") => {
   status.dataset.tone = tone
 }
 
-export const call = async <A = PayerRead>(path: string, body?: unknown): Promise<A> => {
+type Answered<S extends "" | PayerStep> = S extends PayerStep ? StepAnswer<S> : PayerRead
+
+/** The read (`""`, a GET) or one of the payer's steps (a POST of its body), typed by the contract. */
+export const call = async <S extends "" | PayerStep>(
+  path: S,
+  ...[body]: S extends PayerStep ? [body: StepBody<S>] : []
+): Promise<Answered<S>> => {
   const res = await fetch(`${api}${path}`, {
     method: body === undefined ? "GET" : "POST",
     headers: body === undefined ? {} : { "content-type": "application/json" },
@@ -36,5 +42,5 @@ export const call = async <A = PayerRead>(path: string, body?: unknown): Promise
     throw Object.assign(new Error(describeRefusal(json.error?.code, json.error?.message)), {
       httpStatus: res.status
     })
-  return json as A
+  return json as Answered<S>
 }

@@ -1,47 +1,26 @@
-/** The payer read of a deposit request, as the payer routes answer it. */
-export interface PayerRead {
-  readonly id: string
-  readonly status: string
-  readonly amount: string
-  readonly amount_base_units: string
-  readonly received: string
-  readonly received_base_units: string
-  readonly heading: string
-  readonly issuer_display_name: string | null
-  readonly issuer_support_email: string | null
-  readonly issuer_support_url: string | null
-  readonly return_url: string | null
-  readonly payer_policy_mode: "none" | "mailbox" | "merchant_session"
-  readonly proof_required: "mailbox" | "merchant_session" | null
-  readonly wallet_required: boolean
-  readonly chain_id: number
-  readonly token_address: string | null
-  readonly address: string | null
-  readonly payment_link: string | null
-  readonly attestation: {
-    readonly domain: { name: string; version: string; chainId: number }
-    readonly types: Record<string, Array<{ name: string; type: string }>>
-    readonly primary_type: string
-    readonly message: { depositRequest: string; chainId: number }
-  } | null
-  readonly expires_at: string
-  readonly version: string
-  readonly receipt: {
-    readonly amount: string
-    readonly amount_base_units: string
-    readonly paid_at: string
-    readonly transaction_hashes: ReadonlyArray<string>
-  } | null
-  readonly attachments: ReadonlyArray<{
-    id: string
-    file_name: string
-    size_bytes: number
-    download_url: string
-  }>
-  readonly returns: ReadonlyArray<{
-    amount: string
-    amount_base_units: string
-    reason: string
-    transaction_hash: string
-  }>
-}
+/**
+ * The payer routes' shapes, taken from the generated contract (src/client/openapi.d.ts): a field the contract
+ * renames or drops fails `npm run typecheck` where the checkout reads it.
+ */
+import type { components, paths } from "../../../client/openapi"
+
+/** The payer read of a deposit request, as every payer route answers it. */
+export type PayerRead = components["schemas"]["PayerDepositRequest"]
+
+type Json<R> = R extends { readonly content: { readonly "application/json": infer B } } ? B : never
+type Payer = "/v1/payer/deposit-requests/{id}"
+
+/** The payer's steps, by their path below the request. */
+export type PayerStep = {
+  [P in keyof paths]: P extends `${Payer}${infer Step}` ? (Step extends "" ? never : Step) : never
+}[keyof paths]
+
+type StepOperation<S extends PayerStep> = paths[`${Payer}${S}`]["post"]
+
+/** The JSON a step takes (`{}` for a step that takes none). */
+export type StepBody<S extends PayerStep> =
+  StepOperation<S> extends { readonly requestBody: infer B } ? Json<B> : Record<string, never>
+
+/** What a step answers on success. */
+export type StepAnswer<S extends PayerStep> =
+  StepOperation<S> extends { readonly responses: infer R } ? Json<R[Extract<keyof R, 200 | 202>]> : never
