@@ -243,5 +243,5 @@ const make = Effect.gen(function* () {
 /** The actor host: steps requests' machines and commits what each step decides (README: the actor host). */
 export class ActorHost extends Effect.Service<ActorHost>()("deposits/ActorHost", {
   effect: make,
-  dependencies: [ChangeFeed.layer, Ids.layer, Metrics.layer, Instance.layer]
+  dependencies: [ChangeFeed.Default, Ids.Default, Metrics.Default, Instance.Default]
 }) {}

@@ -1,6 +1,6 @@
 import type { SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
-import { Clock, type Context, Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { ActorHost } from "../actors/ActorHost"
 import type { DepositRequestRow } from "../actors/ActorRow"
 import { IdempotencyConflict, InvalidRequest, type NotFound } from "../domain/Errors"
@@ -35,7 +35,7 @@ const REMEMBERED_PAYOUTS = 10_000
 export const makeCreateRequest = (deps: {
   readonly sql: PgClient.PgClient
   readonly host: ActorHost
-  readonly ids: Context.Tag.Service<Ids>
+  readonly ids: Ids
   /** The merchant's view of a committed row, and of one read back. */
   readonly viewOf: (row: DepositRequestRow) => DepositRequestWire
   readonly load: (

@@ -390,7 +390,7 @@ export const pageVersion = (page: ReadonlyArray<{ readonly id: string; readonly 
 /** Merchants' deposit requests: create, read, list, update, resume (README: the deposit request API). */
 export class DepositRequests extends Effect.Service<DepositRequests>()("deposits/DepositRequests", {
   effect: make,
-  dependencies: [ActorHost.Default, ChangeFeed.layer, Ids.layer]
+  dependencies: [ActorHost.Default, ChangeFeed.Default, Ids.Default]
 }) {}
 
 export type { DepositRequestWire }

@@ -49,6 +49,6 @@ export class PayerFlow extends Effect.Service<PayerFlow>()("deposits/PayerFlow",
     ActorHost.Default,
     ChainEndpoints.layer,
     KeyVault.Default,
-    Ids.layer
+    Ids.Default
   ]
 }) {}

@@ -83,7 +83,7 @@ export class VerificationAttempts extends Effect.Service<VerificationAttempts>()
 
       return { take, refuse, accept, drop } as const
     }),
-    dependencies: [Ids.layer]
+    dependencies: [Ids.Default]
   }
 ) {}
 

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { Bus } from "./Bus"
 
 const SUBJECT = "deposits.changed"
@@ -115,9 +115,4 @@ const make = Effect.gen(function* () {
   } as const
 })
 
-export class ChangeFeed extends Context.Tag("deposits/ChangeFeed")<
-  ChangeFeed,
-  Effect.Effect.Success<typeof make>
->() {
-  static readonly layer = Layer.scoped(ChangeFeed, make)
-}
+export class ChangeFeed extends Effect.Service<ChangeFeed>()("deposits/ChangeFeed", { scoped: make }) {}

@@ -1,5 +1,5 @@
 import { randomFillSync } from "node:crypto"
-import { Context, Layer } from "effect"
+import { Effect } from "effect"
 import { v7 as uuidv7 } from "uuid"
 
 // uuid's default rng calls WebCrypto getRandomValues for 16 bytes on every id; draw them from a 4 KiB pool filled
@@ -22,6 +22,10 @@ export const newUuid7 = (): string => uuidv7({ rng: pooledRandom })
  * Ids are UUIDv7 (time-ordered, so "newest first" is index order) stored as `uuid` and shown with their prefix.
  * One generator service, so tests can make ids deterministic if they need to.
  */
-export class Ids extends Context.Tag("deposits/Ids")<Ids, { readonly next: () => string }>() {
-  static readonly layer = Layer.succeed(Ids, { next: newUuid7 })
+export class Ids extends Effect.Service<Ids>()("deposits/Ids", {
+  // A plain function, not an Effect: every insert draws one, often several per request (a memory read).
+  succeed: { next: newUuid7 }
+}) {
+  /** @deprecated The name before `Ids.Default`; kept until the merchants and webhooks rooms follow the rename. */
+  static readonly layer = Ids.Default
 }

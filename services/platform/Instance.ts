@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { hostname } from "node:os"
 import { newUuid7 } from "./Ids"
 import { optionalSetting } from "./Settings"
@@ -17,9 +17,6 @@ export const instanceIdSetting = optionalSetting(
 const processInstance = `${hostname()}/${process.pid}/${newUuid7().slice(-6)}`
 
 /** This process among the deployment's instances; fixed for the process's life. */
-export class Instance extends Context.Tag("deposits/Instance")<Instance, { readonly id: string }>() {
-  static readonly layer = Layer.effect(
-    Instance,
-    Effect.map(instanceIdSetting, (id) => ({ id: Option.getOrElse(id, () => processInstance) }))
-  )
-}
+export class Instance extends Effect.Service<Instance>()("deposits/Instance", {
+  effect: Effect.map(instanceIdSetting, (id) => ({ id: Option.getOrElse(id, () => processInstance) }))
+}) {}

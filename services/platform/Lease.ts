@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Fiber, Layer } from "effect"
+import { Clock, Duration, Effect, Fiber } from "effect"
 import { v7 } from "uuid"
 import { Bus } from "./Bus"
 
@@ -87,6 +87,4 @@ const make = Effect.gen(function* () {
   return { holder, whileHolding, tryAcquire } as const
 })
 
-export class Lease extends Context.Tag("deposits/Lease")<Lease, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.scoped(Lease, make)
-}
+export class Lease extends Effect.Service<Lease>()("deposits/Lease", { scoped: make }) {}

@@ -1,4 +1,4 @@
-import { Context, Layer } from "effect"
+import { Effect } from "effect"
 import { Counter, Gauge, Histogram, Registry } from "prom-client"
 
 /**
@@ -81,6 +81,4 @@ const make = () => {
 }
 export type MetricsShape = ReturnType<typeof make>
 
-export class Metrics extends Context.Tag("deposits/Metrics")<Metrics, MetricsShape>() {
-  static readonly layer = Layer.sync(Metrics, make)
-}
+export class Metrics extends Effect.Service<Metrics>()("deposits/Metrics", { sync: make }) {}

@@ -14,24 +14,19 @@ export interface RateDecision {
 
 /**
  * A second connection pool whose commits do not wait for the WAL flush: losing a few bucket updates in a crash
- * is harmless (callers get a few extra requests), and a durable commit per API call is not.
+ * is harmless (callers get a few extra requests), and a durable commit per API call is not. The embedded database
+ * (no `DATABASE_URL`) has one connection, so the buckets share it. The pool lives as long as the rate limiter.
  */
-export class EphemeralSql extends Context.Tag("deposits/EphemeralSql")<EphemeralSql, SqlClient.SqlClient>() {
-  static readonly layer = Layer.unwrapEffect(
-    Effect.map(databaseUrl, (url) =>
-      Option.match(url, {
-        onNone: () => Layer.effect(EphemeralSql, SqlClient.SqlClient),
-        onSome: (url) => {
-          const parsed = new URL(Redacted.value(url))
-          parsed.searchParams.set("options", "-c synchronous_commit=off")
-          return Layer.effect(EphemeralSql, SqlClient.SqlClient).pipe(
-            Layer.provide(PgClient.layer({ url: Redacted.make(parsed.toString()), maxConnections: 8 }))
-          )
-        }
-      })
-    )
+const ephemeralSql = Effect.gen(function* () {
+  const url = yield* databaseUrl
+  if (Option.isNone(url)) return yield* SqlClient.SqlClient
+  const parsed = new URL(Redacted.value(url.value))
+  parsed.searchParams.set("options", "-c synchronous_commit=off")
+  const pool = yield* Layer.build(
+    PgClient.layer({ url: Redacted.make(parsed.toString()), maxConnections: 8 })
   )
-}
+  return Context.get(pool, SqlClient.SqlClient)
+})
 
 /** The token bucket per account on API-key traffic: `RATE_LIMIT_CAPACITY` and `RATE_LIMIT_REFILL_PER_SECOND`. */
 export const rateLimitSettings = Config.all({
@@ -43,7 +38,7 @@ export const rateLimitSettings = Config.all({
 const MAX_BATCH = 256
 
 const make = Effect.gen(function* () {
-  const sql = yield* EphemeralSql
+  const sql = yield* ephemeralSql
   const config = yield* rateLimitSettings
   const capacityMilli = BigInt(config.rateLimitCapacity) * 1000n
   // Tokens per second equals milli-tokens per millisecond.
@@ -99,9 +94,4 @@ const make = Effect.gen(function* () {
   return { take } as const
 })
 
-export class RateLimiter extends Context.Tag("deposits/RateLimiter")<
-  RateLimiter,
-  Effect.Effect.Success<typeof make>
->() {
-  static readonly layer = Layer.effect(RateLimiter, make).pipe(Layer.provide(EphemeralSql.layer))
-}
+export class RateLimiter extends Effect.Service<RateLimiter>()("deposits/RateLimiter", { scoped: make }) {}

@@ -92,7 +92,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     PasskeySignInLive
   ).pipe(
     Layer.provide(AuthenticationLive),
-    Layer.provide(PublicUrl.layer),
+    Layer.provide(PublicUrl.Default),
     // Built after the HTTP server (the handlers are), so released before it closes: its finalizer answers the
     // parked polls that would otherwise hold the server's close.
     Layer.provide(LongPollRegistry.layer)
@@ -180,7 +180,7 @@ const makePorts = (network: Layer.Layer<WebhookResolver | WebhookTrust>) =>
   Layer.mergeAll(
     MessagingLive,
     MailerLive,
-    ObjectStoreLive.pipe(Layer.provide(SignedLinks.layer)),
+    ObjectStoreLive.pipe(Layer.provide(SignedLinks.Default)),
     InspectorLive,
     LifecycleBodiesLive,
     WebhookSenderLive.pipe(Layer.provide(WebhookUrlCheck.layer))
@@ -205,15 +205,15 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     StepHistory.Default,
     WebhookEndpoints.Default,
     WebhookListeners.Default,
-    RateLimiter.layer,
+    RateLimiter.Default,
     ActorHost.Default,
     ChainEndpoints.layer,
-    ChangeFeed.layer,
-    Ids.layer,
+    ChangeFeed.Default,
+    Ids.Default,
     KeyVault.Default,
-    Lease.layer,
-    Metrics.layer,
-    SignedLinks.layer
+    Lease.Default,
+    Metrics.Default,
+    SignedLinks.Default
   ).pipe(Layer.provideMerge(makePorts(network)), Layer.provideMerge(DatabaseLive))
 
 export const ServicesLive = makeServices()

@@ -21,9 +21,9 @@ export const actorHostLayer = (databaseUrl: string, config: Partial<AppConfigSha
     DepositRequests.Default,
     MerchantResourcesLive,
     ActorHost.Default,
-    ChangeFeed.layer,
-    Ids.layer,
-    Metrics.layer
+    ChangeFeed.Default,
+    Ids.Default,
+    Metrics.Default
   ).pipe(
     Layer.provideMerge(Layer.mergeAll(MessagingLive, Inspector.silent, LifecycleBodiesLive)),
     Layer.provideMerge(DatabaseLive),

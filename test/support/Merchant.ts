@@ -24,7 +24,7 @@ export const createMerchant = async (
   // Long enough to outlive tests that move the service's clock forward by days.
   const sessionTtlMs = options.sessionTtlMs ?? 30 * 24 * 60 * 60 * 1000
   const layer = Accounts.Default.pipe(
-    Layer.provideMerge(Layer.mergeAll(Ids.layer, Bus.inProcess)),
+    Layer.provideMerge(Layer.mergeAll(Ids.Default, Bus.inProcess)),
     Layer.provideMerge(DatabaseLive),
     Layer.provide(settingsLayer({ databaseUrl: Option.some(Redacted.make(databaseUrl)), serviceEnv }))
   )

@@ -9,7 +9,7 @@ import { actorHostLayer } from "./ActorHostRuntime"
  */
 const [databaseUrl, natsUrl] = process.argv.slice(2) as [string, string]
 const layer = CreditConsumerLive.pipe(
-  Layer.provideMerge(Lease.layer),
+  Layer.provideMerge(Lease.Default),
   Layer.provideMerge(
     actorHostLayer(databaseUrl, {
       natsUrl: Option.some(natsUrl),

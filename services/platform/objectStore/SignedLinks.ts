@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Either, Layer } from "effect"
+import { Effect, Either } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 
 /**
@@ -56,9 +56,10 @@ export const makeSignedLinks = Effect.gen(function* () {
 
   return { sign, verify } as const
 })
-export class SignedLinks extends Context.Tag("deposits/SignedLinks")<
-  SignedLinks,
-  Effect.Effect.Success<typeof makeSignedLinks>
->() {
-  static readonly layer = Layer.effect(SignedLinks, makeSignedLinks)
+/** Plain functions, not Effects: an HMAC over a few hundred bytes, on every attachment link written or checked. */
+export class SignedLinks extends Effect.Service<SignedLinks>()("deposits/SignedLinks", {
+  effect: makeSignedLinks
+}) {
+  /** @deprecated The name before `SignedLinks.Default`; kept until the merchants room follows the rename. */
+  static readonly layer = SignedLinks.Default
 }

@@ -285,7 +285,7 @@ layer(HostLive, { timeout: 120_000 })("the step history", (it) => {
           Effect.sync(() =>
             ManagedRuntime.make(
               StepHistorySweeperLive.pipe(
-                Layer.provideMerge(Lease.layer),
+                Layer.provideMerge(Lease.Default),
                 Layer.provideMerge(hostLayer(databaseUrl, { instanceId: Option.some("sweeper") }))
               )
             )
