@@ -1,5 +1,5 @@
 import type { PgClient } from "@effect/sql-pg"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 
 /**
  * The `chain_credits` record as the relay and the consumer share it: the message one of its rows becomes on the
@@ -7,26 +7,28 @@ import { Effect } from "effect"
  */
 
 /** What travels on the credits stream: a final credit, or the notice that its block was reorganised after. */
-export type CreditMessage =
-  | {
-      readonly kind: "credit"
-      readonly chain_id: number
-      readonly tx_hash: string
-      readonly log_index: number
-      readonly deposit_request_id: string
-      readonly from_address: string
-      readonly amount_base_units: string
-      readonly seen_at: string
-    }
-  | {
-      readonly kind: "reorg"
-      readonly chain_id: number
-      readonly tx_hash: string
-      readonly log_index: number
-      readonly deposit_request_id: string
-      readonly block_number: string
-      readonly reorged_at: string
-    }
+export const CreditMessage = Schema.Union(
+  Schema.Struct({
+    kind: Schema.Literal("credit"),
+    chain_id: Schema.Number,
+    tx_hash: Schema.String,
+    log_index: Schema.Number,
+    deposit_request_id: Schema.String,
+    from_address: Schema.String,
+    amount_base_units: Schema.String,
+    seen_at: Schema.String
+  }),
+  Schema.Struct({
+    kind: Schema.Literal("reorg"),
+    chain_id: Schema.Number,
+    tx_hash: Schema.String,
+    log_index: Schema.Number,
+    deposit_request_id: Schema.String,
+    block_number: Schema.String,
+    reorged_at: Schema.String
+  })
+)
+export type CreditMessage = typeof CreditMessage.Type
 
 /** Sets one time column of the named credits (one statement; none for no credits). */
 export const stampCredits = (

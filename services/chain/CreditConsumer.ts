@@ -2,8 +2,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Layer, Option, Queue } from "effect"
 import { CREDIT_PARTITIONS, creditConsumer } from "../../infra/jetstream/Streams"
 import { type ActorEvent, ActorHost } from "../actors/ActorHost"
-import { type CreditMessage, stampCredits } from "./ChainCredits"
+import { CreditMessage, stampCredits } from "./ChainCredits"
 import { consumeIntoQueue, EventStream, type StreamMessage } from "../platform/eventStream/EventStream"
+import { messageDecoder } from "../platform/eventStream/MessageDecoding"
 import { Lease } from "../platform/Lease"
 import { chainSettings } from "./ChainSettings"
 
@@ -44,16 +45,8 @@ const settleAll = (messages: ReadonlyArray<StreamMessage>, settle: (m: StreamMes
   for (const m of messages) settle(m)
 }
 
-const parse = (message: StreamMessage): CreditMessage | undefined => {
-  try {
-    const m = JSON.parse(message.data) as CreditMessage
-    return typeof m.deposit_request_id === "string" && (m.kind === "credit" || m.kind === "reorg")
-      ? m
-      : undefined
-  } catch {
-    return undefined
-  }
-}
+/** A credits message as it enters the room; a malformed one is logged and termed. */
+export const decodeCreditMessage = messageDecoder("credits", CreditMessage)
 
 /**
  * The actors' side of the credits stream. Each partition's durable consumer is shared by every instance, and one
@@ -73,11 +66,8 @@ export const makeCreditConsumer = Effect.gen(function* () {
   ) {
     const parsed: Array<CreditMessage> = []
     for (const message of messages) {
-      const m = parse(message)
-      if (m === undefined) {
-        yield* Effect.logError(`credits stream: dropped a malformed message ${message.seq}`)
-        message.term()
-      } else parsed.push(m)
+      const m = yield* decodeCreditMessage(message)
+      if (Option.isSome(m)) parsed.push(m.value)
     }
     if (parsed.length === 0) return
     const at = new Date(yield* Clock.currentTimeMillis)
