@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Layer, Option, Schedule } from "effect"
 import { BaseError, custom, HttpRequestError, RpcRequestError, TimeoutError, toHex } from "viem"
 import { getHttpRpcClient } from "viem/utils"
 import type { JsonRpc } from "./Finality"
@@ -32,7 +32,7 @@ export interface ChainAccess {
     accept: (answers: A) => boolean,
     what: string
   ) => Promise<A>
-  /** Reads each endpoint's head once and ranks them (run on a schedule by `ChainEndpoints.layer`). */
+  /** Reads each endpoint's head once and ranks them (run on a schedule by `ChainEndpoints.Default`). */
   readonly probe: Effect.Effect<void>
   readonly health: () => ReadonlyArray<EndpointHealth>
 }
@@ -205,26 +205,24 @@ export const blockCall = (block: bigint) => ({
 })
 
 /**
- * The process's chain access, or none when no chain is configured. The probe runs on its own schedule while the
- * layer's scope is open and stops with it.
+ * The process's chain access (`access`), or none when no chain is configured. The probe runs on its own schedule
+ * while the layer's scope is open and stops with it.
  */
-export class ChainEndpoints extends Context.Tag("deposits/ChainEndpoints")<
-  ChainEndpoints,
-  Option.Option<ChainAccess>
->() {
-  static readonly layer = Layer.scoped(
-    ChainEndpoints,
-    Effect.gen(function* () {
-      const settings = yield* chainEndpointSettings
-      const urls = rpcEndpointsOf(settings)
-      if (urls.length === 0) return Option.none()
-      const access = makeChainAccess(urls, settings)
-      if (urls.length > 1) {
-        yield* Effect.forkScoped(
-          Effect.repeat(access.probe, Schedule.spaced(Duration.millis(settings.chainRpcProbeMs)))
-        )
-      }
-      return Option.some(access)
-    })
-  )
+export class ChainEndpoints extends Effect.Service<ChainEndpoints>()("deposits/ChainEndpoints", {
+  scoped: Effect.gen(function* () {
+    const settings = yield* chainEndpointSettings
+    const urls = rpcEndpointsOf(settings)
+    if (urls.length === 0) return { access: Option.none<ChainAccess>() }
+    const access = makeChainAccess(urls, settings)
+    if (urls.length > 1) {
+      yield* Effect.forkScoped(
+        Effect.repeat(access.probe, Schedule.spaced(Duration.millis(settings.chainRpcProbeMs)))
+      )
+    }
+    return { access: Option.some(access) }
+  })
+}) {
+  /** A given chain access (a twin of the node, or none), without the settings or the probe: for tests. */
+  static readonly Test = (access: Option.Option<ChainAccess>) =>
+    Layer.succeed(ChainEndpoints, ChainEndpoints.make({ access }))
 }

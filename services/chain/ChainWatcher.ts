@@ -105,7 +105,7 @@ export const makeChainWatcher = (
 export const ChainWatcherLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* chainSettings
-    const chain = yield* ChainEndpoints
+    const { access: chain } = yield* ChainEndpoints
     if (Option.isNone(chain) || Option.isNone(config.tokenAddress)) {
       yield* Effect.logInfo("chain watcher off: set CHAIN_RPC_URLS and TOKEN_ADDRESS")
       return

@@ -167,7 +167,7 @@ export const makeCreditRelayWorker = (chainId: number) =>
 export const CreditRelayLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* chainSettings
-    const chain = yield* ChainEndpoints
+    const { access: chain } = yield* ChainEndpoints
     if (Option.isNone(chain) || Option.isNone(config.tokenAddress)) return
     const worker = yield* makeCreditRelayWorker(chainIdOf(config.serviceEnv))
     const lease = yield* Lease

@@ -86,7 +86,7 @@ interface Row {
 const make = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
   const config = yield* chainSettings
-  const chain = Option.all({ access: yield* ChainEndpoints, token: config.tokenAddress }).pipe(
+  const chain = Option.all({ access: (yield* ChainEndpoints).access, token: config.tokenAddress }).pipe(
     Option.map(({ access, token }) => ({
       client: createPublicClient({ transport: access.transport }),
       token: getAddress(token)
@@ -216,5 +216,5 @@ const make = Effect.gen(function* () {
 
 export class Reconciliation extends Effect.Service<Reconciliation>()("deposits/Reconciliation", {
   effect: make,
-  dependencies: [ChainEndpoints.layer]
+  dependencies: [ChainEndpoints.Default]
 }) {}

@@ -47,7 +47,7 @@ export class PayerFlow extends Effect.Service<PayerFlow>()("deposits/PayerFlow",
     VerificationAttempts.Default,
     WalletAttestation.Default,
     ActorHost.Default,
-    ChainEndpoints.layer,
+    ChainEndpoints.Default,
     KeyVault.Default,
     Ids.Default
   ]

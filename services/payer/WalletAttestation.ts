@@ -105,7 +105,7 @@ export const refusalOf = async (
 export class WalletAttestation extends Effect.Service<WalletAttestation>()("deposits/WalletAttestation", {
   effect: Effect.gen(function* () {
     const chainId = chainIdOf((yield* chainSettings).serviceEnv)
-    const check = signatureCheckFor(yield* ChainEndpoints)
+    const check = signatureCheckFor((yield* ChainEndpoints).access)
 
     /** The refusal of a statement for this request at this time, or undefined when it holds. */
     const refusal = Effect.fn("WalletAttestation.refusal")(function* (
@@ -124,5 +124,5 @@ export class WalletAttestation extends Effect.Service<WalletAttestation>()("depo
 
     return { refusal } as const
   }),
-  dependencies: [ChainEndpoints.layer]
+  dependencies: [ChainEndpoints.Default]
 }) {}

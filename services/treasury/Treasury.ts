@@ -90,7 +90,7 @@ export const treasurySettings = Config.all({
 export const TreasuryLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* treasurySettings
-    const chain = yield* ChainEndpoints
+    const { access: chain } = yield* ChainEndpoints
     if (Option.isNone(chain) || Option.isNone(config.tokenAddress)) return
     if (Option.isNone(config.treasuryPrivateKey)) {
       if (config.serviceEnv === "production")

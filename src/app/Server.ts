@@ -207,7 +207,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     WebhookListeners.Default,
     RateLimiter.Default,
     ActorHost.Default,
-    ChainEndpoints.layer,
+    ChainEndpoints.Default,
     ChangeFeed.Default,
     Ids.Default,
     KeyVault.Default,

@@ -23,7 +23,7 @@ const statementFor = (over: Partial<Statement> = {}): Statement => ({
 /** The service over the default settings (sandbox) and a twin of the chain access (not its own endpoints). */
 const attestationWith = (chain: Option.Option<ChainAccess>) =>
   WalletAttestation.DefaultWithoutDependencies.pipe(
-    Layer.provide(Layer.succeed(ChainEndpoints, chain)),
+    Layer.provide(ChainEndpoints.Test(chain)),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
   )
 
