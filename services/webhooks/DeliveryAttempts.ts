@@ -1,21 +1,14 @@
+import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect, Random } from "effect"
+import { Clock, Effect, Random, Schema } from "effect"
 import { Ids } from "../platform/Ids"
 import { Metrics } from "../platform/Metrics"
 import { gapMs, MAX_ATTEMPTS } from "./RetrySchedule"
+import { type AttemptedJobRow, IdRow, rowsOrSqlError } from "./WebhookRows"
 import type { DeliveryOutcome } from "./WebhookSender"
 
 /** The job an attempt was made for, as its claim read it. */
-export interface AttemptedJob {
-  readonly id: string
-  readonly account_id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly redelivery: boolean
-  /** Attempts before this one. */
-  readonly attempts: number
-  readonly type: string
-}
+export type AttemptedJob = typeof AttemptedJobRow.Type
 
 /**
  * Records one attempt of a job, however it was made (the dispatcher's POST, or a listening CLI's forward): the
@@ -75,18 +68,32 @@ export const recordAttempt = (
 export const cancelSeries = (endpointUuid: string, at: Date) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
-    yield* sql`update webhook_endpoints set disabled_at = coalesce(disabled_at, ${at}) where id = ${endpointUuid}`
-    const cancelled = yield* sql<{ id: string }>`
-      update webhook_jobs set state = 'cancelled'
-      where endpoint_id = ${endpointUuid} and state = 'pending' returning id`
+    const disable = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
+      execute: (r) =>
+        sql`update webhook_endpoints set disabled_at = coalesce(disabled_at, ${r.at}) where id = ${r.id}`
+    })
+    const cancelPending = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: IdRow,
+      execute: (endpointId) => sql`
+        update webhook_jobs set state = 'cancelled'
+        where endpoint_id = ${endpointId} and state = 'pending' returning id`
+    })
     // The last attempt of each cancelled series promised a retry that will not come.
-    if (cancelled.length > 0) {
-      yield* sql`
+    const cancelPromisedRetries = SqlSchema.void({
+      Request: Schema.Array(Schema.String),
+      execute: (jobIds) => sql`
         update webhook_deliveries set outcome = 'cancelled', next_attempt_at = null
         where id in (
           select distinct on (job_id) id from webhook_deliveries
-          where job_id in ${sql.in(cancelled.map((job) => job.id))}
+          where job_id in ${sql.in(jobIds)}
           order by job_id, attempt desc
         ) and outcome = 'retrying'`
+    })
+    yield* rowsOrSqlError(disable({ id: endpointUuid, at }), "webhook_endpoints")
+    const cancelled = yield* rowsOrSqlError(cancelPending(endpointUuid), "webhook_jobs")
+    if (cancelled.length > 0) {
+      yield* rowsOrSqlError(cancelPromisedRetries(cancelled.map((job) => job.id)), "webhook_deliveries")
     }
   })

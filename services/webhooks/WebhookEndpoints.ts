@@ -1,38 +1,18 @@
+import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { InvalidRequest, InvalidState, NotFound } from "../domain/Errors"
 import { formatTimestamp } from "../domain/Timestamp"
 import { toId } from "../domain/PrefixedId"
 import { Ids } from "../platform/Ids"
 import { dieOnSqlErrors } from "../platform/SqlFailure"
 import { cancelSeries } from "./DeliveryAttempts"
+import { EventRow, IdRow, rowsOrSqlError, WebhookDelivery, WebhookEndpoint } from "./WebhookRows"
 import { newWebhookSecret } from "./WebhookSignature"
 import { WebhookUrlCheck } from "./WebhookUrlRules"
 
-export interface EndpointRow {
-  readonly id: string
-  readonly account_id: string
-  readonly url: string
-  readonly secret: string
-  readonly created_at: Date
-  readonly disabled_at: Date | null
-}
-
-export interface DeliveryRow {
-  readonly id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly attempt: number
-  readonly redelivery: boolean
-  readonly outcome: string
-  readonly response_status: number | null
-  readonly error_kind: string | null
-  readonly error_message: string | null
-  readonly attempted_at: Date
-  readonly duration_ms: number
-  readonly next_attempt_at: Date | null
-}
+export type EndpointRow = WebhookEndpoint
+export type DeliveryRow = WebhookDelivery
 
 export const endpointWire = (row: EndpointRow) => ({
   id: toId("wh", row.id) as string,
@@ -48,7 +28,7 @@ export const deliveryWire = (row: DeliveryRow) => ({
   event_type: row.event_type,
   attempt: row.attempt,
   redelivery: row.redelivery,
-  outcome: row.outcome as "succeeded" | "retrying" | "failed" | "cancelled",
+  outcome: row.outcome,
   response_status: row.response_status,
   error_kind: row.error_kind,
   error_message: row.error_message,
@@ -69,6 +49,141 @@ const make = Effect.gen(function* () {
   const urlCheck = yield* WebhookUrlCheck
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
+  const Cursor = Schema.UndefinedOr(Schema.String)
+  const Listeners = Schema.Literal("with listeners", "without")
+
+  const insertEndpoint = SqlSchema.single({
+    Request: Schema.Struct({
+      id: Schema.String,
+      account_id: Schema.String,
+      url: Schema.String,
+      secret: Schema.String,
+      created_at: Schema.DateFromSelf
+    }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      insert into webhook_endpoints (id, account_id, url, secret, created_at)
+      values (${r.id}, ${r.account_id}, ${r.url}, ${r.secret}, ${r.created_at})
+      returning *`
+  })
+
+  // Listeners (`WebhookListeners.ts`) share the table but none of these routes but the delivery log: they have no
+  // URL, take no test event or redelivery, and are removed through their own route.
+  const findEndpoint = SqlSchema.findOne({
+    Request: Schema.Struct({ id: Schema.String, account_id: Schema.String, listeners: Listeners }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      select * from webhook_endpoints where id = ${r.id} and account_id = ${r.account_id}
+      ${r.listeners === "without" ? sql`and not listener` : sql``}`
+  })
+
+  const listEndpoints = SqlSchema.findAll({
+    Request: Schema.Struct({ account_id: Schema.String, limit: Schema.Int, starting_after: Cursor }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      select * from webhook_endpoints where account_id = ${r.account_id} and not listener
+      ${r.starting_after === undefined ? sql`` : sql`and id < ${r.starting_after}`}
+      order by id desc limit ${r.limit + 1}`
+  })
+
+  const insertJob = SqlSchema.void({
+    Request: Schema.Struct({
+      id: Schema.String,
+      account_id: Schema.String,
+      endpoint_id: Schema.String,
+      event_id: Schema.String,
+      redelivery: Schema.Boolean,
+      at: Schema.DateFromSelf
+    }),
+    execute: (r) => sql`
+      insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at)
+      values (${r.id}, ${r.account_id}, ${r.endpoint_id}, ${r.event_id}, ${r.redelivery}, 'pending', ${r.at}, ${r.at})
+      on conflict do nothing`
+  })
+
+  const insertTestEvent = SqlSchema.void({
+    Request: Schema.Struct({
+      id: Schema.String,
+      account_id: Schema.String,
+      body: Schema.String,
+      occurred_at: Schema.DateFromSelf
+    }),
+    execute: (r) => sql`
+      insert into lifecycle_events (id, account_id, deposit_request_id, type, dedupe, body, occurred_at)
+      values (${r.id}, ${r.account_id}, null, 'webhook.test', ${r.id}, ${r.body}, ${r.occurred_at})`
+  })
+
+  const AccountScoped = Schema.Struct({ id: Schema.String, account_id: Schema.String })
+  const findEvent = SqlSchema.findOne({
+    Request: AccountScoped,
+    Result: IdRow,
+    execute: (r) => sql`select id from lifecycle_events where id = ${r.id} and account_id = ${r.account_id}`
+  })
+  const findRequest = SqlSchema.findOne({
+    Request: AccountScoped,
+    Result: IdRow,
+    execute: (r) => sql`select id from deposit_requests where id = ${r.id} and account_id = ${r.account_id}`
+  })
+
+  // `failed` is every attempt that did not succeed: retried, given up, or cancelled when the endpoint was disabled.
+  const endpointDeliveries = SqlSchema.findAll({
+    Request: Schema.Struct({
+      account_id: Schema.String,
+      endpoint_id: Schema.String,
+      limit: Schema.Int,
+      starting_after: Cursor,
+      outcome: Schema.UndefinedOr(Schema.Literal("succeeded", "failed"))
+    }),
+    Result: WebhookDelivery,
+    execute: (r) => sql`
+      select * from webhook_deliveries where endpoint_id = ${r.endpoint_id} and account_id = ${r.account_id}
+      ${
+        r.outcome === undefined
+          ? sql``
+          : r.outcome === "succeeded"
+            ? sql`and outcome = 'succeeded'`
+            : sql`and outcome <> 'succeeded'`
+      }
+      ${r.starting_after === undefined ? sql`` : sql`and id < ${r.starting_after}`}
+      order by id desc limit ${r.limit + 1}`
+  })
+
+  // One read for the page: the request's events by their request, then their deliveries by event.
+  const deliveriesOfRequest = SqlSchema.findAll({
+    Request: Schema.Struct({
+      account_id: Schema.String,
+      deposit_request_id: Schema.String,
+      limit: Schema.Int,
+      starting_after: Cursor
+    }),
+    Result: WebhookDelivery,
+    execute: (r) => sql`
+      select * from webhook_deliveries
+      where account_id = ${r.account_id}
+        and event_id in (
+          select id from lifecycle_events
+          where deposit_request_id = ${r.deposit_request_id} and account_id = ${r.account_id})
+        ${r.starting_after === undefined ? sql`` : sql`and id < ${r.starting_after}`}
+      order by id desc limit ${r.limit + 1}`
+  })
+
+  const listEvents = SqlSchema.findAll({
+    Request: Schema.Struct({
+      account_id: Schema.String,
+      type: Schema.UndefinedOr(Schema.String),
+      deposit_request_id: Schema.UndefinedOr(Schema.String),
+      limit: Schema.Int,
+      starting_after: Cursor
+    }),
+    Result: EventRow,
+    execute: (r) => sql`
+      select id, body from lifecycle_events where account_id = ${r.account_id}
+      ${r.type === undefined ? sql`` : sql`and type = ${r.type}`}
+      ${r.deposit_request_id === undefined ? sql`` : sql`and deposit_request_id = ${r.deposit_request_id}`}
+      ${r.starting_after === undefined ? sql`` : sql`and id < ${r.starting_after}`}
+      order by id desc limit ${r.limit + 1}`
+  })
+
   const create = (accountId: string, url: string) =>
     Effect.gen(function* () {
       yield* urlCheck
@@ -80,21 +195,15 @@ const make = Effect.gen(function* () {
         )
       const at = yield* now
       const secret = newWebhookSecret()
-      const rows = yield* sql<EndpointRow>`
-        insert into webhook_endpoints (id, account_id, url, secret, created_at)
-        values (${ids.next()}, ${accountId}, ${url}, ${secret}, ${at})
-        returning *`
-      return { ...endpointWire(rows[0]!), secret }
+      const row = yield* rowsOrSqlError(
+        insertEndpoint({ id: ids.next(), account_id: accountId, url, secret, created_at: at }),
+        "webhook_endpoints"
+      )
+      return { ...endpointWire(row), secret }
     })
 
-  // Listeners (`WebhookListeners.ts`) share the table but none of these routes but the delivery log: they have no
-  // URL, take no test event or redelivery, and are removed through their own route.
   const get = (accountId: string, uuid: string, listeners: "with listeners" | "without" = "without") =>
-    sql<EndpointRow>`
-      select * from webhook_endpoints where id = ${uuid} and account_id = ${accountId}
-      ${listeners === "without" ? sql`and not listener` : sql``}`.pipe(
-      Effect.map((rows) => Option.fromNullable(rows[0]))
-    )
+    rowsOrSqlError(findEndpoint({ id: uuid, account_id: accountId, listeners }), "webhook_endpoints")
 
   const require = (accountId: string, uuid: string, listeners: "with listeners" | "without" = "without") =>
     Effect.flatMap(
@@ -104,10 +213,10 @@ const make = Effect.gen(function* () {
 
   const list = (accountId: string, limit: number, startingAfter: string | undefined) =>
     Effect.gen(function* () {
-      const rows = yield* sql<EndpointRow>`
-        select * from webhook_endpoints where account_id = ${accountId} and not listener
-        ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
-        order by id desc limit ${limit + 1}`
+      const rows = yield* rowsOrSqlError(
+        listEndpoints({ account_id: accountId, limit, starting_after: startingAfter }),
+        "webhook_endpoints"
+      )
       const p = page(rows, limit)
       return { webhooks: p.items.map(endpointWire), next_cursor: p.next === null ? null : toId("wh", p.next) }
     })
@@ -122,10 +231,17 @@ const make = Effect.gen(function* () {
     )
 
   const schedule = (accountId: string, endpointId: string, eventId: string, redelivery: boolean, at: Date) =>
-    sql`
-      insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at)
-      values (${ids.next()}, ${accountId}, ${endpointId}, ${eventId}, ${redelivery}, 'pending', ${at}, ${at})
-      on conflict do nothing`
+    rowsOrSqlError(
+      insertJob({
+        id: ids.next(),
+        account_id: accountId,
+        endpoint_id: endpointId,
+        event_id: eventId,
+        redelivery,
+        at
+      }),
+      "webhook_jobs"
+    )
 
   /** A `webhook.test` event for this endpoint only. */
   const sendTest = (accountId: string, uuid: string) =>
@@ -145,9 +261,10 @@ const make = Effect.gen(function* () {
           occurred_at: formatTimestamp(at),
           data: { webhook_id: toId("wh", uuid) }
         })
-        yield* sql`
-          insert into lifecycle_events (id, account_id, deposit_request_id, type, dedupe, body, occurred_at)
-          values (${eventId}, ${accountId}, null, 'webhook.test', ${eventId}, ${body}, ${at})`
+        yield* rowsOrSqlError(
+          insertTestEvent({ id: eventId, account_id: accountId, body, occurred_at: at }),
+          "lifecycle_events"
+        )
         yield* schedule(accountId, uuid, eventId, false, at)
         return { event_id: toId("evt", eventId) }
       })
@@ -158,9 +275,11 @@ const make = Effect.gen(function* () {
     sql.withTransaction(
       Effect.gen(function* () {
         // The path's resource first: an unknown event is 404 whatever the endpoint named in the body.
-        const event =
-          yield* sql`select 1 from lifecycle_events where id = ${eventUuid} and account_id = ${accountId}`
-        if (event.length === 0) return yield* NotFound.of("event")
+        const event = yield* rowsOrSqlError(
+          findEvent({ id: eventUuid, account_id: accountId }),
+          "lifecycle_events"
+        )
+        if (Option.isNone(event)) return yield* NotFound.of("event")
         const endpoint = yield* require(accountId, endpointUuid)
         if (endpoint.disabled_at !== null) {
           return yield* new InvalidState({
@@ -180,18 +299,16 @@ const make = Effect.gen(function* () {
   ) =>
     Effect.gen(function* () {
       yield* require(accountId, endpointUuid, "with listeners")
-      // `failed` is every attempt that did not succeed: retried, given up, or cancelled when the endpoint was disabled.
-      const rows = yield* sql<DeliveryRow>`
-        select * from webhook_deliveries where endpoint_id = ${endpointUuid} and account_id = ${accountId}
-        ${
-          outcome === undefined
-            ? sql``
-            : outcome === "succeeded"
-              ? sql`and outcome = 'succeeded'`
-              : sql`and outcome <> 'succeeded'`
-        }
-        ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
-        order by id desc limit ${limit + 1}`
+      const rows = yield* rowsOrSqlError(
+        endpointDeliveries({
+          account_id: accountId,
+          endpoint_id: endpointUuid,
+          limit,
+          starting_after: startingAfter,
+          outcome
+        }),
+        "webhook_deliveries"
+      )
       const p = page(rows, limit)
       return {
         deliveries: p.items.map(deliveryWire),
@@ -201,8 +318,7 @@ const make = Effect.gen(function* () {
 
   /**
    * Every delivery attempt of one request's events, to any of the account's endpoints, newest first. `None` when
-   * the request is not the account's. One read for the page: the request's events by their request, then their
-   * deliveries by event.
+   * the request is not the account's.
    */
   const requestDeliveries = (
     accountId: string,
@@ -211,16 +327,20 @@ const make = Effect.gen(function* () {
     startingAfter: string | undefined
   ) =>
     Effect.gen(function* () {
-      const owns =
-        yield* sql`select 1 from deposit_requests where id = ${requestUuid} and account_id = ${accountId}`
-      if (owns.length === 0) return Option.none()
-      const rows = yield* sql<DeliveryRow>`
-        select * from webhook_deliveries
-        where account_id = ${accountId}
-          and event_id in (
-            select id from lifecycle_events where deposit_request_id = ${requestUuid} and account_id = ${accountId})
-          ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
-        order by id desc limit ${limit + 1}`
+      const owns = yield* rowsOrSqlError(
+        findRequest({ id: requestUuid, account_id: accountId }),
+        "deposit_requests"
+      )
+      if (Option.isNone(owns)) return Option.none()
+      const rows = yield* rowsOrSqlError(
+        deliveriesOfRequest({
+          account_id: accountId,
+          deposit_request_id: requestUuid,
+          limit,
+          starting_after: startingAfter
+        }),
+        "webhook_deliveries"
+      )
       const p = page(rows, limit)
       return Option.some({
         deliveries: p.items.map(deliveryWire),
@@ -238,23 +358,19 @@ const make = Effect.gen(function* () {
     }
   ) =>
     Effect.gen(function* () {
-      const rows = yield* sql<{ id: string; body: string }>`
-        select id, body from lifecycle_events where account_id = ${accountId}
-        ${filter.type === undefined ? sql`` : sql`and type = ${filter.type}`}
-        ${filter.depositRequest === undefined ? sql`` : sql`and deposit_request_id = ${filter.depositRequest}`}
-        ${filter.startingAfter === undefined ? sql`` : sql`and id < ${filter.startingAfter}`}
-        order by id desc limit ${filter.limit + 1}`
+      const rows = yield* rowsOrSqlError(
+        listEvents({
+          account_id: accountId,
+          type: filter.type,
+          deposit_request_id: filter.depositRequest,
+          limit: filter.limit,
+          starting_after: filter.startingAfter
+        }),
+        "lifecycle_events"
+      )
       const p = page(rows, filter.limit)
       return {
-        events: p.items.map(
-          (r) =>
-            JSON.parse(r.body) as {
-              id: string
-              type: string
-              occurred_at: string
-              data: Record<string, unknown>
-            }
-        ),
+        events: p.items.map((r) => r.body),
         next_cursor: p.next === null ? null : (toId("evt", p.next) as string)
       }
     })
@@ -280,5 +396,5 @@ const make = Effect.gen(function* () {
  */
 export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("deposits/WebhookEndpoints", {
   effect: make,
-  dependencies: [Ids.layer, WebhookUrlCheck.layer]
+  dependencies: [Ids.Default, WebhookUrlCheck.layer]
 }) {}

@@ -1,5 +1,6 @@
+import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { InvalidState, NotFound, SandboxOnly } from "../domain/Errors"
 import { toId } from "../domain/PrefixedId"
 import { formatTimestamp } from "../domain/Timestamp"
@@ -9,6 +10,7 @@ import { dieOnSqlErrors } from "../platform/SqlFailure"
 import { runWorker } from "../platform/Worker"
 import { cancelSeries, recordAttempt } from "./DeliveryAttempts"
 import { dispatchSettings } from "./WebhookDispatcher"
+import { AttemptedJobRow, IdRow, ListenerJobRow, rowsOrSqlError, WebhookEndpoint } from "./WebhookRows"
 import type { DeliveryOutcome } from "./WebhookSender"
 import { deliveryHeaders, newWebhookSecret } from "./WebhookSignature"
 
@@ -19,15 +21,8 @@ export const LISTENER_POLL_EVERY_MS = 200
 /** How often expired listeners are swept (disabled, their pending deliveries cancelled). */
 export const LISTENER_SWEEP_EVERY_MS = 5_000
 
-export interface ListenerRow {
-  readonly id: string
-  readonly account_id: string
-  readonly secret: string
-  readonly event_types: ReadonlyArray<string> | null
-  readonly created_at: Date
-  readonly disabled_at: Date | null
-  readonly last_polled_at: Date | null
-}
+/** A listener is a row of `webhook_endpoints` (`listener` set, no URL). */
+export type ListenerRow = WebhookEndpoint
 
 /** One delivery handed to a listening CLI: what it POSTs to the local URL, byte for byte. */
 export interface PendingDelivery {
@@ -81,13 +76,82 @@ const make = Effect.gen(function* () {
         )
       : Effect.void
 
+  const AccountScoped = Schema.Struct({ id: Schema.String, account_id: Schema.String })
+
+  const findLive = SqlSchema.findOne({
+    Request: AccountScoped,
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      select * from webhook_endpoints
+      where id = ${r.id} and account_id = ${r.account_id} and listener and disabled_at is null`
+  })
+
+  // No URL: nothing is ever sent from the service; the empty string keeps the column's constraint.
+  const insertListener = SqlSchema.single({
+    Request: Schema.Struct({
+      id: Schema.String,
+      account_id: Schema.String,
+      secret: Schema.String,
+      event_types: Schema.NullOr(Schema.Array(Schema.String)),
+      at: Schema.DateFromSelf
+    }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      insert into webhook_endpoints (id, account_id, url, secret, created_at, listener, event_types, last_polled_at)
+      values (${r.id}, ${r.account_id}, '', ${r.secret}, ${r.at}, true, ${r.event_types}::text[], ${r.at})
+      returning *`
+  })
+
+  const touch = SqlSchema.void({
+    Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
+    execute: (r) => sql`update webhook_endpoints set last_polled_at = ${r.at} where id = ${r.id}`
+  })
+
+  const claimDue = SqlSchema.findAll({
+    Request: Schema.Struct({
+      endpoint_id: Schema.String,
+      at: Schema.DateFromSelf,
+      locked_until: Schema.DateFromSelf
+    }),
+    Result: ListenerJobRow,
+    execute: (r) => sql`
+      update webhook_jobs j set locked_until = ${r.locked_until}
+      from lifecycle_events ev
+      where j.id in (
+          select id from webhook_jobs
+          where endpoint_id = ${r.endpoint_id} and state = 'pending' and next_attempt_at <= ${r.at}
+            and (locked_until is null or locked_until < ${r.at})
+          order by next_attempt_at, event_id limit ${LISTENER_BATCH}
+          for update skip locked)
+        and ev.id = j.event_id
+      returning j.event_id, j.attempts, ev.type, ev.body`
+  })
+
+  const findAwaitedJob = SqlSchema.findOne({
+    Request: Schema.Struct({ endpoint_id: Schema.String, event_id: Schema.String, attempts: Schema.Int }),
+    Result: AttemptedJobRow,
+    execute: (r) => sql`
+      select j.id, j.account_id, j.endpoint_id, j.event_id, j.redelivery, j.attempts, ev.type
+      from webhook_jobs j join lifecycle_events ev on ev.id = j.event_id
+      where j.endpoint_id = ${r.endpoint_id} and j.event_id = ${r.event_id} and j.state = 'pending'
+        and j.attempts = ${r.attempts} and j.locked_until is not null
+      for update of j`
+  })
+
+  const findExpired = SqlSchema.findAll({
+    Request: Schema.DateFromSelf,
+    Result: IdRow,
+    execute: (polledBefore) => sql`
+      select id from webhook_endpoints
+      where listener and disabled_at is null and last_polled_at < ${polledBefore}
+      for update skip locked`
+  })
+
   /** The account's live listener, or 404 as for any endpoint that is not the account's. */
   const requireLive = (accountId: string, uuid: string) =>
     Effect.flatMap(
-      sql<ListenerRow>`
-        select * from webhook_endpoints
-        where id = ${uuid} and account_id = ${accountId} and listener and disabled_at is null`,
-      (rows) => (rows[0] === undefined ? Effect.fail(NotFound.of("webhook")) : Effect.succeed(rows[0]))
+      rowsOrSqlError(findLive({ id: uuid, account_id: accountId }), "webhook_endpoints"),
+      Option.match({ onNone: () => Effect.fail(NotFound.of("webhook")), onSome: Effect.succeed })
     )
 
   const create = (accountId: string, eventTypes: ReadonlyArray<string> | undefined) =>
@@ -95,35 +159,31 @@ const make = Effect.gen(function* () {
       yield* sandboxOnly
       const at = yield* now
       const secret = newWebhookSecret()
-      // No URL: nothing is ever sent from the service; the empty string keeps the column's constraint.
-      const rows = yield* sql<ListenerRow>`
-        insert into webhook_endpoints (id, account_id, url, secret, created_at, listener, event_types, last_polled_at)
-        values (${ids.next()}, ${accountId}, '', ${secret}, ${at}, true,
-          ${eventTypes === undefined ? null : [...new Set(eventTypes)]}::text[], ${at})
-        returning *`
-      return { ...listenerWire(rows[0]!, ttlMs), secret }
+      const row = yield* rowsOrSqlError(
+        insertListener({
+          id: ids.next(),
+          account_id: accountId,
+          secret,
+          event_types: eventTypes === undefined ? null : [...new Set(eventTypes)],
+          at
+        }),
+        "webhook_endpoints"
+      )
+      return { ...listenerWire(row, ttlMs), secret }
     })
 
   /** Claims the listener's due deliveries (each locked as a dispatcher's claim is) and signs them now. */
   const claim = (listener: ListenerRow) =>
     Effect.gen(function* () {
       const at = yield* now
-      const jobs = yield* sql<{
-        event_id: string
-        attempts: number
-        type: string
-        body: string
-      }>`
-        update webhook_jobs j set locked_until = ${new Date(at.getTime() + settings.webhookClaimTtlMs)}
-        from lifecycle_events ev
-        where j.id in (
-            select id from webhook_jobs
-            where endpoint_id = ${listener.id} and state = 'pending' and next_attempt_at <= ${at}
-              and (locked_until is null or locked_until < ${at})
-            order by next_attempt_at, event_id limit ${LISTENER_BATCH}
-            for update skip locked)
-          and ev.id = j.event_id
-        returning j.event_id, j.attempts, ev.type, ev.body`
+      const jobs = yield* rowsOrSqlError(
+        claimDue({
+          endpoint_id: listener.id,
+          at,
+          locked_until: new Date(at.getTime() + settings.webhookClaimTtlMs)
+        }),
+        "webhook_jobs"
+      )
       const t = Math.floor(at.getTime() / 1000)
       // Event ids are time-ordered: the CLI forwards a request's events in the order they happened.
       return [...jobs]
@@ -149,7 +209,7 @@ const make = Effect.gen(function* () {
       yield* sandboxOnly
       yield* requireLive(accountId, uuid)
       const at = yield* now
-      yield* sql`update webhook_endpoints set last_polled_at = ${at} where id = ${uuid}`
+      yield* rowsOrSqlError(touch({ id: uuid, at }), "webhook_endpoints")
       const until = at.getTime() + holdMs
       for (;;) {
         // Read again each round: a listener removed while its poll is held answers 404.
@@ -174,27 +234,17 @@ const make = Effect.gen(function* () {
       Effect.gen(function* () {
         yield* sandboxOnly
         yield* requireLive(accountId, uuid)
-        const jobs = yield* sql<{
-          id: string
-          account_id: string
-          endpoint_id: string
-          event_id: string
-          redelivery: boolean
-          attempts: number
-          type: string
-        }>`
-          select j.id, j.account_id, j.endpoint_id, j.event_id, j.redelivery, j.attempts, ev.type
-          from webhook_jobs j join lifecycle_events ev on ev.id = j.event_id
-          where j.endpoint_id = ${uuid} and j.event_id = ${answer.eventUuid} and j.state = 'pending'
-            and j.attempts = ${answer.attempt - 1} and j.locked_until is not null
-          for update of j`
-        const job = jobs[0]
-        if (job === undefined) {
+        const found = yield* rowsOrSqlError(
+          findAwaitedJob({ endpoint_id: uuid, event_id: answer.eventUuid, attempts: answer.attempt - 1 }),
+          "webhook_jobs"
+        )
+        if (Option.isNone(found)) {
           return yield* new InvalidState({
             message:
               "No delivery of this event and attempt is waiting for its answer (already reported, or expired)."
           })
         }
+        const job = found.value
         const ok = answer.status !== null && answer.status >= 200 && answer.status < 300
         const outcome: DeliveryOutcome = {
           ok,
@@ -241,10 +291,7 @@ const make = Effect.gen(function* () {
   const expire = sql.withTransaction(
     Effect.gen(function* () {
       const at = yield* now
-      const expired = yield* sql<{ id: string }>`
-        select id from webhook_endpoints
-        where listener and disabled_at is null and last_polled_at < ${new Date(at.getTime() - ttlMs)}
-        for update skip locked`
+      const expired = yield* rowsOrSqlError(findExpired(new Date(at.getTime() - ttlMs)), "webhook_endpoints")
       for (const { id } of expired) yield* cancelSeries(id, at)
       return expired.length
     })
@@ -261,7 +308,7 @@ const make = Effect.gen(function* () {
 
 export class WebhookListeners extends Effect.Service<WebhookListeners>()("deposits/WebhookListeners", {
   effect: make,
-  dependencies: [Ids.layer]
+  dependencies: [Ids.Default]
 }) {}
 
 /** Expires idle listeners on every instance (the sweep is idempotent and reads only live listeners). */
