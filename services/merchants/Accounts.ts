@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
 import type { ServiceEnv } from "../domain/Environment"
 import { serviceEnv } from "../platform/Settings"
 import { apiKeyPrefixOf } from "../domain/Environment"
@@ -44,13 +44,42 @@ export interface KeyInfo {
   readonly previous: { readonly last4: string; readonly validUntil: Date } | null
 }
 
-type AccountRow = { id: string; name: string; environment: ServiceEnv; created_at: Date }
-const toAccount = (row: AccountRow): Account => ({
+const AccountRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  environment: Schema.Literal("sandbox", "production") satisfies Schema.Schema<ServiceEnv>,
+  created_at: Schema.DateFromSelf
+})
+const toAccount = (row: typeof AccountRow.Type): Account => ({
   id: row.id,
   name: row.name,
   environment: row.environment,
   createdAt: row.created_at
 })
+
+const SessionRow = Schema.Struct({
+  digest: Schema.Uint8ArrayFromSelf,
+  id: Schema.String,
+  account_id: Schema.String,
+  member_id: Schema.NullOr(Schema.String),
+  user_agent: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf
+})
+const ApiKeyRow = Schema.Struct({
+  digest: Schema.Uint8ArrayFromSelf,
+  account_id: Schema.String,
+  environment: AccountRow.fields.environment,
+  last4: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+const LiveKey = Schema.Struct({
+  last4: Schema.String,
+  created_at: Schema.DateFromSelf,
+  grace_until: Schema.NullOr(Schema.DateFromSelf)
+})
+const AccountAt = Schema.Struct({ accountId: Schema.String, at: Schema.DateFromSelf })
+const DigestAt = Schema.Struct({ digest: Schema.Uint8ArrayFromSelf, at: Schema.DateFromSelf })
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -64,22 +93,107 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
     // Accounts never change once created (no route renames them), so reads of one are remembered.
     const accounts = new Map<string, Account>()
 
+    const insertAccount = SqlSchema.single({
+      Request: AccountRow,
+      Result: AccountRow,
+      execute: (row) => sql`
+        insert into accounts (id, name, environment, created_at)
+        values (${row.id}, ${row.name}, ${row.environment}, ${row.created_at})
+        returning id, name, environment, created_at`
+    })
+    const accountById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AccountRow,
+      execute: (id) => sql`select id, name, environment, created_at from accounts where id = ${id}`
+    })
+    const insertSession = SqlSchema.void({
+      Request: SessionRow,
+      execute: (row) => sql`
+        insert into dashboard_sessions (digest, id, account_id, member_id, user_agent, created_at, expires_at)
+        values (${row.digest}, ${row.id}, ${row.account_id}, ${row.member_id},
+                ${row.user_agent}, ${row.created_at}, ${row.expires_at})`
+    })
+    const revokeSession = SqlSchema.findAll({
+      Request: DigestAt,
+      Result: Schema.Struct({ account_id: Schema.String }),
+      execute: ({ digest, at }) => sql`
+        update dashboard_sessions set revoked_at = ${at}
+        where digest = ${digest} and revoked_at is null
+        returning account_id`
+    })
+    const endGraceKeys = SqlSchema.void({
+      Request: AccountAt,
+      execute: ({ accountId, at }) => sql`
+        update api_keys set revoked_at = ${at}
+        where account_id = ${accountId} and grace_until is not null and revoked_at is null`
+    })
+    const startGrace = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, graceUntil: Schema.DateFromSelf }),
+      Result: Schema.Struct({ last4: Schema.String }),
+      execute: ({ accountId, graceUntil }) => sql`
+        update api_keys set grace_until = ${graceUntil}
+        where account_id = ${accountId} and grace_until is null and revoked_at is null
+        returning last4`
+    })
+    const insertApiKey = SqlSchema.void({
+      Request: ApiKeyRow,
+      execute: (row) => sql`
+        insert into api_keys (digest, account_id, environment, last4, created_at)
+        values (${row.digest}, ${row.account_id}, ${row.environment}, ${row.last4}, ${row.created_at})`
+    })
+    const revokeKeys = SqlSchema.findAll({
+      Request: AccountAt,
+      Result: Schema.Struct({ last4: Schema.String }),
+      execute: ({ accountId, at }) => sql`
+        update api_keys set revoked_at = ${at}
+        where account_id = ${accountId} and revoked_at is null
+        returning last4`
+    })
+    const liveKeys = SqlSchema.findAll({
+      Request: AccountAt,
+      Result: LiveKey,
+      execute: ({ accountId, at }) => sql`
+        select last4, created_at, grace_until from api_keys
+        where account_id = ${accountId} and revoked_at is null and (grace_until is null or grace_until > ${at})`
+    })
+    const liveKeyByDigest = SqlSchema.findOne({
+      Request: DigestAt,
+      Result: Schema.Struct({
+        account_id: Schema.String,
+        digest: Schema.Uint8ArrayFromSelf,
+        grace_until: Schema.NullOr(Schema.DateFromSelf)
+      }),
+      execute: ({ digest, at }) => sql`
+        select account_id, digest, grace_until from api_keys
+        where digest = ${digest} and revoked_at is null and (grace_until is null or grace_until > ${at})`
+    })
+    const liveSessionByDigest = SqlSchema.findOne({
+      Request: DigestAt,
+      Result: SessionRow.pipe(Schema.pick("id", "account_id", "member_id", "digest", "expires_at")),
+      execute: ({ digest, at }) => sql`
+        select s.id, s.account_id, s.member_id, s.digest, s.expires_at from dashboard_sessions s
+        where s.digest = ${digest} and s.revoked_at is null and s.expires_at > ${at}
+          -- A session begun while its member was being removed must not outlive the removal.
+          and (s.member_id is null or exists (
+            select 1 from members m where m.id = s.member_id and m.removed_at is null))`
+    })
+
     const create = Effect.fn("Accounts.create")(function* (name: string) {
       const at = yield* now
-      const rows = yield* sql<AccountRow>`
-        insert into accounts (id, name, environment, created_at)
-        values (${ids.next()}, ${name}, ${config.serviceEnv}, ${at})
-        returning id, name, environment, created_at`
-      return toAccount(rows[0]!)
+      const row = yield* insertAccount({
+        id: ids.next(),
+        name,
+        environment: config.serviceEnv,
+        created_at: at
+      })
+      return toAccount(row)
     }, Effect.orDie)
 
     // Untraced: a span costs about ten times the memory read that answers nearly every call.
     const get = Effect.fnUntraced(function* (accountId: string) {
       const known = accounts.get(accountId)
       if (known !== undefined) return Option.some(known)
-      const rows =
-        yield* sql<AccountRow>`select id, name, environment, created_at from accounts where id = ${accountId}`
-      const found = Option.map(Option.fromNullable(rows[0]), toAccount)
+      const found = Option.map(yield* accountById(accountId), toAccount)
       if (Option.isSome(found)) accounts.set(accountId, found.value)
       return found
     }, Effect.orDie)
@@ -92,19 +206,21 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
       const token = newSecret(SESSION_PREFIX)
       const id = ids.next()
       const expiresAt = new Date(at.getTime() + (options.ttlMs ?? SESSION_TTL_MS))
-      yield* sql`
-        insert into dashboard_sessions (digest, id, account_id, member_id, user_agent, created_at, expires_at)
-        values (${digestOf(token)}, ${id}, ${accountId}, ${options.memberId ?? null},
-                ${options.userAgent?.slice(0, 256) ?? null}, ${at}, ${expiresAt})`
+      yield* insertSession({
+        digest: digestOf(token),
+        id,
+        account_id: accountId,
+        member_id: options.memberId ?? null,
+        user_agent: options.userAgent?.slice(0, 256) ?? null,
+        created_at: at,
+        expires_at: expiresAt
+      })
       return { token, id, expiresAt }
     }, Effect.orDie)
 
     const endSession = Effect.fn("Accounts.endSession")(function* (token: string) {
       const at = yield* now
-      const ended = yield* sql<{ account_id: string }>`
-        update dashboard_sessions set revoked_at = ${at}
-        where digest = ${digestOf(token)} and revoked_at is null
-        returning account_id`
+      const ended = yield* revokeSession({ digest: digestOf(token), at })
       for (const row of ended) yield* cache.changed(row.account_id)
     }, Effect.orDie)
 
@@ -115,19 +231,18 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
         Effect.gen(function* () {
           const at = yield* now
           yield* sql`select id from accounts where id = ${accountId} for update`
-          yield* sql`
-            update api_keys set revoked_at = ${at}
-            where account_id = ${accountId} and grace_until is not null and revoked_at is null`
+          yield* endGraceKeys({ accountId, at })
           const graceUntil = new Date(at.getTime() + API_KEY_GRACE_MS)
-          const replaced = yield* sql`
-            update api_keys set grace_until = ${graceUntil}
-            where account_id = ${accountId} and grace_until is null and revoked_at is null
-            returning last4`
+          const replaced = yield* startGrace({ accountId, graceUntil })
           const apiKey = newSecret(keyPrefix)
           const last4 = apiKey.slice(-4)
-          yield* sql`
-            insert into api_keys (digest, account_id, environment, last4, created_at)
-            values (${digestOf(apiKey)}, ${accountId}, ${config.serviceEnv}, ${last4}, ${at})`
+          yield* insertApiKey({
+            digest: digestOf(apiKey),
+            account_id: accountId,
+            environment: config.serviceEnv,
+            last4,
+            created_at: at
+          })
           return {
             apiKey,
             last4,
@@ -143,19 +258,14 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
     /** Revocation is immediate and ends the grace key too. */
     const revokeApiKeys = Effect.fn("Accounts.revokeApiKeys")(function* (accountId: string) {
       const at = yield* now
-      const rows = yield* sql`
-        update api_keys set revoked_at = ${at}
-        where account_id = ${accountId} and revoked_at is null
-        returning last4`
+      const rows = yield* revokeKeys({ accountId, at })
       yield* cache.changed(accountId)
       return rows.length
     }, Effect.orDie)
 
     const keyInfo = Effect.fn("Accounts.keyInfo")(function* (accountId: string) {
       const at = yield* now
-      const rows = yield* sql<{ last4: string; created_at: Date; grace_until: Date | null }>`
-        select last4, created_at, grace_until from api_keys
-        where account_id = ${accountId} and revoked_at is null and (grace_until is null or grace_until > ${at})`
+      const rows = yield* liveKeys({ accountId, at })
       const active = rows.find((r) => r.grace_until === null)
       const previous = rows.find((r) => r.grace_until !== null)
       return {
@@ -186,10 +296,7 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
           Option.some(identity)
         )
       if (credential.startsWith(keyPrefix)) {
-        const rows = yield* sql<{ account_id: string; digest: Uint8Array; grace_until: Date | null }>`
-          select account_id, digest, grace_until from api_keys
-          where digest = ${digest} and revoked_at is null and (grace_until is null or grace_until > ${at})`
-        const row = rows[0]
+        const row = Option.getOrUndefined(yield* liveKeyByDigest({ digest, at }))
         return row && sameDigest(row.digest, digest)
           ? yield* remember(
               { accountId: row.account_id, via: "api_key", memberId: null, sessionId: null },
@@ -198,19 +305,7 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
           : Option.none<Identity>()
       }
       if (credential.startsWith(SESSION_PREFIX)) {
-        const rows = yield* sql<{
-          id: string
-          account_id: string
-          member_id: string | null
-          digest: Uint8Array
-          expires_at: Date
-        }>`
-          select s.id, s.account_id, s.member_id, s.digest, s.expires_at from dashboard_sessions s
-          where s.digest = ${digest} and s.revoked_at is null and s.expires_at > ${at}
-            -- A session begun while its member was being removed must not outlive the removal.
-            and (s.member_id is null or exists (
-              select 1 from members m where m.id = s.member_id and m.removed_at is null))`
-        const row = rows[0]
+        const row = Option.getOrUndefined(yield* liveSessionByDigest({ digest, at }))
         return row && sameDigest(row.digest, digest)
           ? yield* remember(
               { accountId: row.account_id, via: "session", memberId: row.member_id, sessionId: row.id },

@@ -1,4 +1,4 @@
-import { Config, Duration } from "effect"
+import { Config, Duration, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { positiveInteger } from "../platform/Settings"
 
@@ -18,21 +18,24 @@ export const PDF = "application/pdf"
 /** The path of this service's download endpoint (outside `/v1`). */
 export const DOWNLOAD_PATH = "/objects/download"
 
-export type AttachmentStatus = "pending" | "uploaded" | "rejected" | "expired"
+export const AttachmentStatus = Schema.Literal("pending", "uploaded", "rejected", "expired")
+export type AttachmentStatus = typeof AttachmentStatus.Type
 
-export interface AttachmentRow {
-  readonly id: string
-  readonly account_id: string
-  readonly file_name: string
-  readonly size_bytes: string
-  readonly declared_sha256: string | null
-  readonly sha256: string | null
-  readonly status: AttachmentStatus
-  readonly rejection_reason: string | null
-  readonly upload_expires_at: Date
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** A row of `attachments`, as read (`size_bytes` is a bigint, which the driver gives as text). */
+export const AttachmentRow = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  file_name: Schema.String,
+  size_bytes: Schema.String,
+  declared_sha256: Schema.NullOr(Schema.String),
+  sha256: Schema.NullOr(Schema.String),
+  status: AttachmentStatus,
+  rejection_reason: Schema.NullOr(Schema.String),
+  upload_expires_at: Schema.DateFromSelf,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export interface AttachmentRow extends Schema.Schema.Type<typeof AttachmentRow> {}
 
 /** Where an upload lands, and where accepted bytes are kept: a link used again can never replace checked bytes. */
 export const uploadKey = (id: string) => `uploads/${id}.pdf`

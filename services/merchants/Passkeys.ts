@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -10,11 +10,11 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse
 } from "@simplewebauthn/server"
-import { Clock, Config, Data, Effect, Option } from "effect"
+import { Clock, Config, Data, Effect, Option, Schema } from "effect"
 import { InvalidState, NotFound } from "../domain/Errors"
 import { Ids } from "../platform/Ids"
 import { publicBaseUrl } from "../platform/Settings"
-import { orDieOnSql } from "../platform/SqlFailure"
+import { orDieOnStorage } from "./StorageFailure"
 
 /**
  * Passkeys (WebAuthn) for members, through @simplewebauthn/server (infra/decisions/0060-passkeys.md). A member
@@ -86,8 +86,16 @@ export class PasskeyNotVerified extends Data.TaggedError("PasskeyNotVerified")<{
   readonly email?: string
 }> {}
 
-type PasskeyRow = { id: string; name: string; created_at: Date; last_used_at: Date | null }
-const toPasskey = (row: PasskeyRow): Passkey => ({
+const Purpose = Schema.Literal("register", "sign_in")
+type Purpose = typeof Purpose.Type
+
+const PasskeyRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  created_at: Schema.DateFromSelf,
+  last_used_at: Schema.NullOr(Schema.DateFromSelf)
+})
+const toPasskey = (row: typeof PasskeyRow.Type): Passkey => ({
   id: row.id,
   name: row.name,
   createdAt: row.created_at,
@@ -96,6 +104,30 @@ const toPasskey = (row: PasskeyRow): Passkey => ({
 
 /** The WebAuthn user handle of a member: the 16 bytes of their id, which says nothing about them. */
 export const userHandleOf = (memberId: string): Uint8Array => Buffer.from(memberId.replaceAll("-", ""), "hex")
+
+const Transports = Schema.mutable(Schema.Array(Schema.String))
+/** A stored passkey with its key, as a sign-in checks it (the counter is a bigint, read as text). */
+const StoredPasskey = Schema.Struct({
+  id: Schema.String,
+  member_id: Schema.String,
+  account_id: Schema.String,
+  email: Schema.String,
+  removed_at: Schema.NullOr(Schema.DateFromSelf),
+  public_key: Schema.Uint8ArrayFromSelf,
+  counter: Schema.String,
+  transports: Transports
+})
+const NewPasskey = Schema.Struct({
+  id: Schema.String,
+  member_id: Schema.String,
+  credential_id: Schema.String,
+  public_key: Schema.Uint8ArrayFromSelf,
+  counter: Schema.Number,
+  transports: Transports,
+  name: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+const MemberOf = Schema.Struct({ accountId: Schema.String, memberId: Schema.String })
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -116,21 +148,116 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
     const ids = yield* Ids
     const rp = yield* relyingPartySettings
 
+    const sweepChallenges = SqlSchema.void({
+      Request: Schema.DateFromSelf,
+      execute: (at) => sql`
+        delete from webauthn_challenges
+        where id in (select id from webauthn_challenges where expires_at < ${at} limit 100)`
+    })
+    const insertChallenge = SqlSchema.void({
+      Request: Schema.Struct({
+        id: Schema.String,
+        member_id: Schema.NullOr(Schema.String),
+        purpose: Purpose,
+        challenge: Schema.String,
+        created_at: Schema.DateFromSelf,
+        expires_at: Schema.DateFromSelf
+      }),
+      execute: (row) => sql`
+        insert into webauthn_challenges (id, member_id, purpose, challenge, created_at, expires_at)
+        values (${row.id}, ${row.member_id}, ${row.purpose}, ${row.challenge}, ${row.created_at},
+                ${row.expires_at})`
+    })
+    const takeChallenge = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        purpose: Purpose,
+        memberId: Schema.NullOr(Schema.String),
+        at: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ challenge: Schema.String, expires_at: Schema.DateFromSelf }),
+      execute: ({ id, purpose, memberId, at }) => sql`
+        update webauthn_challenges set used_at = ${at}
+        where id = ${id} and purpose = ${purpose} and used_at is null
+          and member_id is not distinct from ${memberId}
+        returning challenge, expires_at`
+    })
+    const liveMemberEmail = SqlSchema.findOne({
+      Request: MemberOf,
+      Result: Schema.Struct({ email: Schema.String }),
+      execute: ({ accountId, memberId }) => sql`
+        select email from members
+        where id = ${memberId} and account_id = ${accountId} and removed_at is null`
+    })
+    const credentialsOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ credential_id: Schema.String, transports: Transports }),
+      execute: (memberId) => sql`select credential_id, transports from passkeys where member_id = ${memberId}`
+    })
+    const insertPasskey = SqlSchema.findOne({
+      Request: NewPasskey,
+      Result: PasskeyRow,
+      execute: (row) => sql`
+        insert into passkeys (id, member_id, credential_id, public_key, counter, transports, name, created_at)
+        values (${row.id}, ${row.member_id}, ${row.credential_id}, ${row.public_key},
+                ${row.counter}, ${row.transports}::text[], ${row.name}, ${row.created_at})
+        on conflict (credential_id) do nothing
+        returning id, name, created_at, last_used_at`
+    })
+    const passkeysOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: PasskeyRow,
+      execute: (memberId) => sql`
+        select id, name, created_at, last_used_at from passkeys
+        where member_id = ${memberId} order by created_at desc, id desc`
+    })
+    const deletePasskey = SqlSchema.findOne({
+      Request: Schema.Struct({ memberId: Schema.String, passkeyId: Schema.String }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ memberId, passkeyId }) => sql`
+        delete from passkeys where id = ${passkeyId} and member_id = ${memberId} returning id`
+    })
+    const passkeyByCredential = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StoredPasskey,
+      execute: (credentialId) => sql`
+        select p.id, p.member_id, m.account_id, m.email, m.removed_at, p.public_key, p.counter::text, p.transports
+        from passkeys p join members m on m.id = p.member_id
+        where p.credential_id = ${credentialId}`
+    })
+    const advanceCounter = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        memberId: Schema.String,
+        stored: Schema.Number,
+        next: Schema.Number,
+        at: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ id, memberId, stored, next, at }) => sql`
+        update passkeys set counter = ${next}, last_used_at = ${at}
+        where id = ${id} and counter = ${stored}
+          and exists (select 1 from members where id = ${memberId} and removed_at is null)
+        returning id`
+    })
+
     /** Stores a fresh challenge; expired ones are swept on the way, so the table stays as small as its traffic. */
-    const newChallenge = (purpose: "register" | "sign_in", memberId: string | null) =>
+    const newChallenge = (purpose: Purpose, memberId: string | null) =>
       Effect.gen(function* () {
         const at = yield* now
         const id = ids.next()
         const bytes = randomBytes(32)
         // Stored as the browser will echo it in clientDataJSON: base64url of the bytes.
         const challenge = bytes.toString("base64url")
-        yield* sql`
-          delete from webauthn_challenges
-          where id in (select id from webauthn_challenges where expires_at < ${at} limit 100)`
-        yield* sql`
-          insert into webauthn_challenges (id, member_id, purpose, challenge, created_at, expires_at)
-          values (${id}, ${memberId}, ${purpose}, ${challenge}, ${at},
-                  ${new Date(at.getTime() + CHALLENGE_TTL_MS)})`
+        yield* sweepChallenges(at)
+        yield* insertChallenge({
+          id,
+          member_id: memberId,
+          purpose,
+          challenge,
+          created_at: at,
+          expires_at: new Date(at.getTime() + CHALLENGE_TTL_MS)
+        })
         return { id, challenge, bytes: bytes as Uint8Array<ArrayBuffer> }
       })
 
@@ -138,27 +265,17 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
      * Marks a challenge used and answers it, or fails when it is unknown, already used, of another purpose or
      * member, or expired. One statement, so two answers racing for one challenge cannot both have it.
      */
-    const useChallenge = (challengeId: string, purpose: "register" | "sign_in", memberId: string | null) =>
+    const useChallenge = (challengeId: string, purpose: Purpose, memberId: string | null) =>
       Effect.gen(function* () {
         const at = yield* now
-        const rows = yield* sql<{ challenge: string; expires_at: Date }>`
-          update webauthn_challenges set used_at = ${at}
-          where id = ${challengeId} and purpose = ${purpose} and used_at is null
-            and member_id is not distinct from ${memberId}
-          returning challenge, expires_at`
-        const row = rows[0]
-        if (row === undefined) return yield* new PasskeyNotVerified({ reason: "unknown_challenge" })
-        if (row.expires_at <= at) return yield* new PasskeyNotVerified({ reason: "expired_challenge" })
-        return row.challenge
+        const taken = yield* takeChallenge({ id: challengeId, purpose, memberId, at })
+        if (Option.isNone(taken)) return yield* new PasskeyNotVerified({ reason: "unknown_challenge" })
+        if (taken.value.expires_at <= at)
+          return yield* new PasskeyNotVerified({ reason: "expired_challenge" })
+        return taken.value.challenge
       })
 
-    const liveMember = (accountId: string, memberId: string) =>
-      Effect.map(
-        sql<{ email: string }>`
-          select email from members
-          where id = ${memberId} and account_id = ${accountId} and removed_at is null`,
-        (rows) => Option.fromNullable(rows[0])
-      )
+    const liveMember = (accountId: string, memberId: string) => liveMemberEmail({ accountId, memberId })
 
     const registrationOptions = Effect.fn("Passkeys.registrationOptions")(function* (
       accountId: string,
@@ -166,8 +283,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
     ) {
       const member = yield* liveMember(accountId, memberId)
       if (Option.isNone(member)) return yield* NotFound.of("member")
-      const existing = yield* sql<{ credential_id: string; transports: Array<string> }>`
-        select credential_id, transports from passkeys where member_id = ${memberId}`
+      const existing = yield* credentialsOf(memberId)
       const { id, bytes } = yield* newChallenge("register", memberId)
       const options: PublicKeyCredentialCreationOptionsJSON = yield* Effect.promise(() =>
         generateRegistrationOptions({
@@ -187,7 +303,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
         })
       )
       return { challengeId: id, options }
-    }, orDieOnSql)
+    }, orDieOnStorage)
 
     const register = Effect.fn("Passkeys.register")(function* (
       accountId: string,
@@ -214,31 +330,31 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
       if (!verification.verified) return yield* new PasskeyNotVerified({ reason: "not_verified" })
       const { credential } = verification.registrationInfo
       const at = yield* now
-      const rows = yield* sql<PasskeyRow>`
-        insert into passkeys (id, member_id, credential_id, public_key, counter, transports, name, created_at)
-        values (${ids.next()}, ${memberId}, ${credential.id}, ${Buffer.from(credential.publicKey)},
-                ${credential.counter}, ${credential.transports ?? []}::text[], ${input.name}, ${at})
-        on conflict (credential_id) do nothing
-        returning id, name, created_at, last_used_at`
-      const row = rows[0]
-      if (row === undefined)
+      const row = yield* insertPasskey({
+        id: ids.next(),
+        member_id: memberId,
+        credential_id: credential.id,
+        public_key: Buffer.from(credential.publicKey),
+        counter: credential.counter,
+        transports: credential.transports ?? [],
+        name: input.name,
+        created_at: at
+      })
+      if (Option.isNone(row))
         return yield* new InvalidState({ message: "This passkey is already registered." })
-      return toPasskey(row)
-    }, orDieOnSql)
+      return toPasskey(row.value)
+    }, orDieOnStorage)
 
     const list = Effect.fn("Passkeys.list")(function* (memberId: string) {
-      const rows = yield* sql<PasskeyRow>`
-        select id, name, created_at, last_used_at from passkeys
-        where member_id = ${memberId} order by created_at desc, id desc`
+      const rows = yield* passkeysOf(memberId)
       return rows.map(toPasskey)
-    }, orDieOnSql)
+    }, orDieOnStorage)
 
     /** Removes one of the member's own passkeys; another's is not found, like one that never existed. */
     const remove = Effect.fn("Passkeys.remove")(function* (memberId: string, passkeyId: string) {
-      const rows = yield* sql`
-        delete from passkeys where id = ${passkeyId} and member_id = ${memberId} returning id`
-      if (rows.length === 0) return yield* NotFound.of("passkey")
-    }, orDieOnSql)
+      const removed = yield* deletePasskey({ memberId, passkeyId })
+      if (Option.isNone(removed)) return yield* NotFound.of("passkey")
+    }, orDieOnStorage)
 
     const signInOptions = Effect.fn("Passkeys.signInOptions")(function* () {
       const { id, bytes } = yield* newChallenge("sign_in", null)
@@ -251,7 +367,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
         })
       )
       return { challengeId: id, options }
-    }, orDieOnSql)
+    }, orDieOnStorage)
 
     /**
      * Verifies an assertion against its challenge and the stored key, and advances the passkey's counter. The
@@ -263,21 +379,9 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
       readonly response: AuthenticationResponseJSON
     }) {
       const expectedChallenge = yield* useChallenge(input.challengeId, "sign_in", null)
-      const rows = yield* sql<{
-        id: string
-        member_id: string
-        account_id: string
-        email: string
-        removed_at: Date | null
-        public_key: Uint8Array
-        counter: string
-        transports: Array<string>
-      }>`
-        select p.id, p.member_id, m.account_id, m.email, m.removed_at, p.public_key, p.counter::text, p.transports
-        from passkeys p join members m on m.id = p.member_id
-        where p.credential_id = ${input.response.id}`
-      const row = rows[0]
-      if (row === undefined) return yield* new PasskeyNotVerified({ reason: "unknown_credential" })
+      const stored = yield* passkeyByCredential(input.response.id)
+      if (Option.isNone(stored)) return yield* new PasskeyNotVerified({ reason: "unknown_credential" })
+      const row = stored.value
       const whose = { memberId: row.member_id, email: row.email }
       if (row.removed_at !== null)
         return yield* new PasskeyNotVerified({ reason: "member_removed", ...whose })
@@ -309,12 +413,14 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
       })
       if (!verification.verified) return yield* new PasskeyNotVerified({ reason: "not_verified", ...whose })
       const at = yield* now
-      const advanced = yield* sql`
-        update passkeys set counter = ${verification.authenticationInfo.newCounter}, last_used_at = ${at}
-        where id = ${row.id} and counter = ${storedCounter}
-          and exists (select 1 from members where id = ${row.member_id} and removed_at is null)
-        returning id`
-      if (advanced.length === 0)
+      const advanced = yield* advanceCounter({
+        id: row.id,
+        memberId: row.member_id,
+        stored: storedCounter,
+        next: verification.authenticationInfo.newCounter,
+        at
+      })
+      if (Option.isNone(advanced))
         return yield* new PasskeyNotVerified({ reason: "counter_not_advanced", ...whose })
       return {
         accountId: row.account_id,
@@ -322,7 +428,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
         email: row.email,
         passkeyId: row.id
       } satisfies PasskeySignIn
-    }, orDieOnSql)
+    }, orDieOnStorage)
 
     return {
       relyingParty: rp,

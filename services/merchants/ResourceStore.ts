@@ -1,9 +1,10 @@
+import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { NotFound } from "../domain/Errors"
 import type { IdPrefix, ResourceName } from "../domain/PrefixedId"
 import { Ids } from "../platform/Ids"
-import { orDieOnSql } from "../platform/SqlFailure"
+import { orDieOnStorage } from "./StorageFailure"
 
 /** A stored merchant resource (customer, issuer, payout address): its own columns plus the bookkeeping all have. */
 export type StoredResource = Record<string, unknown> & {
@@ -12,6 +13,19 @@ export type StoredResource = Record<string, unknown> & {
   readonly created_at: Date
   readonly updated_at: Date
 }
+
+/** The columns every resource table has, checked; the table's own columns pass through as the driver read them. */
+const StoredResource: Schema.Schema<StoredResource> = Schema.Struct(
+  {
+    id: Schema.String,
+    account_id: Schema.String,
+    created_at: Schema.DateFromSelf,
+    updated_at: Schema.DateFromSelf
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+const Owned = Schema.Struct({ accountId: Schema.String, uuid: Schema.String })
+const Values = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /**
  * The plain merchant resources (customers, issuers, payout addresses) share one store: every query takes the
@@ -36,11 +50,49 @@ export const makeResourceStore = (options: {
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const span = (method: string) => `${options.service}.${method}`
 
-    const find = Effect.fn(span("find"))(function* (accountId: string, uuid: string) {
-      const rows = yield* sql<StoredResource>`
+    const ownedRow = SqlSchema.findOne({
+      Request: Owned,
+      Result: StoredResource,
+      execute: ({ accountId, uuid }) => sql`
         select * from ${table} where id = ${uuid} and account_id = ${accountId} ${visible}`
-      return Option.fromNullable(rows[0])
-    }, orDieOnSql)
+    })
+    const insertRow = SqlSchema.single({
+      Request: Values,
+      Result: StoredResource,
+      execute: (row) => sql`insert into ${table} ${sql.insert(row)} returning *`
+    })
+    const pageRows = SqlSchema.findAll({
+      Request: Schema.Struct({
+        accountId: Schema.String,
+        limit: Schema.Number,
+        startingAfter: Schema.UndefinedOr(Schema.String)
+      }),
+      Result: StoredResource,
+      execute: ({ accountId, limit, startingAfter }) => sql`
+        select * from ${table} where account_id = ${accountId} ${visible}
+        ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
+        order by id desc limit ${limit}`
+    })
+    const updateRow = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, uuid: Schema.String, values: Values }),
+      Result: StoredResource,
+      execute: ({ accountId, uuid, values }) => sql`
+        update ${table} set ${sql.update(values)}
+        where id = ${uuid} and account_id = ${accountId} ${visible}
+        returning *`
+    })
+    const endRow = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, uuid: Schema.String, at: Schema.DateFromSelf }),
+      Result: StoredResource,
+      execute: ({ accountId, uuid, at }) => sql`
+        update ${table} set ${end} = coalesce(${end}, ${at}), updated_at = ${at}
+        where id = ${uuid} and account_id = ${accountId} ${visible}
+        returning *`
+    })
+
+    const find = Effect.fn(span("find"))(function* (accountId: string, uuid: string) {
+      return yield* ownedRow({ accountId, uuid })
+    }, orDieOnStorage)
 
     const require = Effect.fn(span("require"))(function* (accountId: string, uuid: string) {
       const found = yield* find(accountId, uuid)
@@ -59,21 +111,17 @@ export const makeResourceStore = (options: {
         created_at: at,
         updated_at: at
       }
-      const rows = yield* sql<StoredResource>`insert into ${table} ${sql.insert(row)} returning *`
-      return rows[0]!
-    }, orDieOnSql)
+      return yield* insertRow(row)
+    }, orDieOnStorage)
 
     const list = Effect.fn(span("list"))(function* (
       accountId: string,
       limit: number,
       startingAfter: string | undefined
     ) {
-      const rows = yield* sql<StoredResource>`
-        select * from ${table} where account_id = ${accountId} ${visible}
-        ${startingAfter === undefined ? sql`` : sql`and id < ${startingAfter}`}
-        order by id desc limit ${limit + 1}`
+      const rows = yield* pageRows({ accountId, limit: limit + 1, startingAfter })
       return { rows: rows.slice(0, limit), more: rows.length > limit }
-    }, orDieOnSql)
+    }, orDieOnStorage)
 
     /** Applies a merged change to a resource the caller has already checked as a whole. */
     const update = Effect.fn(span("update"))(function* (
@@ -82,24 +130,17 @@ export const makeResourceStore = (options: {
       values: Record<string, unknown>
     ) {
       const at = yield* now
-      const rows = yield* sql<StoredResource>`
-        update ${table} set ${sql.update({ ...values, updated_at: at })}
-        where id = ${uuid} and account_id = ${accountId} ${visible}
-        returning *`
-      if (rows[0] === undefined) return yield* NotFound.of(options.resource)
-      return rows[0]
-    }, orDieOnSql)
+      const updated = yield* updateRow({ accountId, uuid, values: { ...values, updated_at: at } })
+      if (Option.isNone(updated)) return yield* NotFound.of(options.resource)
+      return updated.value
+    }, orDieOnStorage)
 
     /** Soft end: delete (hidden afterwards) or disable (still readable). Ending twice keeps the first time. */
     const endResource = Effect.fn(span("end"))(function* (accountId: string, uuid: string) {
-      const at = yield* now
-      const rows = yield* sql<StoredResource>`
-        update ${table} set ${end} = coalesce(${end}, ${at}), updated_at = ${at}
-        where id = ${uuid} and account_id = ${accountId} ${visible}
-        returning *`
-      if (rows[0] === undefined) return yield* NotFound.of(options.resource)
-      return rows[0]
-    }, orDieOnSql)
+      const ended = yield* endRow({ accountId, uuid, at: yield* now })
+      if (Option.isNone(ended)) return yield* NotFound.of(options.resource)
+      return ended.value
+    }, orDieOnStorage)
 
     return { find, require, create, list, update, end: endResource } as const
   })

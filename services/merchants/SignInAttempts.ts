@@ -1,13 +1,22 @@
 import ipaddr from "ipaddr.js"
-import { SqlClient } from "@effect/sql"
-import { Clock, Config, Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Config, Effect, Schema } from "effect"
 import type { ServiceEnv } from "../domain/Environment"
 import { HttpsRequired, RateLimited } from "../domain/Errors"
 import { Ids } from "../platform/Ids"
 import { positiveInteger } from "../platform/Settings"
+import { orDieOnStorage } from "./StorageFailure"
 
 /** What a sign-in attempt tried (the `kind` column of `sign_in_attempts`). */
-export type SignInKind = "email_send" | "email_code" | "email_link" | "invite" | "passkey" | "sign_up"
+export const SignInKind = Schema.Literal(
+  "email_send",
+  "email_code",
+  "email_link",
+  "invite",
+  "passkey",
+  "sign_up"
+)
+export type SignInKind = typeof SignInKind.Type
 
 /**
  * How an attempt ended: `sent` (a code was mailed), `signed_in`, or refused with why. An attempt never settled
@@ -39,6 +48,16 @@ export type SignInLimits = Config.Config.Success<typeof signInLimits>
 const outcomeText = (outcome: SignInOutcome) =>
   typeof outcome === "string" ? outcome : `refused: ${outcome.refused}`
 
+/** How many attempts a window counted, and when the oldest of them was. */
+const WindowCount = Schema.Struct({ n: Schema.Number, oldest: Schema.NullOr(Schema.DateFromSelf) })
+const AttemptRow = Schema.Struct({
+  id: Schema.String,
+  kind: SignInKind,
+  email: Schema.NullOr(Schema.String),
+  client: Schema.String,
+  at: Schema.DateFromSelf
+})
+
 /** Seconds until the oldest counted attempt leaves the window (at least one). */
 const retryAfter = (oldest: Date, windowMs: number, nowMs: number) =>
   Math.max(1, Math.ceil((oldest.getTime() + windowMs - nowMs) / 1000))
@@ -61,6 +80,49 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
       windowMs: settings.signInWindowSeconds * 1000
     }
 
+    const byClientSince = SqlSchema.single({
+      Request: Schema.Struct({ client: Schema.String, since: Schema.DateFromSelf }),
+      Result: WindowCount,
+      execute: ({ client, since }) => sql`
+        select count(*)::int as n, min(at) as oldest from sign_in_attempts
+        where client = ${client} and at > ${since}`
+    })
+    const sendsSince = SqlSchema.single({
+      Request: Schema.Struct({ email: Schema.String, since: Schema.DateFromSelf }),
+      Result: WindowCount,
+      execute: ({ email, since }) => sql`
+        select count(*)::int as n, min(at) as oldest from sign_in_attempts
+        where email = ${email} and kind = 'email_send' and at > ${since}`
+    })
+    // Pending attempts count as refused: a burst of guesses is counted before any of them is checked.
+    const refusalsSince = SqlSchema.single({
+      Request: Schema.Struct({ email: Schema.String, since: Schema.DateFromSelf }),
+      Result: WindowCount,
+      execute: ({ email, since }) => sql`
+        select count(*)::int as n, min(at) as oldest from sign_in_attempts
+        where email = ${email} and kind <> 'email_send' and at > ${since}
+          and (outcome = 'pending' or outcome like 'refused%')`
+    })
+    const insertPending = SqlSchema.void({
+      Request: AttemptRow,
+      execute: (row) => sql`
+        insert into sign_in_attempts (id, kind, email, client, member_id, at, outcome)
+        values (${row.id}, ${row.kind}, ${row.email}, ${row.client}, null, ${row.at}, 'pending')`
+    })
+    const writeOutcome = SqlSchema.void({
+      Request: Schema.Struct({
+        id: Schema.String,
+        outcome: Schema.String,
+        memberId: Schema.NullOr(Schema.String),
+        email: Schema.NullOr(Schema.String)
+      }),
+      execute: ({ id, outcome, memberId, email }) => sql`
+        update sign_in_attempts
+        set outcome = ${outcome},
+            member_id = coalesce(${memberId}::uuid, member_id),
+            email = coalesce(${email}, email)
+        where id = ${id}`
+    })
     const limited = (message: string, oldest: Date | undefined, nowMs: number) =>
       new RateLimited({
         message,
@@ -86,50 +148,40 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
             yield* sql`select pg_advisory_xact_lock(hashtext(${`sign_in:client:${client}`}))`
             if (email !== null)
               yield* sql`select pg_advisory_xact_lock(hashtext(${`sign_in:email:${email}`}))`
-            const byClient = yield* sql<{ n: number; oldest: Date | null }>`
-            select count(*)::int as n, min(at) as oldest from sign_in_attempts
-            where client = ${client} and at > ${since}`
-            if ((byClient[0]?.n ?? 0) >= limits.attemptsPerClient) {
+            const byClient = yield* byClientSince({ client, since })
+            if (byClient.n >= limits.attemptsPerClient) {
               return yield* limited(
                 "Too many sign-in attempts from this address; retry later.",
-                byClient[0]?.oldest ?? undefined,
+                byClient.oldest ?? undefined,
                 nowMs
               )
             }
             if (email !== null && kind === "email_send") {
               // Every send request counts, mailed or not: the answer must not tell a member's address from another.
-              const sends = yield* sql<{ n: number; oldest: Date | null }>`
-              select count(*)::int as n, min(at) as oldest from sign_in_attempts
-              where email = ${email} and kind = 'email_send' and at > ${since}`
-              if ((sends[0]?.n ?? 0) >= limits.mailsPerAddress) {
+              const sends = yield* sendsSince({ email, since })
+              if (sends.n >= limits.mailsPerAddress) {
                 return yield* limited(
                   "Too many codes were sent to this address; retry later.",
-                  sends[0]?.oldest ?? undefined,
+                  sends.oldest ?? undefined,
                   nowMs
                 )
               }
             } else if (email !== null) {
-              // Pending attempts count as refused: a burst of guesses is counted before any of them is checked.
-              const refusals = yield* sql<{ n: number; oldest: Date | null }>`
-              select count(*)::int as n, min(at) as oldest from sign_in_attempts
-              where email = ${email} and kind <> 'email_send' and at > ${since}
-                and (outcome = 'pending' or outcome like 'refused%')`
-              if ((refusals[0]?.n ?? 0) >= limits.refusalsPerAddress) {
+              const refusals = yield* refusalsSince({ email, since })
+              if (refusals.n >= limits.refusalsPerAddress) {
                 return yield* limited(
                   "Too many wrong codes for this address; retry later.",
-                  refusals[0]?.oldest ?? undefined,
+                  refusals.oldest ?? undefined,
                   nowMs
                 )
               }
             }
             const id = ids.next()
-            yield* sql`
-            insert into sign_in_attempts (id, kind, email, client, member_id, at, outcome)
-            values (${id}, ${kind}, ${email}, ${client}, null, ${at}, 'pending')`
+            yield* insertPending({ id, kind, email, client, at })
             return { id, kind, email, client } satisfies SignInAttempt
           })
         )
-        .pipe(Effect.catchTag("SqlError", Effect.die))
+        .pipe(orDieOnStorage)
     })
 
     /**
@@ -141,12 +193,12 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
       outcome: SignInOutcome,
       known: { readonly memberId?: string | null; readonly email?: string | null } = {}
     ) {
-      yield* sql`
-        update sign_in_attempts
-        set outcome = ${outcomeText(outcome)},
-            member_id = coalesce(${known.memberId ?? null}::uuid, member_id),
-            email = coalesce(${known.email?.toLowerCase() ?? null}, email)
-        where id = ${attempt.id}`
+      yield* writeOutcome({
+        id: attempt.id,
+        outcome: outcomeText(outcome),
+        memberId: known.memberId ?? null,
+        email: known.email?.toLowerCase() ?? null
+      })
     }, Effect.orDie)
 
     return { take, settle, limits } as const
