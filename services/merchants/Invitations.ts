@@ -1,0 +1,213 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
+import { InvalidRequest, InvalidState, NotFound, ServiceUnavailable } from "../domain/Errors"
+import { Ids } from "../platform/Ids"
+import { Mailer } from "../platform/Mailer"
+import { digestOf, newSecret } from "../platform/Secrets"
+import { Accounts } from "./Accounts"
+import type { MemberRows, SignInClient } from "./MemberRows"
+import { SignInAttempts } from "./SignInAttempts"
+import { orDieOnStorage } from "./StorageFailure"
+
+/** How long an invitation waits to be accepted. */
+export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
+
+const INVITE_PREFIX = "invite_"
+
+export interface Invite {
+  readonly id: string
+  readonly email: string
+  readonly createdAt: Date
+  readonly expiresAt: Date
+  readonly acceptedAt: Date | null
+}
+
+const refusedInvite = new InvalidRequest({
+  message: "The invitation is wrong, already used, revoked or expired.",
+  param: "token"
+})
+
+const InviteRow = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf,
+  accepted_at: Schema.NullOr(Schema.DateFromSelf)
+})
+const toInvite = (row: typeof InviteRow.Type): Invite => ({
+  id: row.id,
+  email: row.email,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  acceptedAt: row.accepted_at
+})
+const NewInvite = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  email: Schema.String,
+  token_digest: Schema.Uint8ArrayFromSelf,
+  invited_by: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  expires_at: Schema.DateFromSelf
+})
+
+/**
+ * Invitations to an account (`Members.invite`, `listInvites`, `revokeInvite`, `acceptInvite`): a one-time link,
+ * stored as its digest, that makes the invited address a member and signs it in.
+ */
+export const makeInvitations = (options: {
+  readonly rows: MemberRows
+  readonly link: (fragment: string) => string
+}) =>
+  Effect.gen(function* () {
+    const { rows, link } = options
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+    const mailer = yield* Mailer
+    const accounts = yield* Accounts
+    const attempts = yield* SignInAttempts
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const insertInvite = SqlSchema.single({
+      Request: NewInvite,
+      Result: InviteRow,
+      execute: (row) => sql`
+        insert into member_invites (id, account_id, email, token_digest, invited_by, created_at, expires_at)
+        values (${row.id}, ${row.account_id}, ${row.email}, ${row.token_digest}, ${row.invited_by},
+                ${row.created_at}, ${row.expires_at})
+        returning id, email, created_at, expires_at, accepted_at`
+    })
+    const withdraw = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
+      execute: ({ id, at }) => sql`update member_invites set revoked_at = ${at} where id = ${id}`
+    })
+    const openInvites = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: InviteRow,
+      execute: (accountId) => sql`
+        select id, email, created_at, expires_at, accepted_at from member_invites
+        where account_id = ${accountId} and revoked_at is null
+        order by created_at desc limit 100`
+    })
+    const revokeOpen = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, inviteId: Schema.String, at: Schema.DateFromSelf }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ accountId, inviteId, at }) => sql`
+        update member_invites set revoked_at = ${at}
+        where id = ${inviteId} and account_id = ${accountId} and revoked_at is null
+        returning id`
+    })
+    const acceptOpen = SqlSchema.findOne({
+      Request: Schema.Struct({ digest: Schema.Uint8ArrayFromSelf, at: Schema.DateFromSelf }),
+      Result: NewInvite.pipe(Schema.pick("id", "account_id", "email", "invited_by")),
+      execute: ({ digest, at }) => sql`
+        update member_invites set accepted_at = ${at}
+        where token_digest = ${digest} and accepted_at is null and revoked_at is null
+          and expires_at > ${at}
+        returning id, account_id, email, invited_by`
+    })
+
+    /**
+     * Invites an address to the account: 409 when it is already a live member anywhere (one account per address).
+     * Returns the invitation and its one-time link; the link is mailed when `mail` is set.
+     */
+    const invite = Effect.fn("Members.invite")(function* (
+      accountId: string,
+      rawEmail: string,
+      invitedBy: string | null
+    ) {
+      const email = rawEmail.toLowerCase()
+      if (Option.isSome(yield* rows.liveMemberByEmail(email))) {
+        return yield* new InvalidState({ message: "This address is already a member of an account." })
+      }
+      const at = yield* now
+      const token = newSecret(INVITE_PREFIX)
+      const created = toInvite(
+        yield* insertInvite({
+          id: ids.next(),
+          account_id: accountId,
+          email,
+          token_digest: digestOf(token),
+          invited_by: invitedBy,
+          created_at: at,
+          expires_at: new Date(at.getTime() + INVITE_TTL_MS)
+        })
+      )
+      const url = link(`invite=${token}`)
+      const account = yield* accounts.get(accountId)
+      const sent = yield* mailer
+        .send({
+          to: email,
+          subject: `You are invited to ${Option.match(account, { onNone: () => "an account", onSome: (a) => a.name })} on Deposits`,
+          text: [
+            "You are invited to join an account on Deposits.",
+            "",
+            `Open this link to accept (valid 7 days, once): ${url}`,
+            "",
+            "If you did not expect it, ignore this message."
+          ].join("\n")
+        })
+        .pipe(Effect.either)
+      if (sent._tag === "Left") {
+        // The invitation cannot reach its address: withdraw it rather than list one nobody received.
+        yield* withdraw({ id: created.id, at })
+        return yield* new ServiceUnavailable({
+          message: "The invitation could not be mailed; try again later."
+        })
+      }
+      return { invite: created, link: url }
+    }, orDieOnStorage)
+
+    const listInvites = Effect.fn("Members.listInvites")(function* (accountId: string) {
+      return (yield* openInvites(accountId)).map(toInvite)
+    }, orDieOnStorage)
+
+    const revokeInvite = Effect.fn("Members.revokeInvite")(function* (accountId: string, inviteId: string) {
+      const revoked = yield* revokeOpen({ accountId, inviteId, at: yield* now })
+      if (Option.isNone(revoked)) return yield* NotFound.of("invite")
+    }, orDieOnStorage)
+
+    /** Accepting an invitation: the invited address becomes a member of the account, and is signed in. */
+    const acceptInvite = Effect.fn("Members.acceptInvite")(function* (token: string, who: SignInClient) {
+      const attempt = yield* attempts.take("invite", { client: who.client })
+      const at = yield* now
+      const accepted = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const found = yield* acceptOpen({ digest: digestOf(token), at })
+            if (Option.isNone(found)) return Option.none()
+            const invited = found.value
+            const member = yield* rows.insertLive({
+              id: ids.next(),
+              account_id: invited.account_id,
+              email: invited.email,
+              created_at: at,
+              invited_by: invited.invited_by
+            })
+            // Already a member somewhere (joined since the invitation): the invitation stays unused.
+            if (Option.isNone(member)) return yield* Effect.fail("member" as const)
+            return Option.some({
+              memberId: member.value.id,
+              accountId: invited.account_id,
+              email: invited.email
+            })
+          })
+        )
+        .pipe(
+          Effect.catchIf(
+            (e) => e === "member",
+            () => Effect.succeed(Option.none())
+          )
+        )
+      if (Option.isNone(accepted)) {
+        yield* attempts.settle(attempt, { refused: "wrong, used, revoked or expired invitation" })
+        return yield* refusedInvite
+      }
+      const member = yield* rows.memberOf(accepted.value.accountId, accepted.value.memberId)
+      if (Option.isNone(member)) return yield* Effect.die(new Error("an accepted member vanished"))
+      yield* attempts.settle(attempt, "signed_in", { memberId: member.value.id, email: accepted.value.email })
+      return yield* rows.sessionFor(member.value, who)
+    }, orDieOnStorage)
+
+    return { invite, listInvites, revokeInvite, acceptInvite } as const
+  })
