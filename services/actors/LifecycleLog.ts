@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { DepositRequestEvent, Step } from "../../machines/step"
 import { formatAmount } from "../domain/Amount"
 import { toId } from "../domain/PrefixedId"
@@ -95,14 +95,18 @@ export interface LifecycleLogShape {
 }
 
 /**
- * One log line per lifecycle change, for a developer watching the sandbox. An optional port: the actor host
+ * One log line per lifecycle change, for a developer watching the sandbox. An optional service: the actor host
  * writes to it only when the composition root provides it (the sandbox's `npm start`), so production, the tests
  * and the benchmarks pay nothing for it. The lines are written after the commit, as the inspector's steps are.
  */
-export class LifecycleLog extends Context.Tag("deposits/LifecycleLog")<LifecycleLog, LifecycleLogShape>() {
-  /** Each change as one info line of the service's log. */
-  static readonly toLog = Layer.succeed(LifecycleLog, {
-    created: (row) => Effect.logInfo(createdLine(row)),
-    stepped: (steps) => Effect.forEach(steps, (s) => Effect.logInfo(steppedLine(s)), { discard: true })
-  })
-}
+export class LifecycleLog extends Effect.Service<LifecycleLog>()("deposits/LifecycleLog", {
+  succeed: {
+    // Untraced: they run after every commit, and a log line is all they do.
+    created: Effect.fnUntraced(function* (row: CreatedRequest) {
+      yield* Effect.logInfo(createdLine(row))
+    }),
+    stepped: Effect.fnUntraced(function* (steps: ReadonlyArray<SteppedRequest>) {
+      for (const s of steps) yield* Effect.logInfo(steppedLine(s))
+    })
+  } satisfies LifecycleLogShape
+}) {}

@@ -95,7 +95,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     Layer.provide(PublicUrl.Default),
     // Built after the HTTP server (the handlers are), so released before it closes: its finalizer answers the
     // parked polls that would otherwise hold the server's close.
-    Layer.provide(LongPollRegistry.layer)
+    Layer.provide(LongPollRegistry.Default)
   )
 
 export const HandlersLive = makeHandlers()

@@ -36,10 +36,10 @@ const program = Effect.gen(function* () {
   const sandbox = config.serviceEnv === "sandbox"
   const app = yield* Layer.build(
     AppLive.pipe(
-      Layer.provide(ApiSettings.layer),
+      Layer.provide(ApiSettings.Default),
       Layer.provide(settingsLayer(effective)),
       // The sandbox tells each lifecycle change in one line; production's log stays as it is.
-      Layer.provide(sandbox ? LifecycleLog.toLog : Layer.empty)
+      Layer.provide(sandbox ? LifecycleLog.Default : Layer.empty)
     )
   )
   // The port is open (the layer is built): tell a newcomer what to do next.

@@ -54,7 +54,7 @@ export const startService = async (
     })
   )
   const configured = makeApp(options.webhookNetwork, options.spanProcessor).pipe(
-    Layer.provide(ApiSettings.layer),
+    Layer.provide(ApiSettings.Default),
     Layer.provide(settingsLayer(config))
   )
   const app =

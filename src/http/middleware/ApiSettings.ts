@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Option } from "effect"
+import { Config, Effect, Option } from "effect"
 import { positiveInteger, publicBaseUrl, serviceEnv } from "../../../services/platform/Settings"
 
 const isOrigin = (value: string) => {
@@ -31,7 +31,7 @@ export const apiSettings = Config.all({
   ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   serviceEnv,
-  // Unset: the origin the dashboard and the hosted checkout are served from (resolved by the ApiSettings layer).
+  // Unset: the origin the dashboard and the hosted checkout are served from (resolved by `ApiSettings.Default`).
   dashboardOrigin: optionalOrigin("DASHBOARD_ORIGIN"),
   checkoutOrigin: optionalOrigin("CHECKOUT_ORIGIN"),
   /** Concurrent long polls one client address may hold; past it a poll answers at once. */
@@ -45,13 +45,14 @@ export type ApiSettingsShape = Omit<
   readonly checkoutOrigin: string
 }
 
-export class ApiSettings extends Context.Tag("deposits/ApiSettings")<ApiSettings, ApiSettingsShape>() {
-  static readonly layer = Layer.effect(
-    ApiSettings,
-    Effect.map(Config.all([apiSettings, publicBaseUrl]), ([settings, base]) => ({
+/** The settings read once, at the layer's build; a test changes them through the configuration it provides. */
+export class ApiSettings extends Effect.Service<ApiSettings>()("deposits/ApiSettings", {
+  effect: Effect.map(
+    Config.all([apiSettings, publicBaseUrl]),
+    ([settings, base]): ApiSettingsShape => ({
       ...settings,
       dashboardOrigin: Option.getOrElse(settings.dashboardOrigin, () => new URL(base).origin),
       checkoutOrigin: Option.getOrElse(settings.checkoutOrigin, () => new URL(base).origin)
-    }))
+    })
   )
-}
+}) {}

@@ -68,7 +68,7 @@ class ParkedPoll implements Parked {
   constructor(
     readonly res: ServerResponse,
     readonly address: string,
-    readonly registry: LongPollRegistry["Type"]
+    readonly registry: LongPollRegistry
   ) {}
 
   /** The change-feed callback: registered before the first read, so a change in between is not missed. */

@@ -56,7 +56,7 @@ const startVariant = async () => {
     app = Layer.locally(app, FiberRef.currentMinimumLogLevel, level)
   }
   const settings = settingsLayer({ databaseUrl: Option.some(Redacted.make(db.url)), port: 0 })
-  const runtime = ManagedRuntime.make(app.pipe(Layer.provide(ApiSettings.layer), Layer.provide(settings)))
+  const runtime = ManagedRuntime.make(app.pipe(Layer.provide(ApiSettings.Default), Layer.provide(settings)))
   const server = await runtime.runPromise(HttpServer.HttpServer)
   if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP address")
   return {
