@@ -405,9 +405,8 @@ describe("the hosted checkout", () => {
     // The reason shows until the request shows the payment; on a loaded machine that can be over before a poll
     // from here sees it, so the arrival itself will do.
     await page.waitForFunction(
-      () =>
-        document.querySelector("#sandbox-reason")?.textContent?.startsWith("A payment is on its way") ===
-          true || document.body.dataset.status === "partially_deposited",
+      `document.querySelector("#sandbox-reason")?.textContent?.startsWith("A payment is on its way") === true ||
+        document.body.dataset.status === "partially_deposited"`,
       undefined,
       { timeout: 30_000 }
     )
