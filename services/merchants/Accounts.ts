@@ -327,5 +327,5 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
       authenticate
     } as const
   }),
-  dependencies: [CredentialCache.Default, Ids.layer]
+  dependencies: [CredentialCache.Default, Ids.Default]
 }) {}

@@ -244,5 +244,5 @@ export class Attachments extends Effect.Service<Attachments>()("deposits/Attachm
       sweep
     } as const
   }),
-  dependencies: [AttachmentRows.Default, Ids.layer, SignedLinks.layer]
+  dependencies: [AttachmentRows.Default, Ids.Default, SignedLinks.Default]
 }) {}

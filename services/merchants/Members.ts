@@ -41,5 +41,5 @@ export class Members extends Effect.Service<Members>()("deposits/Members", {
       ...sessions
     } as const
   }),
-  dependencies: [SignInAttempts.Default, Accounts.Default, CredentialCache.Default, Ids.layer]
+  dependencies: [SignInAttempts.Default, Accounts.Default, CredentialCache.Default, Ids.Default]
 }) {}

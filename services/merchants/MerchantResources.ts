@@ -12,7 +12,7 @@ export class Customers extends Effect.Service<Customers>()("deposits/Customers",
     endColumn: "deleted_at",
     hideEnded: true
   }),
-  dependencies: [Ids.layer]
+  dependencies: [Ids.Default]
 }) {}
 
 /** Issuer identities (`iss_`): the name a payer sees. Deleted ones disappear from reads. */
@@ -25,7 +25,7 @@ export class Issuers extends Effect.Service<Issuers>()("deposits/Issuers", {
     endColumn: "deleted_at",
     hideEnded: true
   }),
-  dependencies: [Ids.layer]
+  dependencies: [Ids.Default]
 }) {}
 
 /** Payout addresses (`pa_`): disabled ones stay readable but take no new deposit request. */
@@ -38,7 +38,7 @@ export class PayoutAddresses extends Effect.Service<PayoutAddresses>()("deposits
     endColumn: "disabled_at",
     hideEnded: false
   }),
-  dependencies: [Ids.layer]
+  dependencies: [Ids.Default]
 }) {}
 
 /** The three merchant resource stores. */

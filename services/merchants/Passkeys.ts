@@ -440,5 +440,5 @@ export class Passkeys extends Effect.Service<Passkeys>()("deposits/Passkeys", {
       signIn
     } as const
   }),
-  dependencies: [Ids.layer]
+  dependencies: [Ids.Default]
 }) {}

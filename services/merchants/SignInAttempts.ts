@@ -203,7 +203,7 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
 
     return { take, settle, limits } as const
   }),
-  dependencies: [Ids.layer]
+  dependencies: [Ids.Default]
 }) {}
 
 /** 127.0.0.0/8 and ::1, as IPv4, IPv6 or IPv4-mapped IPv6. */

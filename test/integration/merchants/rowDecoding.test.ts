@@ -31,7 +31,7 @@ const RoomLive = Layer.mergeAll(
   Members.Default,
   Customers.Default,
   AttachmentRows.Default
-).pipe(Layer.provide(Layer.mergeAll(Mailer.log, Bus.inProcess, Ids.layer)), Layer.provideMerge(SqlLive))
+).pipe(Layer.provide(Layer.mergeAll(Mailer.log, Bus.inProcess, Ids.Default)), Layer.provideMerge(SqlLive))
 
 /** Runs `change` on the table for the scope of the test, and `undo` after it. */
 const altered = (change: string, undo: string) =>
