@@ -25,7 +25,4 @@ export const newUuid7 = (): string => uuidv7({ rng: pooledRandom })
 export class Ids extends Effect.Service<Ids>()("deposits/Ids", {
   // A plain function, not an Effect: every insert draws one, often several per request (a memory read).
   succeed: { next: newUuid7 }
-}) {
-  /** @deprecated The name before `Ids.Default`; kept until the merchants and webhooks rooms follow the rename. */
-  static readonly layer = Ids.Default
-}
+}) {}

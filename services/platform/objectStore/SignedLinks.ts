@@ -59,7 +59,4 @@ export const makeSignedLinks = Effect.gen(function* () {
 /** Plain functions, not Effects: an HMAC over a few hundred bytes, on every attachment link written or checked. */
 export class SignedLinks extends Effect.Service<SignedLinks>()("deposits/SignedLinks", {
   effect: makeSignedLinks
-}) {
-  /** @deprecated The name before `SignedLinks.Default`; kept until the merchants room follows the rename. */
-  static readonly layer = SignedLinks.Default
-}
+}) {}
