@@ -39,9 +39,8 @@ export class KeyVault extends Effect.Service<KeyVault>()("deposits/KeyVault", {
     )
   })
 }) {
-  static readonly layerFromMnemonic = (
-    mnemonic: Redacted.Redacted<string>
-  ): Layer.Layer<KeyVault, KeyVaultError> =>
+  /** The vault over a given mnemonic instead of the settings (tests: a fresh one, a malformed one). */
+  static readonly Test = (mnemonic: Redacted.Redacted<string>): Layer.Layer<KeyVault, KeyVaultError> =>
     Layer.effect(KeyVault, Effect.map(makeKeyVaultEffect(mnemonic), KeyVault.make))
 }
 

@@ -47,7 +47,7 @@ const relayer = anvilDevAccount(DEV_ACCOUNT.treasury)
 const payee = anvilDevAccount(2)
 
 // A fresh seed per run: these deposit accounts have never held ETH on any node.
-const VaultLive = KeyVault.layerFromMnemonic(Redacted.make(generateMnemonic(english)))
+const VaultLive = KeyVault.Test(Redacted.make(generateMnemonic(english)))
 let nextDepositIndex = 0
 const freshAddress = (): Address => privateKeyToAccount(generatePrivateKey()).address
 

@@ -20,7 +20,7 @@ const vaultFrom = (layer: Layer.Layer<KeyVault, unknown>, env: Record<string, st
   )
 
 const vault = (mnemonic: string): KeyVaultShape => {
-  const exit = vaultFrom(KeyVault.layerFromMnemonic(Redacted.make(mnemonic)))
+  const exit = vaultFrom(KeyVault.Test(Redacted.make(mnemonic)))
   if (Exit.isFailure(exit)) throw new Error(`no vault: ${exit.cause}`)
   return exit.value
 }
@@ -85,7 +85,7 @@ describe("KeyVault", () => {
       ANVIL_MNEMONIC.replace("junk", "junkk"),
       "test test test"
     ]) {
-      const exit = vaultFrom(KeyVault.layerFromMnemonic(Redacted.make(bad)))
+      const exit = vaultFrom(KeyVault.Test(Redacted.make(bad)))
       expect(Exit.isFailure(exit)).toBe(true)
       expect(String(exit)).toContain("KeyVaultError")
     }
