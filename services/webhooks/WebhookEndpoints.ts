@@ -396,5 +396,5 @@ const make = Effect.gen(function* () {
  */
 export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()("deposits/WebhookEndpoints", {
   effect: make,
-  dependencies: [Ids.Default, WebhookUrlCheck.layer]
+  dependencies: [Ids.Default, WebhookUrlCheck.Default]
 }) {}

@@ -14,7 +14,7 @@ export class WebhookResolver extends Context.Tag("deposits/WebhookResolver")<
   WebhookResolver,
   { readonly resolve: (hostname: string) => Effect.Effect<ReadonlyArray<ResolvedAddress>, string> }
 >() {
-  static readonly live = Layer.succeed(WebhookResolver, {
+  static readonly system = Layer.succeed(WebhookResolver, {
     resolve: (hostname) =>
       Effect.tryPromise({
         try: () => lookup(hostname, { all: true, verbatim: true }),
@@ -108,57 +108,49 @@ export const webhooksAllowPrivateSetting = Config.all({
   Config.map((c) => c.allowPrivate)
 )
 
-/** The URL rules, checked at creation and again before every delivery. */
-export class WebhookUrlCheck extends Context.Tag("deposits/WebhookUrlCheck")<
-  WebhookUrlCheck,
-  {
-    /** Refusal reason, or the URL with the addresses the delivery may connect to (and no other). */
-    readonly resolve: (
-      url: string
-    ) => Effect.Effect<{ readonly url: URL; readonly addresses: ReadonlyArray<ResolvedAddress> }, string>
-    readonly check: (url: string) => Effect.Effect<void, string>
-  }
->() {
-  static readonly layer = Layer.effect(
-    WebhookUrlCheck,
-    Effect.gen(function* () {
-      const resolver = yield* WebhookResolver
-      const webhooksAllowPrivate = yield* webhooksAllowPrivateSetting
-      const env = yield* serviceEnv
-      // Untraced: it runs before every delivery attempt, already inside that attempt's WebhookSender.send span.
-      const resolve = Effect.fnUntraced(function* (raw: string) {
-        const refusal = staticRefusal(raw, webhooksAllowPrivate)
-        if (refusal !== undefined)
-          return yield* Effect.fail(refusalFor(refusal, raw, env, webhooksAllowPrivate))
-        const url = new URL(raw)
-        const host = url.hostname.replace(/^\[|\]$/g, "")
-        const addresses = ipaddr.isValid(host)
-          ? [{ address: host, family: host.includes(":") ? 6 : 4 } as const]
-          : yield* Effect.mapError(resolver.resolve(host), (reason) =>
-              refusalFor(reason, raw, env, webhooksAllowPrivate)
-            )
-        if (addresses.length === 0) {
-          return yield* Effect.fail(
-            refusalFor(`the name ${host} has no address`, raw, env, webhooksAllowPrivate)
+/**
+ * The URL rules, checked at creation and again before every delivery. One implementation over the resolver port,
+ * which the composition root (or a test) chooses.
+ */
+export class WebhookUrlCheck extends Effect.Service<WebhookUrlCheck>()("deposits/WebhookUrlCheck", {
+  effect: Effect.gen(function* () {
+    const resolver = yield* WebhookResolver
+    const webhooksAllowPrivate = yield* webhooksAllowPrivateSetting
+    const env = yield* serviceEnv
+    // Refusal reason, or the URL with the addresses the delivery may connect to (and no other). Untraced: it runs
+    // before every delivery attempt, already inside that attempt's WebhookSender.send span.
+    const resolve = Effect.fnUntraced(function* (raw: string) {
+      const refusal = staticRefusal(raw, webhooksAllowPrivate)
+      if (refusal !== undefined)
+        return yield* Effect.fail(refusalFor(refusal, raw, env, webhooksAllowPrivate))
+      const url = new URL(raw)
+      const host = url.hostname.replace(/^\[|\]$/g, "")
+      const addresses = ipaddr.isValid(host)
+        ? [{ address: host, family: host.includes(":") ? 6 : 4 } as const]
+        : yield* Effect.mapError(resolver.resolve(host), (reason) =>
+            refusalFor(reason, raw, env, webhooksAllowPrivate)
           )
-        }
-        if (!webhooksAllowPrivate) {
-          // Every address must pass: one private answer among public ones refuses the name.
-          for (const a of addresses) {
-            const reason = addressRefusal(a.address)
-            if (reason !== undefined) {
-              // A public-looking name that resolves inward is as local as a literal: the sandbox names the setting.
-              const refused = `${host} resolves to ${reason}`
-              return yield* Effect.fail(
-                env === "sandbox" ? `${refused}; ${SANDBOX_LOCAL_RECEIVER_HINT}` : refused
-              )
-            }
+      if (addresses.length === 0) {
+        return yield* Effect.fail(
+          refusalFor(`the name ${host} has no address`, raw, env, webhooksAllowPrivate)
+        )
+      }
+      if (!webhooksAllowPrivate) {
+        // Every address must pass: one private answer among public ones refuses the name.
+        for (const a of addresses) {
+          const reason = addressRefusal(a.address)
+          if (reason !== undefined) {
+            // A public-looking name that resolves inward is as local as a literal: the sandbox names the setting.
+            const refused = `${host} resolves to ${reason}`
+            return yield* Effect.fail(
+              env === "sandbox" ? `${refused}; ${SANDBOX_LOCAL_RECEIVER_HINT}` : refused
+            )
           }
         }
-        return { url, addresses }
-      })
-      const check = Effect.fn("WebhookUrlCheck.check")((raw: string) => Effect.asVoid(resolve(raw)))
-      return { resolve, check }
+      }
+      return { url, addresses }
     })
-  )
-}
+    const check = Effect.fn("WebhookUrlCheck.check")((raw: string) => Effect.asVoid(resolve(raw)))
+    return { resolve, check }
+  })
+}) {}

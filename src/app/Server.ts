@@ -170,7 +170,7 @@ export const HttpServerLive = Layer.unwrapEffect(
 )
 
 /** The network webhook deliveries use: the system resolver and CAs (tests swap in a local receiver). */
-export const WebhookNetworkLive = Layer.mergeAll(WebhookResolver.live, WebhookTrust.system)
+export const WebhookNetworkLive = Layer.mergeAll(WebhookResolver.system, WebhookTrust.system)
 
 /**
  * The ports, each implementation chosen from the configuration (`src/app/Ports.ts`), over the webhook network. The
@@ -183,7 +183,7 @@ const makePorts = (network: Layer.Layer<WebhookResolver | WebhookTrust>) =>
     ObjectStoreLive.pipe(Layer.provide(SignedLinks.Default)),
     InspectorLive,
     LifecycleBodiesLive,
-    WebhookSenderLive.pipe(Layer.provide(WebhookUrlCheck.layer))
+    WebhookSenderLive.pipe(Layer.provide(WebhookUrlCheck.Default))
   ).pipe(Layer.provideMerge(network))
 
 /**

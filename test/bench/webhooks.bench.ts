@@ -132,7 +132,7 @@ export async function run(): Promise<void> {
     // The transport alone (URL rules, pinned address, kept connections), without the dispatcher's claim and
     // record around each attempt: at the dispatcher's per-endpoint cap and at its worker count.
     const transport = ManagedRuntime.make(
-      WebhookSenderLive.pipe(Layer.provideMerge(WebhookUrlCheck.layer), Layer.provideMerge(network))
+      WebhookSenderLive.pipe(Layer.provideMerge(WebhookUrlCheck.Default), Layer.provideMerge(network))
     )
     const senderLoop = async (inFlight: number) => {
       let next = 0

@@ -46,7 +46,7 @@ const tracked = (server: Server) => {
 }
 
 const SenderLive = WebhookSenderLive.pipe(
-  Layer.provideMerge(WebhookUrlCheck.layer),
+  Layer.provideMerge(WebhookUrlCheck.Default),
   Layer.provideMerge(localReceiverNetwork(HOST, tls.ca))
 )
 
@@ -112,7 +112,7 @@ const PUBLIC_A = "93.184.216.34"
 const PUBLIC_B = "93.184.216.35"
 
 const PooledSenderLive = WebhookSenderLive.pipe(
-  Layer.provideMerge(WebhookUrlCheck.layer),
+  Layer.provideMerge(WebhookUrlCheck.Default),
   Layer.provideMerge(
     Layer.mergeAll(
       Layer.succeed(WebhookResolver, {

@@ -51,7 +51,7 @@ const check = (
 ) =>
   Effect.flatMap(WebhookUrlCheck, (c) => c.check(url)).pipe(
     Effect.match({ onFailure: (reason): string | undefined => reason, onSuccess: () => undefined }),
-    Effect.provide(WebhookUrlCheck.layer),
+    Effect.provide(WebhookUrlCheck.Default),
     Effect.provide(resolver),
     Effect.withConfigProvider(
       ConfigProvider.fromMap(
