@@ -44,3 +44,66 @@ export const postgresCpuSince = (from: number | undefined): number => {
   const to = postgresCpuMs()
   return from === undefined || to === undefined ? Number.NaN : to - from
 }
+
+/** The server's own writers: their work is every database's, this one's included. */
+const SERVER_WRITERS = /: (checkpointer|background writer|walwriter)\s*$/
+
+/**
+ * PostgreSQL's CPU spent for one database: its backends and the server's writers (WAL writer, checkpointer,
+ * background writer), not the backends of other databases. On a machine shared with other test runs, what their
+ * backends use falls on every figure measured over the same seconds, and more on a figure of fewer items. Each
+ * process is read by pid and start time, at every reading and once a second between them, so a backend that exits
+ * loses at most its last second. `undefined` where `/proc` cannot tell.
+ */
+export const postgresCpuMeter = (database: string) => {
+  const own = ` ${database} `
+  const last = new Map<string, number>()
+  let total = 0
+  let readable = true
+  let first = true
+  const sample = () => {
+    let entries: Array<string>
+    try {
+      entries = readdirSync("/proc")
+    } catch {
+      readable = false
+      return
+    }
+    for (const pid of entries) {
+      if (!/^\d+$/.test(pid)) continue
+      let stat: string
+      let title: string
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+        if (!stat.includes("(postgres)")) continue
+        title = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")
+      } catch {
+        continue // gone since the listing
+      }
+      if (!title.includes(own) && !SERVER_WRITERS.test(title)) continue
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      // utime + stime (fields 14–15 of proc(5)); a process is its pid and its start time (field 22).
+      const ticks = Number(fields[11]) + Number(fields[12])
+      const key = `${pid} ${fields[19]}`
+      // Processes there at the first reading count from then; one first seen later began since the last reading.
+      total += ticks - (last.get(key) ?? (first ? ticks : 0))
+      last.set(key, ticks)
+    }
+    first = false
+  }
+  sample()
+  const timer = setInterval(sample, 1000)
+  timer.unref()
+  const ms = (): number | undefined => {
+    sample()
+    return readable ? (total * 1000) / TICKS_PER_SECOND : undefined
+  }
+  return {
+    ms,
+    since: (from: number | undefined): number => {
+      const to = ms()
+      return from === undefined || to === undefined ? Number.NaN : to - from
+    },
+    stop: () => clearInterval(timer)
+  } as const
+}
