@@ -37,6 +37,7 @@ import stepHistory from "./0035_step_history"
 import webhookListeners from "./0036_webhook_listeners"
 import tokenControls from "./0037_token_controls"
 import dropTakeRateToken from "./0038_drop_take_rate_token"
+import signInBoundToBrowser from "./0040_sign_in_bound_to_browser"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -77,7 +78,8 @@ export const migrations = {
   "0035_step_history": stepHistory,
   "0036_webhook_listeners": webhookListeners,
   "0037_token_controls": tokenControls,
-  "0038_drop_take_rate_token": dropTakeRateToken
+  "0038_drop_take_rate_token": dropTakeRateToken,
+  "0040_sign_in_bound_to_browser": signInBoundToBrowser
 }
 
 /**

@@ -696,7 +696,10 @@ CREATE TABLE public.sign_in_codes (
     link_digest bytea NOT NULL,
     created_at timestamp with time zone NOT NULL,
     expires_at timestamp with time zone NOT NULL,
-    used_at timestamp with time zone
+    used_at timestamp with time zone,
+    binding_digest bytea,
+    client text,
+    user_agent text
 );
 
 --

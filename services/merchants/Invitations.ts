@@ -27,6 +27,16 @@ const refusedInvite = new InvalidRequest({
   param: "token"
 })
 
+/** What the page that asks before accepting an invitation shows. */
+export interface InvitePreview {
+  readonly email: string
+  readonly accountName: string
+  /** The inviting member's address; null when the operator's CLI invited the account's owner. */
+  readonly invitedBy: string | null
+  readonly createdAt: Date
+  readonly expiresAt: Date
+}
+
 const InviteRow = Schema.Struct({
   id: Schema.String,
   email: Schema.String,
@@ -97,6 +107,23 @@ export const makeInvitations = (options: {
         where id = ${inviteId} and account_id = ${accountId} and revoked_at is null
         returning id`
     })
+    const openByToken = SqlSchema.findOne({
+      Request: Schema.Struct({ digest: Schema.Uint8ArrayFromSelf, at: Schema.DateFromSelf }),
+      Result: Schema.Struct({
+        email: Schema.String,
+        account_name: Schema.String,
+        invited_by: Schema.NullOr(Schema.String),
+        created_at: Schema.DateFromSelf,
+        expires_at: Schema.DateFromSelf
+      }),
+      execute: ({ digest, at }) => sql`
+        select i.email, a.name as account_name, m.email as invited_by, i.created_at, i.expires_at
+        from member_invites i
+        join accounts a on a.id = i.account_id
+        left join members m on m.id = i.invited_by
+        where i.token_digest = ${digest} and i.accepted_at is null and i.revoked_at is null
+          and i.expires_at > ${at}`
+    })
     const acceptOpen = SqlSchema.findOne({
       Request: Schema.Struct({ digest: Schema.Uint8ArrayFromSelf, at: Schema.DateFromSelf }),
       Result: NewInvite.pipe(Schema.pick("id", "account_id", "email", "invited_by")),
@@ -108,8 +135,10 @@ export const makeInvitations = (options: {
     })
 
     /**
-     * Invites an address to the account: 409 when it is already a live member anywhere (one account per address).
-     * Returns the invitation and its one-time link; the link is mailed when `mail` is set.
+     * Invites an address to the account: 409 when it is already one of this account's members. An address that
+     * is a member of another account is answered as any other (the answer must not tell that it uses the service):
+     * its invitation is listed as usual, but the address is mailed a notice without the link (one account per
+     * address), saying how it could join. Returns the invitation and its one-time link.
      */
     const invite = Effect.fn("Members.invite")(function* (
       accountId: string,
@@ -117,9 +146,11 @@ export const makeInvitations = (options: {
       invitedBy: string | null
     ) {
       const email = rawEmail.toLowerCase()
-      if (Option.isSome(yield* rows.liveMemberByEmail(email))) {
-        return yield* new InvalidState({ message: "This address is already a member of an account." })
+      const existing = yield* rows.liveMemberByEmail(email)
+      if (Option.isSome(existing) && existing.value.accountId === accountId) {
+        return yield* new InvalidState({ message: "This address is already a member of this account." })
       }
+      const elsewhere = Option.isSome(existing)
       const at = yield* now
       const token = newSecret(INVITE_PREFIX)
       const created = toInvite(
@@ -135,18 +166,40 @@ export const makeInvitations = (options: {
       )
       const url = link(`invite=${token}`)
       const account = yield* accounts.get(accountId)
+      const accountName = Option.match(account, { onNone: () => "an account", onSome: (a) => a.name })
+      const inviter = invitedBy === null ? Option.none() : yield* rows.memberOf(accountId, invitedBy)
+      const by = Option.match(inviter, {
+        onNone: () => "The account's operator",
+        onSome: (m) => m.email
+      })
       const sent = yield* mailer
-        .send({
-          to: email,
-          subject: `You are invited to ${Option.match(account, { onNone: () => "an account", onSome: (a) => a.name })} on Deposits`,
-          text: [
-            "You are invited to join an account on Deposits.",
-            "",
-            `Open this link to accept (valid 7 days, once): ${url}`,
-            "",
-            "If you did not expect it, ignore this message."
-          ].join("\n")
-        })
+        .send(
+          elsewhere
+            ? {
+                to: email,
+                subject: `You were invited to ${accountName} on Deposits`,
+                text: [
+                  `${by} invited this address to join ${accountName} on Deposits.`,
+                  "",
+                  "This address already belongs to another Deposits account, and an address belongs to one",
+                  "account at a time, so no link to accept was sent. To join, ask to be invited with another",
+                  "address, or leave your current account first (a member there removes you) and ask again.",
+                  "",
+                  "If you did not expect it, ignore this message: nothing has changed."
+                ].join("\n")
+              }
+            : {
+                to: email,
+                subject: `You are invited to ${accountName} on Deposits`,
+                text: [
+                  `${by} invited you to join ${accountName} on Deposits.`,
+                  "",
+                  `Open this link to accept (valid 7 days, once): ${url}`,
+                  "",
+                  "If you did not expect it, ignore this message."
+                ].join("\n")
+              }
+        )
         .pipe(Effect.either)
       if (sent._tag === "Left") {
         // The invitation cannot reach its address: withdraw it rather than list one nobody received.
@@ -167,7 +220,31 @@ export const makeInvitations = (options: {
       if (Option.isNone(revoked)) return yield* NotFound.of("invite")
     }, orDieOnStorage)
 
-    /** Accepting an invitation: the invited address becomes a member of the account, and is signed in. */
+    /**
+     * What an invitation joins, for the page that names the account and the inviter before it is accepted. The
+     * invitation stays open.
+     */
+    const previewInvite = Effect.fn("Members.previewInvite")(function* (token: string, who: SignInClient) {
+      const attempt = yield* attempts.take("invite", { client: who.client })
+      const found = yield* openByToken({ digest: digestOf(token), at: yield* now })
+      if (Option.isNone(found)) {
+        yield* attempts.settle(attempt, { refused: "wrong, used, revoked or expired invitation" })
+        return yield* refusedInvite
+      }
+      yield* attempts.settle(attempt, "previewed", { email: found.value.email })
+      return {
+        email: found.value.email,
+        accountName: found.value.account_name,
+        invitedBy: found.value.invited_by,
+        createdAt: found.value.created_at,
+        expiresAt: found.value.expires_at
+      } satisfies InvitePreview
+    }, orDieOnStorage)
+
+    /**
+     * Accepting an invitation, once the person confirmed the page naming the account and the inviter: the invited
+     * address becomes a member of the account, and is signed in.
+     */
     const acceptInvite = Effect.fn("Members.acceptInvite")(function* (token: string, who: SignInClient) {
       const attempt = yield* attempts.take("invite", { client: who.client })
       const at = yield* now
@@ -209,5 +286,5 @@ export const makeInvitations = (options: {
       return yield* rows.sessionFor(member.value, who)
     }, orDieOnStorage)
 
-    return { invite, listInvites, revokeInvite, acceptInvite } as const
+    return { invite, listInvites, revokeInvite, previewInvite, acceptInvite } as const
   })

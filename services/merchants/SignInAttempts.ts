@@ -19,10 +19,11 @@ export const SignInKind = Schema.Literal(
 export type SignInKind = typeof SignInKind.Type
 
 /**
- * How an attempt ended: `sent` (a code was mailed), `signed_in`, or refused with why. An attempt never settled
+ * How an attempt ended: `sent` (a code was mailed), `signed_in`, `previewed` (a link's or an invitation's
+ * confirmation page was shown), or refused with why. An attempt never settled
  * stays `pending` and counts as refused.
  */
-export type SignInOutcome = "sent" | "signed_in" | { readonly refused: string }
+export type SignInOutcome = "sent" | "signed_in" | "previewed" | { readonly refused: string }
 
 /** One recorded attempt, taken before its check runs. */
 export interface SignInAttempt {
@@ -33,15 +34,19 @@ export interface SignInAttempt {
 }
 
 /**
- * The limits (infra/decisions/0059-members-and-sign-in.md), each over a sliding window: codes mailed per address,
- * refused proofs per address (a code guessed wrong; past it even the right code waits for the window), and
- * attempts of any kind per client address.
+ * The limits (infra/decisions/0059-members-and-sign-in.md, 0074-sign-in-codes-and-forwarded-links.md), each over a
+ * sliding window: codes mailed per address and attempts of any kind per client address (`SIGN_IN_WINDOW_SECONDS`);
+ * refused proofs (a code guessed wrong) per address and client, and per address, over a day
+ * (`SIGN_IN_REFUSAL_WINDOW_SECONDS`). Past the pair's ceiling that client waits; past the address's, even the right
+ * code does. The address's ceiling is what bounds the odds of guessing a code: 25 a day over a million codes.
  */
 export const signInLimits = Config.all({
   signInMailsPerAddress: positiveInteger("SIGN_IN_MAILS_PER_ADDRESS", 5),
-  signInRefusalsPerAddress: positiveInteger("SIGN_IN_REFUSALS_PER_ADDRESS", 10),
+  signInRefusalsPerAddressClient: positiveInteger("SIGN_IN_REFUSALS_PER_ADDRESS_CLIENT", 5),
+  signInRefusalsPerAddress: positiveInteger("SIGN_IN_REFUSALS_PER_ADDRESS", 25),
   signInAttemptsPerClient: positiveInteger("SIGN_IN_ATTEMPTS_PER_CLIENT", 30),
-  signInWindowSeconds: positiveInteger("SIGN_IN_WINDOW_SECONDS", 15 * 60)
+  signInWindowSeconds: positiveInteger("SIGN_IN_WINDOW_SECONDS", 15 * 60),
+  signInRefusalWindowSeconds: positiveInteger("SIGN_IN_REFUSAL_WINDOW_SECONDS", 24 * 60 * 60)
 })
 export type SignInLimits = Config.Config.Success<typeof signInLimits>
 
@@ -75,9 +80,11 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
     const settings = yield* signInLimits
     const limits = {
       mailsPerAddress: settings.signInMailsPerAddress,
+      refusalsPerAddressClient: settings.signInRefusalsPerAddressClient,
       refusalsPerAddress: settings.signInRefusalsPerAddress,
       attemptsPerClient: settings.signInAttemptsPerClient,
-      windowMs: settings.signInWindowSeconds * 1000
+      windowMs: settings.signInWindowSeconds * 1000,
+      refusalWindowMs: settings.signInRefusalWindowSeconds * 1000
     }
 
     const byClientSince = SqlSchema.single({
@@ -103,6 +110,14 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
         where email = ${email} and kind <> 'email_send' and at > ${since}
           and (outcome = 'pending' or outcome like 'refused%')`
     })
+    const pairRefusalsSince = SqlSchema.single({
+      Request: Schema.Struct({ email: Schema.String, client: Schema.String, since: Schema.DateFromSelf }),
+      Result: WindowCount,
+      execute: ({ email, client, since }) => sql`
+        select count(*)::int as n, min(at) as oldest from sign_in_attempts
+        where email = ${email} and client = ${client} and kind <> 'email_send' and at > ${since}
+          and (outcome = 'pending' or outcome like 'refused%')`
+    })
     const insertPending = SqlSchema.void({
       Request: AttemptRow,
       execute: (row) => sql`
@@ -123,10 +138,10 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
             email = coalesce(${email}, email)
         where id = ${id}`
     })
-    const limited = (message: string, oldest: Date | undefined, nowMs: number) =>
+    const limited = (message: string, oldest: Date | undefined, nowMs: number, windowMs = limits.windowMs) =>
       new RateLimited({
         message,
-        retryAfterSeconds: oldest === undefined ? 1 : retryAfter(oldest, limits.windowMs, nowMs)
+        retryAfterSeconds: oldest === undefined ? 1 : retryAfter(oldest, windowMs, nowMs)
       })
 
     /**
@@ -167,12 +182,24 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("deposits/S
                 )
               }
             } else if (email !== null) {
-              const refusals = yield* refusalsSince({ email, since })
+              // The pair first: one client's guesses hold back that client, never the owner elsewhere.
+              const refusalsFrom = new Date(nowMs - limits.refusalWindowMs)
+              const pair = yield* pairRefusalsSince({ email, client, since: refusalsFrom })
+              if (pair.n >= limits.refusalsPerAddressClient) {
+                return yield* limited(
+                  "Too many wrong codes for this address from here; retry later, or use the link in the email.",
+                  pair.oldest ?? undefined,
+                  nowMs,
+                  limits.refusalWindowMs
+                )
+              }
+              const refusals = yield* refusalsSince({ email, since: refusalsFrom })
               if (refusals.n >= limits.refusalsPerAddress) {
                 return yield* limited(
-                  "Too many wrong codes for this address; retry later.",
+                  "Too many wrong codes for this address; retry later, or use the link in the email.",
                   refusals.oldest ?? undefined,
-                  nowMs
+                  nowMs,
+                  limits.refusalWindowMs
                 )
               }
             }

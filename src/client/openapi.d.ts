@@ -158,7 +158,7 @@ export interface paths {
         put?: never;
         /**
          * Invite someone to the account by email
-         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. Mails a link to the dashboard carrying a one-time token in its fragment, valid 7 days; accepting it (`POST /v1/sign-in/invite`) creates the member. An address already a member of any account answers 409 `invalid_state`.
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. Mails a link to the dashboard carrying a one-time token in its fragment, valid 7 days; accepting it (`POST /v1/sign-in/invite`) creates the member. An address already a member of this account answers 409 `invalid_state`; one that belongs to another account is answered as any other, and is mailed a notice instead of the link (an address belongs to one account).
          */
         post: operations["members.invite"];
         delete?: never;
@@ -219,7 +219,7 @@ export interface paths {
         post?: never;
         /**
          * End one of the calling member's sessions (on every instance at once)
-         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. Another member's session answers 404 `session_not_found`.
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. An unknown session, another member's, or any session asked by the operator CLI's session (which has no member) answers 404 `session_not_found`.
          */
         delete: operations["members.endSession"];
         options?: never;
@@ -238,7 +238,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a six-digit sign-in code and a sign-in link to an address
-         * @description No credential. Every attempt is recorded and limited (5 mails per address, 10 refused codes per address and 30 attempts per client, each per 15 minutes: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. Always 202 for a well-formed address, member or not. The code and the link (its token in the URL fragment, `/dashboard/#sign-in=…`) are mailed when the address is a member's, or when sign-up is on (the sandbox's default); they live 10 minutes and work once.
+         * @description No credential. Every attempt is recorded and limited (5 mails per address and 30 attempts per client per 15 minutes; 5 refused codes per address and client and 25 per address per 24 hours: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. Always 202 for a well-formed address, member or not. The code and the link (its token in the URL fragment, `/dashboard/#sign-in=…`) are mailed when the address is a member's, or when sign-up is on (the sandbox's default); they live 10 minutes, work once, and end the address's older code and link. Keep the answer's `binding` in the browser that asked: the code needs it.
          */
         post: operations["signIn.email"];
         delete?: never;
@@ -258,9 +258,29 @@ export interface paths {
         put?: never;
         /**
          * Sign in with the mailed code
-         * @description No credential. Every attempt is recorded and limited (5 mails per address, 10 refused codes per address and 30 attempts per client, each per 15 minutes: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. A wrong, used or expired code or token answers 400 `invalid_request` ("The code is wrong, already used or expired."). With sign-up on, an unknown address's first sign-in creates its account (named after the address's domain) and its first member.
+         * @description No credential. Every attempt is recorded and limited (5 mails per address and 30 attempts per client per 15 minutes; 5 refused codes per address and client and 25 per address per 24 hours: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. A wrong, used or expired code or token answers 400 `invalid_request` ("The code is wrong, already used or expired."). Only the address's newest code works, and only with the `binding` its start answered (a code typed in another browser is refused the same way). With sign-up on, an unknown address's first sign-in creates its account (named after the address's domain) and its first member.
          */
         post: operations["signIn.verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sign-in/link/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Describe a mailed link before completing it: the account, the address, who asked
+         * @description No credential. Every attempt is recorded and limited (5 mails per address and 30 attempts per client per 15 minutes; 5 refused codes per address and client and 25 per address per 24 hours: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. A wrong, used or expired code or token answers 400 `invalid_request` ("The code is wrong, already used or expired."). The link stays unused. The dashboard shows this when a link is opened in a browser without its `binding`.
+         */
+        post: operations["signIn.linkPreview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -278,9 +298,29 @@ export interface paths {
         put?: never;
         /**
          * Sign in with the mailed link's token (the page posts its URL fragment)
-         * @description No credential. Every attempt is recorded and limited (5 mails per address, 10 refused codes per address and 30 attempts per client, each per 15 minutes: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. A wrong, used or expired code or token answers 400 `invalid_request` ("The code is wrong, already used or expired.").
+         * @description No credential. Every attempt is recorded and limited (5 mails per address and 30 attempts per client per 15 minutes; 5 refused codes per address and client and 25 per address per 24 hours: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. A wrong, used or expired code or token answers 400 `invalid_request` ("The code is wrong, already used or expired."). It completes with the `binding` of the browser that asked for it, or with `confirmed: true` once the person saw `POST /v1/sign-in/link/preview`; otherwise 400 `invalid_request` (param `confirmed`) and the link stays unused.
          */
         post: operations["signIn.link"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sign-in/invite/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Describe an invitation before accepting it: the account and who sent it
+         * @description No credential. Every attempt is recorded and limited (5 mails per address and 30 attempts per client per 15 minutes; 5 refused codes per address and client and 25 per address per 24 hours: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. A wrong, used, revoked or expired invitation answers 400 `invalid_request`. The invitation stays open.
+         */
+        post: operations["signIn.invitePreview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -298,7 +338,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: become a member of the account and sign in
-         * @description No credential. Every attempt is recorded and limited (5 mails per address, 10 refused codes per address and 30 attempts per client, each per 15 minutes: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. A wrong, used, revoked or expired invitation answers 400 `invalid_request`.
+         * @description No credential. Every attempt is recorded and limited (5 mails per address and 30 attempts per client per 15 minutes; 5 refused codes per address and client and 25 per address per 24 hours: then 429 `rate_limited` with `Retry-After`). Outside the sandbox, plain HTTP from another host answers 403 `https_required`. Body limit 8 KiB. `confirmed: true` says the person saw the account and the inviter (`POST /v1/sign-in/invite/preview`). A wrong, used, revoked or expired invitation answers 400 `invalid_request`.
          */
         post: operations["signIn.acceptInvite"];
         delete?: never;
@@ -1365,6 +1405,34 @@ export interface components {
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
+        };
+        /** @description What a sign-in link signs in to and who asked for it, for the page that confirms it first. */
+        LinkPreview: {
+            /** @description The address the link signs in. */
+            email: string;
+            /** @description The account it signs in to; null when signing in creates one (sign-up). */
+            account_name: string | null;
+            /**
+             * @description When the link was asked for.
+             * @example 2026-11-22T12:00:00Z
+             */
+            requested_at: string;
+            /** @description The client address that asked for it, as the sign-in limits count it. */
+            requested_from: string | null;
+            /** @description The User-Agent of the browser that asked for it. */
+            requested_user_agent: string | null;
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /** @description What an invitation joins and who sent it, for the page that asks before accepting it. */
+        InvitePreview: {
+            /** @description The invited address. */
+            email: string;
+            /** @description The account the invitation joins. */
+            account_name: string;
+            /** @description The inviting member's address; null when the operator's CLI invited the account's owner. */
+            invited_by: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            expires_at: components["schemas"]["Timestamp"];
         };
         /**
          * @description `issuer_id` and `payout_address_id` name your own issuer and payout address (create them first). Without `expires_at` the request expires after the default period; with it, 5 minutes to 30 days from now.
@@ -3337,6 +3405,8 @@ export interface operations {
                          * @example 2026-11-22T12:00:00Z
                          */
                         expires_at: string;
+                        /** @description A secret (`bind_…`) for the browser that asked, kept there: the code completes only with it, and the link completes without a confirmation only with it. */
+                        binding: string;
                     };
                 };
             };
@@ -3394,6 +3464,11 @@ export interface operations {
                      * @description a string at most 16 character(s) long
                      */
                     code: string;
+                    /**
+                     * maxLength(128)
+                     * @description The `binding` the start of this sign-in answered.
+                     */
+                    binding: string;
                 };
             };
         };
@@ -3411,6 +3486,72 @@ export interface operations {
                         member: components["schemas"]["Member"];
                         account: components["schemas"]["Account"];
                     };
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description HttpsRequired */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpsRequired"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "signIn.linkPreview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(128)
+                     * @description a string at most 128 character(s) long
+                     */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What a sign-in link signs in to and who asked for it, for the page that confirms it first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkPreview"];
                 };
             };
             /** @description The request did not match the expected schema */
@@ -3466,6 +3607,16 @@ export interface operations {
                      * @description a string at most 128 character(s) long
                      */
                     token: string;
+                    /**
+                     * maxLength(128)
+                     * @description The `binding` the start of this sign-in answered.
+                     */
+                    binding?: string;
+                    /**
+                     * @description The person was shown what it signs in to (the matching `…/preview`) and went on.
+                     * @enum {boolean}
+                     */
+                    confirmed?: true;
                 };
             };
         };
@@ -3523,6 +3674,72 @@ export interface operations {
             };
         };
     };
+    "signIn.invitePreview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(128)
+                     * @description a string at most 128 character(s) long
+                     */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What an invitation joins and who sent it, for the page that asks before accepting it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitePreview"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description HttpsRequired */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpsRequired"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
     "signIn.acceptInvite": {
         parameters: {
             query?: never;
@@ -3538,6 +3755,11 @@ export interface operations {
                      * @description a string at most 128 character(s) long
                      */
                     token: string;
+                    /**
+                     * @description The person was shown what it signs in to (the matching `…/preview`) and went on.
+                     * @enum {boolean}
+                     */
+                    confirmed: true;
                 };
             };
         };

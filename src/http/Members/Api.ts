@@ -96,7 +96,7 @@ export class MembersApi extends HttpApiGroup.make("members")
       .annotate(OpenApi.Summary, "Invite someone to the account by email")
       .annotate(
         OpenApi.Description,
-        `${SESSIONS_ONLY} Mails a link to the dashboard carrying a one-time token in its fragment, valid 7 days; accepting it (\`POST /v1/sign-in/invite\`) creates the member. An address already a member of any account answers 409 \`invalid_state\`.`
+        `${SESSIONS_ONLY} Mails a link to the dashboard carrying a one-time token in its fragment, valid 7 days; accepting it (\`POST /v1/sign-in/invite\`) creates the member. An address already a member of this account answers 409 \`invalid_state\`; one that belongs to another account is answered as any other, and is mailed a notice instead of the link (an address belongs to one account).`
       )
   )
   .add(
@@ -122,7 +122,7 @@ export class MembersApi extends HttpApiGroup.make("members")
       .annotate(OpenApi.Summary, "End one of the calling member's sessions (on every instance at once)")
       .annotate(
         OpenApi.Description,
-        `${SESSIONS_ONLY} Another member's session answers 404 \`session_not_found\`.`
+        `${SESSIONS_ONLY} An unknown session, another member's, or any session asked by the operator CLI's session (which has no member) answers 404 \`session_not_found\`.`
       )
   )
   .addError(Unauthenticated)

@@ -93,8 +93,10 @@ export const MembersLive = HttpApiBuilder.group(Api, "members", (handlers) =>
       )
       .handle("endSession", ({ path }) =>
         Effect.gen(function* () {
-          const identity = yield* requireMember
+          const identity = yield* requireSession(what)
           const uuid = yield* requireId("ses", "session", path.id)
+          // A session without a member (the operator CLI's) has no member sessions to end: none is found.
+          if (identity.memberId === null) return yield* NotFound.of("session")
           yield* members.endSession(identity.accountId, identity.memberId, uuid)
         })
       )

@@ -36,19 +36,48 @@ export const SignInLive = HttpApiBuilder.group(Api, "signIn", (handlers) =>
         Effect.gen(function* () {
           const who = yield* requireSecureSignIn
           const sent = yield* members.startEmail(payload.email, who)
-          return { sent_to: sent.sentTo, expires_at: sent.expiresAt }
+          return { sent_to: sent.sentTo, expires_at: sent.expiresAt, binding: sent.binding }
         })
       )
       .handle("verifyEmail", ({ payload }) =>
         Effect.map(
-          Effect.flatMap(requireSecureSignIn, (who) => members.verifyCode(payload.email, payload.code, who)),
+          Effect.flatMap(requireSecureSignIn, (who) =>
+            members.verifyCode(payload.email, payload.code, who, { binding: payload.binding })
+          ),
           signedInWire
+        )
+      )
+      .handle("linkPreview", ({ payload }) =>
+        Effect.map(
+          Effect.flatMap(requireSecureSignIn, (who) => members.previewLink(payload.token, who)),
+          (preview) => ({
+            email: preview.email,
+            account_name: preview.accountName,
+            requested_at: preview.requestedAt,
+            requested_from: preview.requestedFrom,
+            requested_user_agent: preview.requestedUserAgent,
+            expires_at: preview.expiresAt
+          })
         )
       )
       .handle("link", ({ payload }) =>
         Effect.map(
-          Effect.flatMap(requireSecureSignIn, (who) => members.verifyLink(payload.token, who)),
+          Effect.flatMap(requireSecureSignIn, (who) =>
+            members.verifyLink(payload.token, who, { binding: payload.binding, confirmed: payload.confirmed })
+          ),
           signedInWire
+        )
+      )
+      .handle("invitePreview", ({ payload }) =>
+        Effect.map(
+          Effect.flatMap(requireSecureSignIn, (who) => members.previewInvite(payload.token, who)),
+          (preview) => ({
+            email: preview.email,
+            account_name: preview.accountName,
+            invited_by: preview.invitedBy,
+            created_at: preview.createdAt,
+            expires_at: preview.expiresAt
+          })
         )
       )
       .handle("acceptInvite", ({ payload }) =>

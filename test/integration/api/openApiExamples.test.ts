@@ -38,6 +38,8 @@ const answeredOtherwise: Record<string, { readonly status: number; readonly code
   "POST /v1/sign-in/email/verify": { status: 400, code: "invalid_request" },
   "POST /v1/sign-in/link": { status: 400, code: "invalid_request" },
   "POST /v1/sign-in/invite": { status: 400, code: "invalid_request" },
+  "POST /v1/sign-in/link/preview": { status: 400, code: "invalid_request" },
+  "POST /v1/sign-in/invite/preview": { status: 400, code: "invalid_request" },
   // A passkey belongs to a member, and the test's session is the operator CLI's, which has none.
   "POST /v1/account/passkeys/options": { status: 404, code: "member_not_found" },
   "POST /v1/account/passkeys": { status: 404, code: "member_not_found" },

@@ -98,15 +98,28 @@ const newClient = () => `198.51.100.${++clients}`
 let addresses = 0
 const newAddress = (domain = "shop.example.com") => `m${++addresses}-${Date.now().toString(36)}@${domain}`
 
-/** Asks for a code and reads the mail it sent (the `n`-th to the address). */
+/** The binding each address's latest start answered, as the asking browser keeps it. */
+const bindings = new Map<string, string>()
+
+/** Asks for a code and reads the mail it sent (the `n`-th to the address); keeps the answer's binding. */
 const mailedTo = (email: string, client: string, n = 1) =>
   Effect.gen(function* () {
-    const sent = yield* call<{ sent_to: string; expires_at: string }>("POST", "/v1/sign-in/email", {
-      body: { email },
-      client
-    })
+    const sent = yield* call<{ sent_to: string; expires_at: string; binding: string }>(
+      "POST",
+      "/v1/sign-in/email",
+      { body: { email }, client }
+    )
     assert.strictEqual(sent.status, 202)
+    assert.match(sent.body.binding, /^bind_/)
+    bindings.set(email, sent.body.binding)
     return yield* nthMail(email, n)
+  })
+
+/** A code, posted with the binding of the address's latest start. */
+const verify = (email: string, code: string, client: string) =>
+  call<SignedIn>("POST", "/v1/sign-in/email/verify", {
+    body: { email, code, binding: bindings.get(email) ?? "bind_none" },
+    client
   })
 
 /** Signs up (or in) by code and answers the session. */
@@ -114,10 +127,7 @@ const signedInAs = (email: string, client = newClient()) =>
   Effect.gen(function* () {
     const before = (yield* mailsTo(email)).length
     const mail = yield* mailedTo(email, client, before + 1)
-    const res = yield* call<SignedIn>("POST", "/v1/sign-in/email/verify", {
-      body: { email, code: codeIn(mail) },
-      client
-    })
+    const res = yield* verify(email, codeIn(mail), client)
     assert.strictEqual(res.status, 201, JSON.stringify(res.body))
     return res.body
   })
@@ -141,20 +151,19 @@ layer(Live, { timeout: 120_000 })((it) => {
       Effect.gen(function* () {
         const email = newAddress("ada.example.org")
         const client = newClient()
-        const sent = yield* call<{ sent_to: string; expires_at: string }>("POST", "/v1/sign-in/email", {
-          body: { email: email.toUpperCase() },
-          client
-        })
+        const sent = yield* call<{ sent_to: string; expires_at: string; binding: string }>(
+          "POST",
+          "/v1/sign-in/email",
+          { body: { email: email.toUpperCase() }, client }
+        )
         assert.strictEqual(sent.status, 202)
+        bindings.set(email, sent.body.binding)
         assert.match(sent.body.sent_to, /^m\*\*\*@ada\.example\.org$/)
         const mail = yield* nthMail(email, 1)
         const { service } = yield* Sandbox
         // The link leads to the dashboard with its token in the fragment only.
         assert.include(mail, `${service.baseUrl}/dashboard/#sign-in=signin_`)
-        const res = yield* call<SignedIn>("POST", "/v1/sign-in/email/verify", {
-          body: { email, code: codeIn(mail) },
-          client
-        })
+        const res = yield* verify(email, codeIn(mail), client)
         assert.strictEqual(res.status, 201)
         assert.match(res.body.session_token, /^session_/)
         assert.strictEqual(res.body.account.name, "ada.example.org")
@@ -188,18 +197,21 @@ layer(Live, { timeout: 120_000 })((it) => {
         const client = newClient()
         const mail = yield* mailedTo(email, client, 2)
         const token = linkTokenIn(mail)
-        const res = yield* call<SignedIn>("POST", "/v1/sign-in/link", { body: { token }, client })
+        const res = yield* call<SignedIn>("POST", "/v1/sign-in/link", {
+          body: { token, binding: bindings.get(email) },
+          client
+        })
         assert.strictEqual(res.status, 201)
         assert.strictEqual(res.body.member.id, first.member.id)
         assert.strictEqual(res.body.account.id, first.account.id)
-        const again = yield* call("POST", "/v1/sign-in/link", { body: { token }, client })
+        const again = yield* call("POST", "/v1/sign-in/link", {
+          body: { token, binding: bindings.get(email) },
+          client
+        })
         assert.strictEqual(again.status, 400)
         assert.strictEqual(again.body.error?.code, "invalid_request")
         assert.strictEqual(again.body.error?.message, "The code is wrong, already used or expired.")
-        const code = yield* call("POST", "/v1/sign-in/email/verify", {
-          body: { email, code: codeIn(mail) },
-          client
-        })
+        const code = yield* verify(email, codeIn(mail), client)
         assert.strictEqual(code.status, 400)
       })
     )
@@ -211,27 +223,15 @@ layer(Live, { timeout: 120_000 })((it) => {
         const client = newClient()
         const mailA = yield* mailedTo(a, client)
         const mailB = yield* mailedTo(b, client)
-        const withB = yield* call("POST", "/v1/sign-in/email/verify", {
-          body: { email: a, code: codeIn(mailB) },
-          client
-        })
+        const withB = yield* verify(a, codeIn(mailB), client)
         assert.strictEqual(withB.status, 400)
-        const ok = yield* call("POST", "/v1/sign-in/email/verify", {
-          body: { email: a, code: codeIn(mailA) },
-          client
-        })
+        const ok = yield* verify(a, codeIn(mailA), client)
         assert.strictEqual(ok.status, 201)
-        const reused = yield* call("POST", "/v1/sign-in/email/verify", {
-          body: { email: a, code: codeIn(mailA) },
-          client
-        })
+        const reused = yield* verify(a, codeIn(mailA), client)
         assert.strictEqual(reused.status, 400)
         // b's code, eleven minutes on.
         clock.advance(11 * 60 * 1000)
-        const expired = yield* call("POST", "/v1/sign-in/email/verify", {
-          body: { email: b, code: codeIn(mailB) },
-          client
-        })
+        const expired = yield* verify(b, codeIn(mailB), client)
         assert.strictEqual(expired.status, 400)
         assert.strictEqual(expired.body.error?.param, "code")
         const link = yield* call("POST", "/v1/sign-in/link", { body: { token: linkTokenIn(mailB) }, client })
@@ -239,57 +239,155 @@ layer(Live, { timeout: 120_000 })((it) => {
       })
     )
 
-    it.effect("caps code guessing: after 10 wrong codes even the right one waits for the window", () =>
+    it.effect("a new code ends the older ones: the older code and link are refused, the newest works", () =>
+      Effect.gen(function* () {
+        const email = newAddress()
+        const client = newClient()
+        const older = yield* mailedTo(email, client, 1)
+        const olderBinding = bindings.get(email)!
+        const newer = yield* mailedTo(email, client, 2)
+        assert.notStrictEqual(codeIn(older), codeIn(newer), "two draws of a million codes")
+        const oldCode = yield* call("POST", "/v1/sign-in/email/verify", {
+          body: { email, code: codeIn(older), binding: olderBinding },
+          client
+        })
+        assert.strictEqual(oldCode.status, 400)
+        const oldLink = yield* call("POST", "/v1/sign-in/link", {
+          body: { token: linkTokenIn(older), binding: olderBinding },
+          client
+        })
+        assert.strictEqual(oldLink.status, 400)
+        assert.strictEqual(oldLink.body.error?.param, "token")
+        const ok = yield* verify(email, codeIn(newer), client)
+        assert.strictEqual(ok.status, 201)
+      })
+    )
+
+    it.effect("10 wrong codes from one client do not stop the right code from another client", () =>
+      Effect.gen(function* () {
+        const email = newAddress()
+        const owner = newClient()
+        const mail = yield* mailedTo(email, owner)
+        const right = codeIn(mail)
+        const wrong = right === "000000" ? "000001" : "000000"
+        const stranger = newClient()
+        const answers: Array<number> = []
+        for (let i = 0; i < 10; i++) answers.push((yield* verify(email, wrong, stranger)).status)
+        // The pair's ceiling (5 a day) holds the stranger back; the refused ones count, the 429s do not.
+        assert.deepStrictEqual(answers, [400, 400, 400, 400, 400, 429, 429, 429, 429, 429])
+        const held = yield* verify(email, right, stranger)
+        assert.strictEqual(held.status, 429)
+        const retry = Number(held.headers.get("retry-after"))
+        assert.isAbove(retry, 86_000)
+        assert.isAtMost(retry, 86_400)
+        const signedIn = yield* verify(email, right, owner)
+        assert.strictEqual(signedIn.status, 201, JSON.stringify(signedIn.body))
+        assert.strictEqual(signedIn.body.member.email, email)
+      })
+    )
+
+    it.effect("the address's ceiling holds: past 25 wrong codes in a day even the right one waits", () =>
       Effect.gen(function* () {
         const email = newAddress()
         const mail = yield* mailedTo(email, newClient())
         const right = codeIn(mail)
         const wrong = right === "000000" ? "000001" : "000000"
-        for (let i = 0; i < 10; i++) {
-          // Each guess from another client: the cap is the address's, not the client's.
-          const res = yield* call("POST", "/v1/sign-in/email/verify", {
-            body: { email, code: wrong },
-            client: newClient()
-          })
+        // Five clients, five guesses each: every pair within its own ceiling.
+        const guessers = Array.from({ length: 5 }, newClient)
+        for (let i = 0; i < 25; i++) {
+          const res = yield* verify(email, wrong, guessers[Math.floor(i / 5)]!)
           assert.strictEqual(res.status, 400)
         }
-        const capped = yield* call("POST", "/v1/sign-in/email/verify", {
-          body: { email, code: right },
-          client: newClient()
-        })
+        const capped = yield* verify(email, right, newClient())
         assert.strictEqual(capped.status, 429)
         assert.strictEqual(capped.body.error?.code, "rate_limited")
         const retry = Number(capped.headers.get("retry-after"))
-        assert.isAbove(retry, 800)
-        assert.isAtMost(retry, 900)
-        // The window passes (and the code with it): a fresh code signs in.
-        clock.advance(15 * 60 * 1000 + 1000)
+        assert.isAbove(retry, 86_000)
+        assert.isAtMost(retry, 86_400)
+        // The day passes (and the code with it): a fresh code signs in.
+        clock.advance(24 * 60 * 60 * 1000 + 1000)
         const later = yield* signedInAs(email)
         assert.strictEqual(later.member.email, email)
       })
     )
 
-    it.effect("counts a burst of concurrent guesses before any is checked: exactly 10 are tried", () =>
+    it.effect("a code completes only with the binding of the browser that asked for it", () =>
+      Effect.gen(function* () {
+        const email = newAddress()
+        const client = newClient()
+        const mail = yield* mailedTo(email, client)
+        const elsewhere = yield* call("POST", "/v1/sign-in/email/verify", {
+          body: { email, code: codeIn(mail), binding: "bind_of_another_browser" },
+          client
+        })
+        assert.strictEqual(elsewhere.status, 400)
+        assert.strictEqual(elsewhere.body.error?.message, "The code is wrong, already used or expired.")
+        const missing = yield* call("POST", "/v1/sign-in/email/verify", {
+          body: { email, code: codeIn(mail) },
+          client
+        })
+        assert.strictEqual(missing.status, 400)
+        const here = yield* verify(email, codeIn(mail), client)
+        assert.strictEqual(here.status, 201)
+      })
+    )
+
+    it.effect(
+      "a link opened without its binding signs in only once confirmed, after a preview naming it",
+      () =>
+        Effect.gen(function* () {
+          const email = newAddress()
+          const member = yield* signedInAs(email)
+          const asking = newClient()
+          const mail = yield* mailedTo(email, asking, 2)
+          const token = linkTokenIn(mail)
+          const other = newClient()
+          const bare = yield* call("POST", "/v1/sign-in/link", { body: { token }, client: other })
+          assert.strictEqual(bare.status, 400)
+          assert.strictEqual(bare.body.error?.param, "confirmed")
+          const foreign = yield* call("POST", "/v1/sign-in/link", {
+            body: { token, binding: "bind_of_another_browser" },
+            client: other
+          })
+          assert.strictEqual(foreign.status, 400)
+          assert.strictEqual(foreign.body.error?.param, "confirmed")
+          const preview = yield* call<{
+            email: string
+            account_name: string | null
+            requested_from: string | null
+            requested_at: string
+          }>("POST", "/v1/sign-in/link/preview", { body: { token }, client: other })
+          assert.strictEqual(preview.status, 200)
+          assert.strictEqual(preview.body.email, email)
+          assert.strictEqual(preview.body.account_name, member.account.name)
+          assert.strictEqual(preview.body.requested_from, asking)
+          const confirmed = yield* call<SignedIn>("POST", "/v1/sign-in/link", {
+            body: { token, confirmed: true },
+            client: other
+          })
+          assert.strictEqual(confirmed.status, 201)
+          assert.strictEqual(confirmed.body.member.id, member.member.id)
+          const used = yield* call("POST", "/v1/sign-in/link/preview", { body: { token }, client: other })
+          assert.strictEqual(used.status, 400)
+        })
+    )
+
+    it.effect("counts a burst of concurrent guesses before any is checked: exactly 25 are tried", () =>
       Effect.gen(function* () {
         const email = newAddress()
         yield* mailedTo(email, newClient())
         const answers = yield* Effect.all(
-          Array.from({ length: 25 }, (_, i) =>
-            call("POST", "/v1/sign-in/email/verify", {
-              body: { email, code: String(i).padStart(6, "9") },
-              client: newClient()
-            })
-          ),
+          Array.from({ length: 40 }, (_, i) => verify(email, String(i).padStart(6, "9"), newClient())),
           { concurrency: "unbounded" }
         )
         const statuses = answers.map((a) => a.status)
-        assert.strictEqual(statuses.filter((s) => s === 400).length, 10)
+        assert.strictEqual(statuses.filter((s) => s === 400).length, 25)
         assert.strictEqual(statuses.filter((s) => s === 429).length, 15)
         const rows = yield* sql<{ n: number }>(
           "select count(*)::int as n from sign_in_attempts where email = $1 and kind = 'email_code'",
           [email]
         )
-        assert.strictEqual(rows[0]!.n, 10)
+        assert.strictEqual(rows[0]!.n, 25)
       })
     )
 
@@ -313,10 +411,7 @@ layer(Live, { timeout: 120_000 })((it) => {
       Effect.gen(function* () {
         const client = newClient()
         for (let i = 0; i < 30; i++) {
-          const res = yield* call("POST", "/v1/sign-in/email/verify", {
-            body: { email: newAddress(), code: "123456" },
-            client
-          })
+          const res = yield* verify(newAddress(), "123456", client)
           assert.strictEqual(res.status, 400)
         }
         const capped = yield* call("POST", "/v1/sign-in/email", { body: { email: newAddress() }, client })
@@ -378,14 +473,14 @@ layer(Live, { timeout: 120_000 })((it) => {
         assert.include(mail, `${service.baseUrl}/dashboard/#invite=invite_`)
         const client = newClient()
         const accepted = yield* call<SignedIn>("POST", "/v1/sign-in/invite", {
-          body: { token: inviteTokenIn(mail) },
+          body: { token: inviteTokenIn(mail), confirmed: true },
           client
         })
         assert.strictEqual(accepted.status, 201)
         assert.strictEqual(accepted.body.account.id, owner.account.id)
         assert.strictEqual(accepted.body.member.email, invitee)
         const reused = yield* call("POST", "/v1/sign-in/invite", {
-          body: { token: inviteTokenIn(mail) },
+          body: { token: inviteTokenIn(mail), confirmed: true },
           client
         })
         assert.strictEqual(reused.status, 400)
@@ -405,7 +500,7 @@ layer(Live, { timeout: 120_000 })((it) => {
         const later = yield* signedInAs(invitee)
         assert.strictEqual(later.account.id, owner.account.id)
         assert.strictEqual(later.member.id, accepted.body.member.id)
-        // An address that is a member already (anywhere) cannot be invited.
+        // An address that is a member of this account already cannot be invited again.
         const twice = yield* call("POST", "/v1/account/invites", {
           body: { email: invitee },
           token: owner.session_token
@@ -413,6 +508,82 @@ layer(Live, { timeout: 120_000 })((it) => {
         assert.strictEqual(twice.status, 409)
         assert.strictEqual(twice.body.error?.code, "invalid_state")
       })
+    )
+
+    it.effect(
+      "an invitation is accepted only once confirmed, after a preview naming the account and the inviter",
+      () =>
+        Effect.gen(function* () {
+          const owner = yield* signedInAs(newAddress())
+          const invitee = newAddress()
+          yield* call("POST", "/v1/account/invites", { body: { email: invitee }, token: owner.session_token })
+          const token = inviteTokenIn(yield* nthMail(invitee, 1))
+          const client = newClient()
+          const bare = yield* call("POST", "/v1/sign-in/invite", { body: { token }, client })
+          assert.strictEqual(bare.status, 400)
+          const preview = yield* call<{ email: string; account_name: string; invited_by: string | null }>(
+            "POST",
+            "/v1/sign-in/invite/preview",
+            { body: { token }, client }
+          )
+          assert.strictEqual(preview.status, 200)
+          assert.deepInclude(preview.body, {
+            email: invitee,
+            account_name: owner.account.name,
+            invited_by: owner.member.email
+          })
+          const accepted = yield* call<SignedIn>("POST", "/v1/sign-in/invite", {
+            body: { token, confirmed: true },
+            client
+          })
+          assert.strictEqual(accepted.status, 201)
+          assert.strictEqual(accepted.body.account.id, owner.account.id)
+          const wrong = yield* call("POST", "/v1/sign-in/invite/preview", { body: { token }, client })
+          assert.strictEqual(wrong.status, 400)
+        })
+    )
+
+    it.effect(
+      "inviting another account's member answers as any invitation; the address gets a notice, no link",
+      () =>
+        Effect.gen(function* () {
+          const owner = yield* signedInAs(newAddress())
+          const elsewhere = yield* signedInAs(newAddress("elsewhere.example.org"))
+          const stranger = newAddress()
+          const shape = (body: Record<string, unknown>) =>
+            Object.fromEntries(Object.entries(body).map(([k, v]) => [k, k === "email" ? "" : typeof v]))
+          const fresh = yield* call("POST", "/v1/account/invites", {
+            body: { email: stranger },
+            token: owner.session_token
+          })
+          const taken = yield* call("POST", "/v1/account/invites", {
+            body: { email: elsewhere.member.email },
+            token: owner.session_token
+          })
+          assert.strictEqual(taken.status, fresh.status)
+          assert.strictEqual(taken.status, 201)
+          assert.deepStrictEqual(shape(taken.body), shape(fresh.body))
+          assert.deepStrictEqual(
+            [...taken.headers.keys()].filter((k) => k !== "date" && k !== "x-request-id").sort(),
+            [...fresh.headers.keys()].filter((k) => k !== "date" && k !== "x-request-id").sort()
+          )
+          const listed = yield* call<{ invites: Array<{ email: string }> }>("GET", "/v1/account/invites", {
+            token: owner.session_token
+          })
+          assert.includeMembers(
+            listed.body.invites.map((i) => i.email),
+            [stranger, elsewhere.member.email]
+          )
+          // Its mail (after its sign-in code) is a notice naming the account and the inviter, with no link.
+          const notice = yield* nthMail(elsewhere.member.email, 2)
+          assert.include(notice, owner.account.name)
+          assert.include(notice, owner.member.email)
+          assert.include(notice, "already belongs to another Deposits account")
+          assert.notInclude(notice, "#invite=")
+          // The address stays in its own account.
+          const again = yield* signedInAs(elsewhere.member.email)
+          assert.strictEqual(again.account.id, elsewhere.account.id)
+        })
     )
 
     it.effect("a revoked invitation's link no longer works", () =>
@@ -429,7 +600,7 @@ layer(Live, { timeout: 120_000 })((it) => {
         })
         assert.strictEqual(revoked.status, 204)
         const accept = yield* call("POST", "/v1/sign-in/invite", {
-          body: { token: inviteTokenIn(mail) },
+          body: { token: inviteTokenIn(mail), confirmed: true },
           client: newClient()
         })
         assert.strictEqual(accept.status, 400)
@@ -455,7 +626,7 @@ layer(Live, { timeout: 120_000 })((it) => {
           const invitee = newAddress()
           yield* call("POST", "/v1/account/invites", { body: { email: invitee }, token: owner.session_token })
           const joined = yield* call<SignedIn>("POST", "/v1/sign-in/invite", {
-            body: { token: inviteTokenIn(yield* nthMail(invitee, 1)) },
+            body: { token: inviteTokenIn(yield* nthMail(invitee, 1)), confirmed: true },
             client: newClient()
           })
           const memberUuid = joined.body.member.id.slice("mem_".length)
@@ -596,7 +767,7 @@ layer(Live, { timeout: 120_000 })((it) => {
         assert.isDefined(mailed)
         assert.include(decoded(mailed!.raw), created.invite_link)
         const accepted = yield* call<SignedIn>("POST", "/v1/sign-in/invite", {
-          body: { token: created.invite_link.split("#invite=")[1] },
+          body: { token: created.invite_link.split("#invite=")[1], confirmed: true },
           client: newClient()
         })
         assert.strictEqual(accepted.status, 201)
@@ -687,13 +858,34 @@ layer(Live, { timeout: 120_000 })((it) => {
         })
     )
 
+    it.effect(
+      "an unknown session answers 404 session_not_found, to a member and to the operator's session",
+      () =>
+        Effect.gen(function* () {
+          const member = yield* signedInAs(newAddress())
+          const unknown = `ses_${crypto.randomUUID()}`
+          for (const id of [unknown, "ses_nope", `mem_${crypto.randomUUID()}`]) {
+            const res = yield* call("DELETE", `/v1/account/sessions/${id}`, { token: member.session_token })
+            assert.strictEqual(res.status, 404)
+            assert.strictEqual(res.body.error?.code, "session_not_found")
+          }
+          const { service } = yield* Sandbox
+          const operator = yield* Effect.promise(() => createMerchant(service.databaseUrl))
+          const byOperator = yield* call("DELETE", `/v1/account/sessions/${unknown}`, {
+            headers: operator.headers("session")
+          })
+          assert.strictEqual(byOperator.status, 404)
+          assert.strictEqual(byOperator.body.error?.code, "session_not_found")
+        })
+    )
+
     it.effect("a member of the same account cannot end a colleague's session", () =>
       Effect.gen(function* () {
         const owner = yield* signedInAs(newAddress())
         const invitee = newAddress()
         yield* call("POST", "/v1/account/invites", { body: { email: invitee }, token: owner.session_token })
         const colleague = yield* call<SignedIn>("POST", "/v1/sign-in/invite", {
-          body: { token: inviteTokenIn(yield* nthMail(invitee, 1)) },
+          body: { token: inviteTokenIn(yield* nthMail(invitee, 1)), confirmed: true },
           client: newClient()
         })
         const own = yield* call<{ sessions: Array<{ id: string }> }>("GET", "/v1/account/sessions", {

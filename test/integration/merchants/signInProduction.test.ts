@@ -92,7 +92,7 @@ layer(ProductionLive, { timeout: 120_000 })((it) => {
         yield* pause(300)
         assert.strictEqual(inbox.filter((m) => m.to === email).length, 0)
         for (const code of ["000000", "123456", "999999"]) {
-          const res = yield* post("/v1/sign-in/email/verify", { email, code })
+          const res = yield* post("/v1/sign-in/email/verify", { email, code, binding: "bind_x" })
           assert.strictEqual(res.status, 400)
           assert.strictEqual(res.body.error?.code, "invalid_request")
         }
@@ -147,7 +147,7 @@ layer(ProductionLive, { timeout: 120_000 })((it) => {
           })
         )
         assert.match(token, /^invite_/)
-        const accepted = yield* post("/v1/sign-in/invite", { token })
+        const accepted = yield* post("/v1/sign-in/invite", { token, confirmed: true })
         assert.strictEqual(accepted.status, 201)
         const arrived = yield* eventually(
           Effect.sync(() => inbox.some((m) => m.to === email)),
@@ -156,13 +156,14 @@ layer(ProductionLive, { timeout: 120_000 })((it) => {
         assert.isTrue(arrived)
         const sent = yield* post("/v1/sign-in/email", { email })
         assert.strictEqual(sent.status, 202)
+        const { binding } = sent.body as unknown as { binding: string }
         const mailed = yield* eventually(
           Effect.sync(() => inbox.filter((m) => m.to === email).length === 2),
           5_000
         )
         assert.isTrue(mailed)
         const code = /sign-in code is (\d{6})/.exec(inbox.filter((m) => m.to === email)[1]!.raw)?.[1]
-        const res = yield* post("/v1/sign-in/email/verify", { email, code })
+        const res = yield* post("/v1/sign-in/email/verify", { email, code, binding })
         assert.strictEqual(res.status, 201)
       })
     )
