@@ -1,6 +1,7 @@
 import { render } from "preact"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, planRefresh, refreshSession, sentence, stopRefreshing, whenSignedOut } from "./api"
+import { exchangeFragment } from "./confirmSignIn"
 import { Developers } from "./developers"
 import { Inspector } from "./inspector"
 import { Reconciliation } from "./reconciliation"
@@ -228,11 +229,7 @@ const start = async (signedIn: (s: SignedIn) => void, setPhase: (p: Phase) => vo
   if (link !== null || invite !== null) {
     history.replaceState(null, "", location.pathname + location.search)
     try {
-      signedIn(
-        link !== null
-          ? await api<SignedIn>("POST", "/v1/sign-in/link", { token: link })
-          : await api<SignedIn>("POST", "/v1/sign-in/invite", { token: invite })
-      )
+      signedIn(await exchangeFragment(link, invite))
     } catch (e) {
       setPhase({ tag: "signed-out", error: sentence(e) })
     }

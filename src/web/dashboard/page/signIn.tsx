@@ -4,6 +4,31 @@ import { api, sentence } from "./api"
 import type { Answer, SignedIn } from "./types"
 import { Field, Refused } from "./ui"
 
+const BINDING_KEY = "deposits.signInBinding"
+/** Kept when `localStorage` is refused (a private window's policy, say): this tab still completes its code. */
+let bindingInMemory: string | null = null
+
+/**
+ * The secret the start of the latest sign-in answered for this browser: a code completes only with it, and a
+ * link without a confirmation (infra/decisions/0074-sign-in-codes-and-forwarded-links.md). In `localStorage`, so
+ * the mail's link opened in another tab of this browser finds it.
+ */
+export const signInBinding = (): string | null => {
+  try {
+    return localStorage.getItem(BINDING_KEY) ?? bindingInMemory
+  } catch {
+    return bindingInMemory
+  }
+}
+const keepBinding = (binding: string) => {
+  bindingInMemory = binding
+  try {
+    localStorage.setItem(BINDING_KEY, binding)
+  } catch {
+    // the memory copy serves this tab
+  }
+}
+
 /**
  * Signing in, per the sign-in contract: an emailed six-digit code (the email's link lands on `#sign-in=` and is
  * exchanged by the app), or a passkey. Every refusal is the API's sentence.
@@ -48,6 +73,7 @@ export const SignIn = ({
               const sent = await api<Answer<"/v1/sign-in/email", "post">>("POST", "/v1/sign-in/email", {
                 email
               })
+              keepBinding(sent.binding)
               setSentTo({ email, to: sent.sent_to })
             })
           }}
@@ -76,7 +102,11 @@ export const SignIn = ({
             const code = new FormData(e.currentTarget).get("code")?.toString().trim() ?? ""
             void attempt(async () =>
               onSignedIn(
-                await api<SignedIn>("POST", "/v1/sign-in/email/verify", { email: sentTo.email, code })
+                await api<SignedIn>("POST", "/v1/sign-in/email/verify", {
+                  email: sentTo.email,
+                  code,
+                  binding: signInBinding() ?? ""
+                })
               )
             )
           }}
