@@ -9,7 +9,7 @@ import {
   RequestTimeout,
   statusOf
 } from "../Errors"
-import { errorBody } from "./ErrorEnvelope"
+import { errorBody } from "./ErrorBody"
 
 const reasons: Record<number, string> = {
   400: "Bad Request",

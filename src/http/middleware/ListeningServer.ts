@@ -3,7 +3,7 @@ import type { Server } from "node:http"
 import type { Socket } from "node:net"
 import { newUuid7 } from "../../../services/platform/Ids"
 import { headersOf, ServiceUnavailable, statusOf } from "../Errors"
-import { errorBody } from "./ErrorEnvelope"
+import { errorBody } from "./ErrorBody"
 
 /**
  * The Node server as far as a shutdown needs it: stop taking connections at once. The long polls' registry calls

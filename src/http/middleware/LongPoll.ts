@@ -6,7 +6,7 @@ import { ChangeFeed } from "../../../services/platform/ChangeFeed"
 import { headersOf, InvalidRequest, NotFound, statusOf } from "../Errors"
 import type { ResourceName } from "../../../services/domain/PrefixedId"
 import { ApiSettings } from "./ApiSettings"
-import { errorBody, logUnexpected, unexpectedError } from "./ErrorEnvelope"
+import { errorBody, logUnexpected, unexpectedError } from "./ErrorBody"
 import { LongPollRegistry, type Parked } from "./LongPollRegistry"
 import { captureFrameworkAnswer } from "./PlatformAdapter"
 

@@ -16,7 +16,7 @@ import { Effect, FiberRef, Layer, LogLevel, ManagedRuntime, Option, Redacted } f
 import { Api } from "../../../src/http/Api"
 import { HealthLive } from "../../../src/http/Health/Http"
 import { ApiSettings, settingsLayer } from "../../../src/app/Config"
-import { EdgeLive } from "../../../src/http/middleware/Edge"
+import { EdgeLive } from "../../../src/http/edge/Edge"
 import { AppLive, HttpServerLive, makeHandlers, ServicesLive } from "../../../src/app/Server"
 import { createTestDatabase } from "../../support/Database"
 import { startService } from "../../support/Service"

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { nearestField } from "../../../src/http/middleware/ErrorEnvelope"
+import { nearestField } from "../../../src/http/edge/ErrorEnvelope"
 import { createMerchant, type Merchant } from "../../support/Merchant"
 import { type RunningService, startService } from "../../support/Service"
 

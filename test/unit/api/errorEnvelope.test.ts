@@ -1,7 +1,8 @@
 import { Cause } from "effect"
 import { describe, expect, it } from "vitest"
 import { InvalidRequest } from "../../../src/http/Errors"
-import { classifyCause, renderError } from "../../../src/http/middleware/ErrorEnvelope"
+import { classifyCause } from "../../../src/http/edge/ErrorEnvelope"
+import { renderError } from "../../../src/http/middleware/ErrorBody"
 
 const noRoutes = () => ({ allow: [], resource: undefined, template: undefined })
 

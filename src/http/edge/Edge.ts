@@ -10,24 +10,25 @@ import { Cause, Context, Effect, Exit } from "effect"
 import { Api } from "../Api"
 import { InvalidRequest, PayloadTooLarge } from "../Errors"
 import { hasForbiddenControl } from "../../../services/domain/Text"
-import { ApiSettings } from "./ApiSettings"
+import { ApiSettings } from "../middleware/ApiSettings"
 import { Metrics } from "../../../services/platform/Metrics"
-import { AnswerHeaders } from "./Authentication"
-import { primeBody } from "./PlatformAdapter"
-import { bodyLimitFor, readBody } from "./BodyLimit"
+import { AnswerHeaders } from "../middleware/Authentication"
+import { primeBody } from "../middleware/PlatformAdapter"
+import { bodyLimitFor, readBody } from "../middleware/BodyLimit"
 import { OBJECT_PATHS } from "../ObjectRoutes"
-import { checkJsonBody, checkQuery, isJsonContentType } from "./JsonBody"
-import { corsHeaders, preflightHeaders, routeKind } from "./Cors"
-import { DOCS_PATH, makeDocsPolicy } from "./DocsPolicy"
-import { classifyCause, logUnexpected, renderError } from "./ErrorEnvelope"
-import { resolveRequestId } from "./RequestId"
-import { makeRouteLookup } from "./Routes"
+import { checkJsonBody, checkQuery, isJsonContentType } from "../middleware/JsonBody"
+import { corsHeaders, preflightHeaders, routeKind } from "../middleware/Cors"
+import { DOCS_PATH, makeDocsPolicy } from "../middleware/DocsPolicy"
+import { logUnexpected, renderError } from "../middleware/ErrorBody"
+import { classifyCause } from "./ErrorEnvelope"
+import { resolveRequestId } from "../middleware/RequestId"
+import { makeRouteLookup } from "../middleware/Routes"
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /**
  * The answer with the edge's own headers. One `setHeader` each rather than `setHeaders` with a merged record:
- * `setHeaders` merges with two spreads, and properties added to a spread object are slow (README: Decisions).
+ * `setHeaders` merges with two spreads, and properties added to a spread object are slow (decision 0023).
  */
 const withEdgeHeaders = (
   response: HttpServerResponse.HttpServerResponse,
