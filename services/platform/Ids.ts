@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { v7 as uuidv7 } from "uuid"
 
 // uuid's default rng calls WebCrypto getRandomValues for 16 bytes on every id; draw them from a 4 KiB pool filled
-// by one randomFillSync per 256 ids instead (README: Decisions).
+// by one randomFillSync per 256 ids instead (decision 0024).
 const pool = new Uint8Array(4096)
 let poolAt = pool.length
 const pooledRandom = (): Uint8Array => {

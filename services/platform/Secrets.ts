@@ -5,7 +5,7 @@ export const newSecret = (prefix: string) => `${prefix}${randomBytes(32).toStrin
 
 /**
  * SHA-256 as hex, through one-shot `hash` (no Hash object per call); hex is the faster output of the two
- * (README: Decisions).
+ * (decision 0024).
  */
 export const digestHexOf = (secret: string): string => hash("sha256", secret, "hex")
 

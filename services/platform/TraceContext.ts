@@ -32,7 +32,7 @@ export interface HandSpan {
 /**
  * Starts a span by hand, for what a hot path does once per event. `Effect.withSpan` also makes its span the
  * fiber's current one, which copies the fiber's whole context, an order of magnitude dearer than this
- * (README: Decisions). Nothing runs inside such a span, so what belongs under it names it as its parent. None when
+ * (decision 0028). Nothing runs inside such a span, so what belongs under it names it as its parent. None when
  * the fiber has tracing off.
  */
 export const startSpan = (

@@ -3,7 +3,7 @@
  * never holds every worker) and a line of jobs taken from the stream while the endpoint was at that cap. A job in
  * line is handed to the next worker that finishes an attempt to the same endpoint. Before the line, such a job went
  * back to the stream for a moment: a burst to one endpoint then cost many redeliveries per delivery, and that
- * churn, not the wire, set the pace (README: Webhooks).
+ * churn, not the wire, set the pace (decision 0035).
  *
  * A line is as long as its endpoint drains in `drainMs` at its recent pace (an average of its attempts' durations,
  * once its first `perEndpoint` attempts here, which open the connections, are over; `unknownAttemptMs` until then),

@@ -52,7 +52,7 @@ export const dueOutboxRows = (sql: PgClient.PgClient) =>
  * outbox row is marked sent in the same transaction as its jobs, and a job exists once per (endpoint, event), so
  * a crash at any point relays it again and duplicates nothing. One instance relays at a time, under a lease.
  * Two statements a pass, whatever its size: the rows with their endpoints, then the jobs and the marks together
- * (a statement per row and endpoint held a burst's deliveries to the relay's pace, README: Webhooks).
+ * (a statement per row and endpoint held a burst's deliveries to the relay's pace, decision 0035).
  */
 export const relayOnce = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient

@@ -9,7 +9,7 @@ import { seedDepositRequest } from "../../support/seedDepositRequest"
 /**
  * PL/pgSQL keeps a session's plans until the table's statistics change. Plans made while `deposit_requests` was
  * small (a new database, a burst of creates before autovacuum's next analyze) scanned the whole table to lock a
- * call's rows (8–12 ms a call of 8 credits where 1 ms was due; README, Decisions), and plans made while
+ * call's rows (8–12 ms a call of 8 credits where 1 ms was due; decision 0018), and plans made while
  * `applied_events` was analyzed as empty hashed that whole table on every call (migration 0029). What one call
  * reads is counted from the session's own statistics (`readsDuring`), so the test does not time anything.
  */
