@@ -242,6 +242,8 @@ describe("the merchant's front door", () => {
     expect(invitation.startsWith(`${origin}/dashboard/#invite=invite_`)).toBe(true)
     const inviteToken = invitation.split("#invite=")[1]!
     await page.goto(invitation)
+    // Accepted only after the page naming the account and the inviter (0074).
+    await page.click("#confirm-sign-in button:text-is('Join Shop of Owners')")
     await waitForText(page, "main h1", "equals", "Requests")
     await waitForText(page, "#environment", "equals", "Sandbox")
     expect(await page.textContent("header.top")).toContain("Shop of Owners")
@@ -330,6 +332,7 @@ describe("the merchant's front door", () => {
     const theirs = await colleague.newPage()
     watch(theirs)
     await theirs.goto(inviteLinkIn(await nthMail(COLLEAGUE, 1)))
+    await theirs.click("#confirm-sign-in button:text-is('Join Shop of Owners')")
     await waitForText(theirs, "main h1", "equals", "Requests")
     expect(await signedInAs(await sessionOf(theirs))).toBe(200)
     await open(page, "#/requests", "Requests")
