@@ -59,7 +59,7 @@ const runApp = (app: string) =>
           API_KEY: merchant.apiKey,
           ISSUER_ID: refs.issuerId,
           PAYOUT_ADDRESS_ID: refs.payoutAddressId,
-          DEPOSITS_BIN: join(folder, "node_modules", "deposit-request-service", "src", "bin", "deposits.mjs"),
+          DEPOSITS_BIN: join(folder, "node_modules", "deposit-request-service", "src", "cli", "deposits.mjs"),
           DATABASE_URL: service.databaseUrl,
           CHAIN_RPC_URL: local.node.rpcUrl,
           TOKEN_ADDRESS: local.token
