@@ -31,6 +31,10 @@ export class BusError extends Data.TaggedError("BusError")<{
 export interface BusShape {
   readonly kind: "nats" | "in-process"
   readonly notify: (subject: string, data: string) => Effect.Effect<void>
+  /** Sends several notices in one effect, in order (a commit's changed rows). */
+  readonly notifyAll: (
+    notices: ReadonlyArray<readonly [subject: string, data: string]>
+  ) => Effect.Effect<void>
   /** Listens until the scope closes. */
   readonly listen: (
     subject: string,
@@ -40,14 +44,21 @@ export interface BusShape {
   readonly nats: Option.Option<NatsConnection>
 }
 
-const matches = (pattern: string, subject: string) => {
+/** A subject pattern as a test, made once per listener: every notice is tested by every listener. */
+const matcher = (pattern: string) => {
   const p = pattern.split(".")
-  const s = subject.split(".")
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === ">") return s.length > i
-    if (i >= s.length || (p[i] !== "*" && p[i] !== s[i])) return false
+  return (subject: string) => {
+    let from = 0
+    for (let i = 0; i < p.length; i++) {
+      if (from > subject.length) return false
+      if (p[i] === ">") return true
+      const dot = subject.indexOf(".", from)
+      const end = dot === -1 ? subject.length : dot
+      if (p[i] !== "*" && (end - from !== p[i]!.length || !subject.startsWith(p[i]!, from))) return false
+      from = end + 1
+    }
+    return from > subject.length
   }
-  return p.length === s.length
 }
 
 const inProcess = (): BusShape => {
@@ -57,14 +68,17 @@ const inProcess = (): BusShape => {
     kind: "in-process",
     nats: Option.none(),
     // Every commit notifies: untraced, since a span per call costs far more than the call here.
-    notify: Effect.fnUntraced(function* (subject: string, data: string) {
-      yield* Effect.sync(() => emitter.emit("message", subject, data))
-    }),
+    notify: (subject, data) => Effect.sync(() => emitter.emit("message", subject, data)),
+    notifyAll: (notices) =>
+      Effect.sync(() => {
+        for (const [subject, data] of notices) emitter.emit("message", subject, data)
+      }),
     listen: Effect.fn("Bus.listen")((pattern: string, onMessage: (subject: string, data: string) => void) =>
       Effect.acquireRelease(
         Effect.sync(() => {
+          const matches = matcher(pattern)
           const listener = (subject: string, data: string) => {
-            if (matches(pattern, subject)) onMessage(subject, data)
+            if (matches(subject)) onMessage(subject, data)
           }
           emitter.on("message", listener)
           return listener
@@ -79,12 +93,15 @@ const overNats = (nc: NatsConnection): BusShape => ({
   kind: "nats",
   nats: Option.some(nc),
   // Every commit notifies: untraced, since a span per call costs far more than the call here.
-  notify: Effect.fnUntraced(
-    function* (subject: string, data: string) {
-      yield* Effect.sync(() => nc.publish(subject, data))
-    },
-    Effect.catchAllDefect((cause) => Effect.logWarning("notice not published", cause))
-  ),
+  notify: (subject, data) =>
+    Effect.sync(() => nc.publish(subject, data)).pipe(
+      Effect.catchAllDefect((cause) => Effect.logWarning("notice not published", cause))
+    ),
+  // One notice refused (a closed connection) leaves the rest unsent, as they would be refused too.
+  notifyAll: (notices) =>
+    Effect.sync(() => {
+      for (const [subject, data] of notices) nc.publish(subject, data)
+    }).pipe(Effect.catchAllDefect((cause) => Effect.logWarning("notices not published", cause))),
   listen: Effect.fn("Bus.listen")((subject: string, onMessage: (subject: string, data: string) => void) =>
     Effect.acquireRelease(
       Effect.sync(() =>

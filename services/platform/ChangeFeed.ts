@@ -47,20 +47,22 @@ const make = Effect.gen(function* () {
 
   /**
    * After a commit: tell every instance that this request changed (to `version`), and, when the change was a step
-   * of its actor, in which account (the data is `version account`, for the step feeds). Untraced: it runs on
-   * every commit.
+   * of its actor, in which account (the data is `version account`, for the step feeds).
    */
-  const changed = Effect.fnUntraced(function* (uuid: string, version: string, accountId?: string) {
-    return yield* bus.notify(
-      `${SUBJECT}.${uuid}`,
-      accountId === undefined ? version : `${version} ${accountId}`
-    )
-  })
+  const changed = (uuid: string, version: string, accountId?: string) =>
+    bus.notify(`${SUBJECT}.${uuid}`, accountId === undefined ? version : `${version} ${accountId}`)
 
-  /** After a create's commit: tell every instance that the account has a new request. Untraced, like `changed`. */
-  const created = Effect.fnUntraced(function* (accountId: string) {
-    return yield* bus.notify(`${CREATED}.${accountId}`, "1")
-  })
+  /** After an actor commit: `changed` for each of its rows (steps of their actors), as one effect per commit. */
+  const changedRows = (
+    rows: Iterable<{ readonly id: string; readonly version: string; readonly account_id: string }>
+  ) => {
+    const notices: Array<readonly [string, string]> = []
+    for (const row of rows) notices.push([`${SUBJECT}.${row.id}`, `${row.version} ${row.account_id}`])
+    return bus.notifyAll(notices)
+  }
+
+  /** After a create's commit: tell every instance that the account has a new request. */
+  const created = (accountId: string) => bus.notify(`${CREATED}.${accountId}`, "1")
 
   const add = (map: Map<string, Set<() => void>>, key: string, wake: () => void) => {
     let set = map.get(key)
@@ -106,6 +108,7 @@ const make = Effect.gen(function* () {
 
   return {
     changed,
+    changedRows,
     created,
     subscribe,
     subscribeCreated,
