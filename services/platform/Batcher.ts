@@ -1,10 +1,4 @@
-import { type Cause, Effect, Exit } from "effect"
-
-/** Resumes after the I/O callbacks of the event loop's current pass (the "check" phase). */
-const afterThisPass = Effect.async<void>((resume) => {
-  const pending = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(pending))
-})
+import { type Cause, Effect, Exit, Runtime } from "effect"
 
 /**
  * Group commit for one process: calls that arrive while `maxInFlight` round trips for their key are under way
@@ -95,7 +89,7 @@ export const makeBatcher = <A, B, E>(options: {
     })
 
   const submit = (key: string, item: A): Effect.Effect<B, E> =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((fiber, status) => {
       const waiting: Waiting = { item, exit: undefined, resume: undefined }
       let queue = queues.get(key)
       if (queue === undefined) {
@@ -103,13 +97,20 @@ export const makeBatcher = <A, B, E>(options: {
         queues.set(key, queue)
       }
       queue.waiting.push(waiting)
-      if (queue.inFlight >= options.maxInFlight) return outcome(waiting)
-      queue.inFlight++
-      // A daemon: the round trip serves other callers too, so one caller's interruption must not cancel it.
-      return Effect.zipRight(
-        Effect.forkDaemon(Effect.zipRight(afterThisPass, drain(key, queue))),
-        outcome(waiting)
-      )
+      if (queue.inFlight < options.maxInFlight) {
+        queue.inFlight++
+        // A fiber of its own with the caller's services and fiber refs, as `forkDaemon` would make it: the round
+        // trip serves other callers too, so one caller's interruption must not cancel it. Started from the
+        // event loop's check phase (`setImmediate`) rather than forked and then made to wait for it.
+        const runtime = Runtime.make({
+          context: fiber.currentContext,
+          runtimeFlags: status.runtimeFlags,
+          fiberRefs: fiber.getFiberRefs()
+        })
+        const started = queue
+        setImmediate(() => Runtime.runFork(runtime, drain(key, started)))
+      }
+      return outcome(waiting)
     })
 
   return { submit } as const
