@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Exit, Option } from "effect"
+import { Context, Effect, Exit, type Fiber, FiberRef, Option } from "effect"
 import { type DepositRequestEvent, type Step, step } from "../../machines/step"
 import { toId } from "../domain/PrefixedId"
 import { makeBatcher } from "../platform/Batcher"
@@ -10,13 +10,7 @@ import { Ids } from "../platform/Ids"
 import { Instance } from "../platform/Instance"
 import { Metrics } from "../platform/Metrics"
 import { mayBeOneCallers } from "../platform/SqlFailure"
-import {
-  currentFiber,
-  currentTraceParent,
-  startSpan,
-  traceParentOf,
-  withHandSpan
-} from "../platform/TraceContext"
+import { currentFiber, currentTraceParent, startSpan, traceParentOf } from "../platform/TraceContext"
 import { type DepositRequestMissing, SnapshotVersionError } from "./ActorErrors"
 import { makeActorMemory } from "./ActorMemory"
 import type { DepositRequestRow } from "./ActorRow"
@@ -34,6 +28,10 @@ export type { ActorEvent } from "./CommitPlan"
 export type Applied =
   | { readonly _tag: "Applied"; readonly row: DepositRequestRow; readonly step: Step }
   | { readonly _tag: "Duplicate" }
+
+const DUPLICATE: Applied = { _tag: "Duplicate" }
+const appliedOf = (outcome: Stepped | undefined): Applied =>
+  outcome === undefined ? DUPLICATE : { _tag: "Applied", row: outcome.row, step: outcome.step }
 
 /**
  * Concurrent `apply` calls share commits: one commit under way at a time, and calls arriving meanwhile join the
@@ -88,6 +86,8 @@ const make = Effect.gen(function* () {
   // Each step's span is made by hand, under the caller's commit span (one per event: README, Decisions).
   const statement = makeActorStatement(sql, memory, (members, known, seen, now) =>
     Effect.flatMap(currentFiber, (fiber) => {
+      // Read once per commit: with tracing off a step makes no span, nor the attributes one would carry.
+      const tracing = fiber.getFiberRef(FiberRef.currentTracerEnabled)
       const planned = planCommit(members, known, seen, {
         now,
         newId,
@@ -95,6 +95,7 @@ const make = Effect.gen(function* () {
         history,
         instance,
         step: (before, item, member) => {
+          if (!tracing) return step(before.snapshot, item.event)
           const span = startSpan(fiber, "DepositRequest.step", member.span ?? fiber.currentSpan, {
             "deposit_request.id": toId("dr", before.id),
             "event.type": item.event.type
@@ -136,27 +137,26 @@ const make = Effect.gen(function* () {
         metrics.actorSteps.inc({ event: s.event.type })
       }
       if (lifecycleLog !== undefined) yield* lifecycleLog.stepped(committed.stepped)
-      yield* Effect.forEach(
-        committed.finals.values(),
-        (row) => feed.changed(row.id, row.version, row.account_id),
-        {
-          discard: true
-        }
-      )
+      yield* feed.changedRows(committed.finals.values())
       return committed.outcomes
     })
 
   /** Concurrent single events share commits; a member whose input or statements fail fails alone (README). */
-  const group = makeBatcher<Member, Stepped | undefined, unknown>({
+  const group = makeBatcher<Member, Applied, unknown>({
     maxBatch: MAX_GROUP,
     maxInFlight: 1,
-    run: (_queue, members) =>
-      Effect.map(commit(members), (outcomes) => outcomes.map((o) => o[0])).pipe(
-        Effect.withSpan("ActorHost.sharedCommit", {
-          attributes: { "actor_host.members": members.length },
-          captureStackTrace: false
-        })
-      ),
+    run: (_queue, members) => {
+      const shared = Effect.map(commit(members), (outcomes) => outcomes.map((o) => appliedOf(o[0])))
+      // With tracing off the span would be a no-op one, and making it still copies the fiber's context.
+      return Effect.withFiberRuntime((fiber) =>
+        fiber.getFiberRef(FiberRef.currentTracerEnabled)
+          ? Effect.withSpan(shared, "ActorHost.sharedCommit", {
+              attributes: { "actor_host.members": members.length },
+              captureStackTrace: false
+            })
+          : shared
+      )
+    },
     // A failing server or connection (a systemic SQLSTATE) is nobody's input: the group fails at once.
     isolate: mayBeOneCallers
   })
@@ -165,42 +165,49 @@ const make = Effect.gen(function* () {
    * Applies one event through the commit path, sharing the commit with concurrent calls. A caller must not wrap
    * `apply` in its own transaction instead of `alsoInTransaction`, since long polls are woken at this commit.
    * Untraced: its span is the hand-made `ActorHost.commit`, once per event, which the outbox rows link back to.
+   * Built from the fiber at hand rather than as a generator: it runs once per event.
    */
-  const apply: Apply = Effect.fnUntraced(function* (
+  const apply: Apply = ((
     depositRequestId: string,
     eventId: string,
     event: DepositRequestEvent,
     alsoInTransaction?: (applied: Stepped) => Effect.Effect<void, unknown, unknown>
-  ) {
-    return yield* withHandSpan("ActorHost.commit", ONE_EVENT, (commitSpan) => {
-      const submit = (context: Context.Context<unknown> | undefined) =>
-        group.submit("apply", {
-          items: [{ depositRequestId, eventId, event }],
-          also:
-            alsoInTransaction === undefined || context === undefined
-              ? undefined
-              : ([stepped]) => {
-                  if (stepped === undefined) return Effect.void
-                  const also = alsoInTransaction(stepped)
-                  return Effect.provide(
-                    commitSpan === undefined ? also : Effect.withParentSpan(also, commitSpan),
-                    context
-                  )
-                },
-          traceParent: commitSpan === undefined ? null : traceParentOf(commitSpan),
-          span: commitSpan
-        })
-      return Effect.map(
-        alsoInTransaction === undefined
-          ? submit(undefined)
-          : Effect.flatMap(callerContext<unknown>(), submit),
-        (outcome): Applied =>
-          outcome === undefined
-            ? { _tag: "Duplicate" }
-            : { _tag: "Applied", row: outcome.row, step: outcome.step }
+  ) =>
+    Effect.withFiberRuntime<Applied, unknown, unknown>((fiber) => {
+      const hand = startSpan(
+        fiber as Fiber.RuntimeFiber<unknown, unknown>,
+        "ActorHost.commit",
+        fiber.currentSpan,
+        ONE_EVENT
       )
-    })
-  }) as Apply
+      const commitSpan = hand?.span
+      // The caller's context, for its statements run by a commit on another fiber (never its transaction).
+      const context =
+        alsoInTransaction === undefined
+          ? undefined
+          : (Context.omit(SqlClient.TransactionConnection)(
+              fiber.currentContext as Context.Context<SqlClient.TransactionConnection>
+            ) as Context.Context<unknown>)
+      const submitted = group.submit("apply", {
+        items: [{ depositRequestId, eventId, event }],
+        also:
+          alsoInTransaction === undefined || context === undefined
+            ? undefined
+            : ([stepped]) => {
+                if (stepped === undefined) return Effect.void
+                const also = alsoInTransaction(stepped)
+                return Effect.provide(
+                  commitSpan === undefined ? also : Effect.withParentSpan(also, commitSpan),
+                  context
+                )
+              },
+        traceParent: commitSpan === undefined ? null : traceParentOf(commitSpan),
+        span: commitSpan
+      })
+      return hand === undefined
+        ? submitted
+        : Effect.onExit(submitted, (exit) => Effect.sync(() => hand.end(exit)))
+    })) as Apply
 
   /** Many events in one commit, alone (not shared): a block's credits already make a large one. */
   const applyMany: ApplyMany = Effect.fn("ActorHost.commit", { captureStackTrace: false })(function* (

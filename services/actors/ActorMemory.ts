@@ -19,6 +19,9 @@ export interface ActorMemory {
   readonly forget: (id: string) => void
 }
 
+/** Whether version `a` is above `b`: both are PostgreSQL's text of a bigint, so no leading zeros or signs. */
+const newerVersion = (a: string, b: string) => a.length > b.length || (a.length === b.length && a > b)
+
 export const makeActorMemory = (capacity: number = REMEMBERED_ACTORS): ActorMemory => {
   /** Map order is insertion order: re-inserting on use keeps the least recently used first, to drop first. */
   const rows = new Map<string, DepositRequestRow>()
@@ -27,7 +30,7 @@ export const makeActorMemory = (capacity: number = REMEMBERED_ACTORS): ActorMemo
     remember: (row) => {
       const held = rows.get(row.id)
       if (held !== undefined) {
-        if (BigInt(held.version) > BigInt(row.version)) return
+        if (newerVersion(held.version, row.version)) return
         rows.delete(row.id)
       }
       rows.set(row.id, row)

@@ -82,7 +82,7 @@ const actorTimesTracer = (
     if (span.name === name) return onSpan(ms)
     const text = String(span.attributes.get("db.query.text"))
     if (text.includes("apply_actor_steps")) onStatement(ms)
-    else if (text.startsWith("select * from deposit_requests where id in")) onRead()
+    else if (/ from deposit_requests where id in /.test(text)) onRead()
   })
 
 const xstateAlone = () => {
