@@ -12,6 +12,7 @@ import { InvalidRequest, PayloadTooLarge } from "../Errors"
 import { hasForbiddenControl } from "../../../services/domain/Text"
 import { ApiSettings } from "../middleware/ApiSettings"
 import { Metrics } from "../../../services/platform/Metrics"
+import { answerPolicyHeaders, NO_STORE } from "../middleware/AnswerPolicy"
 import { AnswerHeaders } from "../middleware/Authentication"
 import { primeBody } from "../middleware/PlatformAdapter"
 import { bodyLimitFor, readBody } from "../middleware/BodyLimit"
@@ -32,11 +33,15 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
  */
 const withEdgeHeaders = (
   response: HttpServerResponse.HttpServerResponse,
+  policy: Readonly<Record<string, string>>,
   cors: Readonly<Record<string, string>>,
   answer: Readonly<Record<string, string>>,
   requestId: string
 ): HttpServerResponse.HttpServerResponse => {
   let out = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+  for (const key in policy) out = HttpServerResponse.setHeader(out, key, policy[key]!)
+  if (response.headers["cache-control"] === undefined)
+    out = HttpServerResponse.setHeader(out, "cache-control", NO_STORE)
   for (const key in cors) out = HttpServerResponse.setHeader(out, key, cors[key]!)
   for (const key in answer) out = HttpServerResponse.setHeader(out, key, answer[key]!)
   return out
@@ -51,6 +56,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
   Api,
   Effect.gen(function* () {
     const config = yield* ApiSettings
+    const policy = answerPolicyHeaders(config.httpsOnly)
     const metrics = yield* Metrics
     const methodsForPath = makeRouteLookup(Api, [
       ["GET", "/openapi.json"],
@@ -155,6 +161,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
               status: 204,
               headers: {
                 ...preflightHeaders(path, preflightMethod, origin, config),
+                ...policy,
                 "x-request-id": requestId
               }
             })
@@ -187,11 +194,11 @@ export const EdgeLive = HttpApiBuilder.middleware(
           const cors = corsHeaders(routeKind(path, method), origin, config)
           if (Exit.isSuccess(exit)) {
             const answer = path === DOCS_PATH ? withDocsPolicy(exit.value) : exit.value
-            return Effect.succeed(observed(withEdgeHeaders(answer, cors, answerHeaders, requestId)))
+            return Effect.succeed(observed(withEdgeHeaders(answer, policy, cors, answerHeaders, requestId)))
           }
           const { error, unexpected } = classifyCause(exit.cause, methodsForPath, method, path)
           const rendered = observed(
-            withEdgeHeaders(renderError(error, requestId), cors, answerHeaders, requestId)
+            withEdgeHeaders(renderError(error, requestId), policy, cors, answerHeaders, requestId)
           )
           // A client that went away interrupts its handler (a listener's held poll, say): nothing went wrong.
           return unexpected && !Cause.isInterruptedOnly(exit.cause)

@@ -1,18 +1,14 @@
-import { HttpApi, HttpApiError, HttpServerError, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option, type SchemaAST as AST } from "effect"
+import { HttpApi, HttpApiError, HttpServerError } from "@effect/platform"
+import { Cause, Option, type SchemaAST as AST } from "effect"
 import { Api } from "../Api"
-import { renderError, unexpectedError } from "../middleware/ErrorBody"
+import { unexpectedError } from "../middleware/ErrorBody"
 import {
   type ApiError,
-  headersOf,
-  InternalError,
   InvalidRequest,
   isApiError,
   MethodNotAllowed,
   NotFound,
-  RouteNotFound,
-  ServiceUnavailable,
-  statusOf
+  RouteNotFound
 } from "../Errors"
 import type { RouteMatch } from "../middleware/Routes"
 

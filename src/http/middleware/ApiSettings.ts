@@ -43,6 +43,8 @@ export type ApiSettingsShape = Omit<
 > & {
   readonly dashboardOrigin: string
   readonly checkoutOrigin: string
+  /** Served behind https (`PUBLIC_BASE_URL`): every answer tells browsers to use https only. */
+  readonly httpsOnly: boolean
 }
 
 /** The settings read once, at the layer's build; a test changes them through the configuration it provides. */
@@ -52,7 +54,8 @@ export class ApiSettings extends Effect.Service<ApiSettings>()("deposits/ApiSett
     ([settings, base]): ApiSettingsShape => ({
       ...settings,
       dashboardOrigin: Option.getOrElse(settings.dashboardOrigin, () => new URL(base).origin),
-      checkoutOrigin: Option.getOrElse(settings.checkoutOrigin, () => new URL(base).origin)
+      checkoutOrigin: Option.getOrElse(settings.checkoutOrigin, () => new URL(base).origin),
+      httpsOnly: new URL(base).protocol === "https:"
     })
   )
 }) {}

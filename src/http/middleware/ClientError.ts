@@ -9,6 +9,7 @@ import {
   RequestTimeout,
   statusOf
 } from "../Errors"
+import { NO_SNIFF, NO_STORE } from "./AnswerPolicy"
 import { errorBody } from "./ErrorBody"
 
 const reasons: Record<number, string> = {
@@ -52,6 +53,7 @@ export const answerClientErrors = (server: Server): Server =>
     const body = JSON.stringify(errorBody(refusal, requestId))
     socket.end(
       `HTTP/1.1 ${status} ${reasons[status] ?? "Error"}\r\ncontent-type: application/json\r\n` +
+        `cache-control: ${NO_STORE}\r\nx-content-type-options: ${NO_SNIFF}\r\n` +
         `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`
     )
   })

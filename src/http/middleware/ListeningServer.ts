@@ -3,6 +3,7 @@ import type { Server } from "node:http"
 import type { Socket } from "node:net"
 import { newUuid7 } from "../../../services/platform/Ids"
 import { headersOf, ServiceUnavailable, statusOf } from "../Errors"
+import { NO_SNIFF, NO_STORE } from "./AnswerPolicy"
 import { errorBody } from "./ErrorBody"
 
 /**
@@ -58,6 +59,8 @@ export const shutdownAware = (server: Server, closeGraceMs = CLOSE_GRACE_MS) => 
     response.writeHead(statusOf(shuttingDown), {
       ...headersOf(shuttingDown),
       "content-type": "application/json",
+      "cache-control": NO_STORE,
+      "x-content-type-options": NO_SNIFF,
       "content-length": Buffer.byteLength(body)
     })
     response.end(body)
