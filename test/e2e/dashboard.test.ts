@@ -428,7 +428,10 @@ describe("the merchant dashboard", () => {
     await page.setViewportSize({ width: 360, height: 780 })
     // Only when asked: a test run must not rewrite a tracked file.
     if (process.env.UPDATE_SCREENSHOTS === "1")
-      copyFileSync(join(artifacts, "dashboard-requests-wide.png"), join("src", "web", "dashboard", "screenshot.png"))
+      copyFileSync(
+        join(artifacts, "dashboard-requests-wide.png"),
+        join("src", "web", "dashboard", "screenshot.png")
+      )
   }, 90_000)
 
   it("revokes the API key only after a confirmation", async () => {

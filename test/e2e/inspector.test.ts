@@ -358,7 +358,10 @@ describe("the lifecycle inspector", () => {
       await wide.close()
     }
     if (process.env.UPDATE_SCREENSHOTS === "1")
-      copyFileSync(join(artifacts, "inspector-live-wide.png"), join("src", "web", "dashboard", "inspector.png"))
+      copyFileSync(
+        join(artifacts, "inspector-live-wide.png"),
+        join("src", "web", "dashboard", "inspector.png")
+      )
   }, 180_000)
 
   it("replays the history backwards and forwards, each snapshot the one persisted at its version", async () => {
