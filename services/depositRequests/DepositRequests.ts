@@ -3,7 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Option, Runtime } from "effect"
 import { getAddress } from "viem"
 import { ActorHost } from "../actors/ActorHost"
-import { type DepositRequestRow, snapshotOf } from "../actors/ActorRow"
+import { type DepositRequestRow, depositRequestColumns, snapshotOf } from "../actors/ActorRow"
 import type { Step } from "../../machines/step"
 import { chainIdOf } from "../domain/Environment"
 import { InvalidRequest, InvalidState, NotFound } from "../domain/Errors"
@@ -49,8 +49,11 @@ const make = Effect.gen(function* () {
       if (rows.length === 0) return yield* NotFound.of("customer")
     })
 
+  // The row type's columns by name: a column added to the table is not read into rows that do not declare it.
+  const columns = sql.literal(depositRequestColumns.join(", "))
+
   const load = (accountId: string, uuid: string) =>
-    sql<DepositRequestRow>`select * from deposit_requests where id = ${uuid} and account_id = ${accountId}`.pipe(
+    sql<DepositRequestRow>`select ${columns} from deposit_requests where id = ${uuid} and account_id = ${accountId}`.pipe(
       Effect.map((rows) => Option.fromNullable(rows[0]))
     )
 
@@ -89,7 +92,7 @@ const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const after = options.startingAfter === undefined ? null : uuidOfId(options.startingAfter)
       const rows = yield* sql<DepositRequestRow>`
-        select * from deposit_requests
+        select ${columns} from deposit_requests
         where account_id = ${accountId}
           ${options.status === undefined ? sql`` : sql`and status = ${options.status}`}
           ${options.createdGte === undefined ? sql`` : sql`and created_at >= ${options.createdGte}`}
@@ -283,7 +286,7 @@ const make = Effect.gen(function* () {
         Effect.gen(function* () {
           const now = new Date(yield* Clock.currentTimeMillis)
           const rows = yield* sql<DepositRequestRow>`
-          select * from deposit_requests where id = ${uuid} and account_id = ${accountId} for update`
+          select ${columns} from deposit_requests where id = ${uuid} and account_id = ${accountId} for update`
           const current = rows[0]
           if (current === undefined) return yield* NotFound.of("deposit_request")
           const merged = {
