@@ -132,10 +132,13 @@ const make = Effect.gen(function* () {
         if (touched.has(row.id)) memory.forget(row.id)
         else memory.remember(row)
       }
+      // Counted once per event type in the commit: the counter hashes its labels on every call.
+      const steps = new Map<string, number>()
       for (const s of committed.stepped) {
         inspector.stepped(toId("dr", s.id), s.event, s.step.snapshot)
-        metrics.actorSteps.inc({ event: s.event.type })
+        steps.set(s.event.type, (steps.get(s.event.type) ?? 0) + 1)
       }
+      for (const [event, n] of steps) metrics.actorSteps.inc({ event }, n)
       if (lifecycleLog !== undefined) yield* lifecycleLog.stepped(committed.stepped)
       yield* feed.changedRows(committed.finals.values())
       return committed.outcomes
