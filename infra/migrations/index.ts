@@ -38,6 +38,7 @@ import webhookListeners from "./0036_webhook_listeners"
 import tokenControls from "./0037_token_controls"
 import dropTakeRateToken from "./0038_drop_take_rate_token"
 import signInBoundToBrowser from "./0040_sign_in_bound_to_browser"
+import auditLog from "./0041_audit_log"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -79,7 +80,8 @@ export const migrations = {
   "0036_webhook_listeners": webhookListeners,
   "0037_token_controls": tokenControls,
   "0038_drop_take_rate_token": dropTakeRateToken,
-  "0040_sign_in_bound_to_browser": signInBoundToBrowser
+  "0040_sign_in_bound_to_browser": signInBoundToBrowser,
+  "0041_audit_log": auditLog
 }
 
 /**

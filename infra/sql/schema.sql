@@ -240,6 +240,21 @@ begin
 end $$;
 
 --
+-- Name: refuse_audit_log_change(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.refuse_audit_log_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if tg_op = 'DELETE' and current_setting('deposits.audit_log_sweep', true) = 'on' then
+    return old;
+  end if;
+  raise exception 'audit_log is append-only: % refused', tg_op using errcode = '42501';
+end
+$$;
+
+--
 -- Name: take_rate_tokens(uuid, bigint, bigint, bigint, integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -313,6 +328,25 @@ CREATE TABLE public.attachments (
     updated_at timestamp with time zone NOT NULL,
     deleted_at timestamp with time zone,
     CONSTRAINT attachments_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'uploaded'::text, 'rejected'::text, 'expired'::text])))
+);
+
+--
+-- Name: audit_log; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.audit_log (
+    id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    actor_kind text NOT NULL,
+    actor_id text,
+    actor_label text NOT NULL,
+    action text NOT NULL,
+    target_id text,
+    at timestamp with time zone NOT NULL,
+    client text NOT NULL,
+    user_agent text,
+    request_id text,
+    CONSTRAINT audit_log_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['member'::text, 'api_key'::text, 'operator'::text])))
 );
 
 --
@@ -876,6 +910,13 @@ ALTER TABLE ONLY public.attachments
     ADD CONSTRAINT attachments_pkey PRIMARY KEY (id);
 
 --
+-- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.audit_log
+    ADD CONSTRAINT audit_log_pkey PRIMARY KEY (id);
+
+--
 -- Name: chain_credits chain_credits_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1159,6 +1200,18 @@ CREATE INDEX attachments_by_account ON public.attachments USING btree (account_i
 CREATE INDEX attachments_pending ON public.attachments USING btree (upload_expires_at) WHERE (status = 'pending'::text);
 
 --
+-- Name: audit_log_by_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX audit_log_by_account ON public.audit_log USING btree (account_id, id DESC);
+
+--
+-- Name: audit_log_by_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX audit_log_by_time ON public.audit_log USING btree (at);
+
+--
 -- Name: chain_credits_recent; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1435,6 +1488,12 @@ CREATE UNIQUE INDEX webhook_jobs_once ON public.webhook_jobs USING btree (endpoi
 CREATE INDEX webhook_jobs_unpublished ON public.webhook_jobs USING btree (created_at) WHERE (published_at IS NULL);
 
 --
+-- Name: audit_log audit_log_append_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION public.refuse_audit_log_change();
+
+--
 -- Name: api_keys api_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1447,6 +1506,13 @@ ALTER TABLE ONLY public.api_keys
 
 ALTER TABLE ONLY public.attachments
     ADD CONSTRAINT attachments_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: audit_log audit_log_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.audit_log
+    ADD CONSTRAINT audit_log_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
 
 --
 -- Name: customers customers_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

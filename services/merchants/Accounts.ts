@@ -161,10 +161,11 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
       Result: Schema.Struct({
         account_id: Schema.String,
         digest: Schema.Uint8ArrayFromSelf,
+        last4: Schema.String,
         grace_until: Schema.NullOr(Schema.DateFromSelf)
       }),
       execute: ({ digest, at }) => sql`
-        select account_id, digest, grace_until from api_keys
+        select account_id, digest, last4, grace_until from api_keys
         where digest = ${digest} and revoked_at is null and (grace_until is null or grace_until > ${at})`
     })
     const liveSessionByDigest = SqlSchema.findOne({
@@ -299,7 +300,13 @@ export class Accounts extends Effect.Service<Accounts>()("deposits/Accounts", {
         const row = Option.getOrUndefined(yield* liveKeyByDigest({ digest, at }))
         return row && sameDigest(row.digest, digest)
           ? yield* remember(
-              { accountId: row.account_id, via: "api_key", memberId: null, sessionId: null },
+              {
+                accountId: row.account_id,
+                via: "api_key",
+                memberId: null,
+                sessionId: null,
+                keyLast4: row.last4
+              },
               row.grace_until
             )
           : Option.none<Identity>()

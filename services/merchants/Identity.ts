@@ -6,4 +6,6 @@ export interface Identity {
   readonly memberId: string | null
   /** The session's own id (never its token); null for API keys. */
   readonly sessionId: string | null
+  /** An API key's last four characters (keys have no id); absent for sessions. */
+  readonly keyLast4?: string
 }
