@@ -4,6 +4,9 @@ import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Accounts } from "../../services/merchants/Accounts"
 import { Members } from "../../services/merchants/Members"
+import { AuditLog } from "../../services/merchants/AuditLog"
+import { AuditLogSweeperLive } from "../../services/merchants/AuditLogSweeper"
+import { SecurityNotices } from "../../services/merchants/SecurityNotices"
 import { ActorHost } from "../../services/actors/ActorHost"
 import { ChainEndpoints } from "../../services/chain/ChainEndpoints"
 import { ChainWatcherLive } from "../../services/chain/ChainWatcher"
@@ -34,6 +37,7 @@ import { WebhookResolver, WebhookUrlCheck } from "../../services/webhooks/Webhoo
 import { Api } from "../http/Api"
 import { AccountLive } from "../http/Account/Http"
 import { MembersLive } from "../http/Members/Http"
+import { AuditLogLive } from "../http/AuditLog/Http"
 import { SignInLive } from "../http/SignIn/Http"
 import { DepositRequestsLive } from "../http/DepositRequests/Http"
 import { CustomersLive, IssuersLive, PayoutAddressesLive } from "../http/Records/Http"
@@ -75,6 +79,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     health,
     AccountLive,
     MembersLive,
+    AuditLogLive,
     SignInLive,
     DepositRequestsLive,
     CustomersLive,
@@ -195,6 +200,8 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
   Layer.mergeAll(
     Accounts.Default,
     Members.Default,
+    AuditLog.Default,
+    SecurityNotices.Default,
     Attachments.Default,
     Passkeys.Default,
     DepositRequests.Default,
@@ -229,7 +236,8 @@ export const WorkersLive = Layer.mergeAll(
   CreditConsumerLive,
   TreasuryLive,
   AttachmentSweeperLive,
-  StepHistorySweeperLive
+  StepHistorySweeperLive,
+  AuditLogSweeperLive
 )
 
 /**

@@ -227,6 +227,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's audit log, newest first
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. Every change of account state made through a credential: members invited, joined and removed, API keys, payout addresses, issuers, passkeys and webhook endpoints; with who made it, from which client and in which request. Entries are kept `AUDIT_LOG_RETENTION_DAYS` days (default 400).
+         */
+        get: operations["auditLog.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sign-in/email": {
         parameters: {
             query?: never;
@@ -1395,6 +1415,53 @@ export interface components {
             current: boolean;
         };
         ses_id: string;
+        /** @description a string matching the pattern ^aud_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$ */
+        AuditEntryId: string;
+        /**
+         * @description One change of account state made through a credential. Entries are never changed.
+         * @example {
+         *       "id": "aud_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b",
+         *       "action": "payout_address.created",
+         *       "actor": {
+         *         "type": "member",
+         *         "id": "mem_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7c",
+         *         "label": "ada@shop.example.com"
+         *       },
+         *       "target_id": "pa_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7d",
+         *       "created_at": "2026-01-15T10:24:00Z",
+         *       "client": {
+         *         "address": "203.0.113.7",
+         *         "user_agent": "Mozilla/5.0 (X11; Linux x86_64)",
+         *         "request_id": "0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7e"
+         *       }
+         *     }
+         */
+        AuditEntry: {
+            id: components["schemas"]["AuditEntryId"];
+            /**
+             * @description What changed, as `resource.event`.
+             * @enum {string}
+             */
+            action: "member.invited" | "member.invite_revoked" | "member.joined" | "member.removed" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "payout_address.created" | "payout_address.updated" | "payout_address.disabled" | "issuer.created" | "issuer.updated" | "issuer.deleted" | "passkey.added" | "passkey.removed" | "webhook_endpoint.created" | "webhook_endpoint.disabled";
+            actor: {
+                /** @enum {string} */
+                type: "member" | "api_key" | "operator";
+                /** @description The member's `mem_` id; for an API key its last four characters (keys have no id); null for the operator's CLI. */
+                id: string | null;
+                /** @description How a reader knows the actor: the member's address at the time, `API key …abcd`, or the operator. */
+                label: string;
+            };
+            /** @description The id of what changed (a `pa_`, `wh_`, `mem_`, `inv_`, `pk_` or `iss_` id, or `…abcd` for a key). */
+            target_id: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            client: {
+                /** @description The client's address: the socket's peer, or the last X-Forwarded-For hop behind a loopback proxy. */
+                address: string;
+                user_agent: string | null;
+                /** @description The change's `X-Request-Id`. */
+                request_id: string | null;
+            };
+        };
         /** @description Error envelope. `error.code` is one of: `https_required`. */
         HttpsRequired: {
             error: {
@@ -3363,6 +3430,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "auditLog.list": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: string;
+                starting_after?: components["schemas"]["AuditEntryId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["AuditEntry"][];
+                        /** @description Pass as `starting_after` to read the next page; null on the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"] | components["schemas"]["IdentityUnauthorized"];
                 };
             };
             /** @description RateLimited */

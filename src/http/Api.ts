@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountApi } from "./Account/Api"
 import { MembersApi } from "./Members/Api"
+import { AuditLogApi } from "./AuditLog/Api"
 import { SignInApi } from "./SignIn/Api"
 import { AttachmentsApi } from "./Attachments/Api"
 import { DepositRequestsApi } from "./DepositRequests/Api"
@@ -21,6 +22,7 @@ export class Api extends HttpApi.make("deposits")
   .add(HealthApi)
   .add(AccountApi)
   .add(MembersApi)
+  .add(AuditLogApi)
   .add(SignInApi)
   .add(DepositRequestsApi)
   .add(CustomersApi)

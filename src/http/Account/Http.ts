@@ -4,6 +4,8 @@ import { Accounts } from "../../../services/merchants/Accounts"
 import { Api } from "../Api"
 import { CurrentIdentity, requireSession } from "../middleware/Authentication"
 import { NotFound } from "../Errors"
+import { afterChange, recordChange } from "../middleware/AuditTrail"
+import { requestClient } from "../middleware/SignInTransport"
 import { toId } from "../../../services/domain/PrefixedId"
 
 const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
@@ -40,7 +42,10 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
       .handle("issueApiKey", () =>
         Effect.gen(function* () {
           const identity = yield* requireSession("Key management")
+          const who = yield* requestClient
           const issued = yield* accounts.issueApiKey(identity.accountId)
+          const action = issued.previousKeyValidUntil === null ? "api_key.created" : "api_key.rotated"
+          yield* recordChange(identity, who, action, `…${issued.last4}`)
           return {
             api_key: issued.apiKey,
             last4: issued.last4,
@@ -52,7 +57,7 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
       .handle("revokeApiKey", () =>
         Effect.gen(function* () {
           const identity = yield* requireSession("Key management")
-          yield* accounts.revokeApiKeys(identity.accountId)
+          yield* accounts.revokeApiKeys(identity.accountId).pipe(afterChange("api_key.revoked", () => null))
         })
       )
       .handle("refreshSession", () =>

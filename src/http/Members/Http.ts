@@ -6,6 +6,7 @@ import { Api } from "../Api"
 import { requireSession } from "../middleware/Authentication"
 import { NotFound } from "../Errors"
 import { memberWire } from "../SignIn/Http"
+import { afterChange } from "../middleware/AuditTrail"
 
 const what = "The account's people"
 
@@ -51,7 +52,9 @@ export const MembersLive = HttpApiBuilder.group(Api, "members", (handlers) =>
         Effect.gen(function* () {
           const identity = yield* requireSession(what)
           const uuid = yield* requireId("mem", "member", path.id)
-          yield* members.removeMember(identity.accountId, uuid)
+          yield* members
+            .removeMember(identity.accountId, uuid)
+            .pipe(afterChange("member.removed", () => path.id))
         })
       )
       .handle("listInvites", () =>
@@ -64,7 +67,9 @@ export const MembersLive = HttpApiBuilder.group(Api, "members", (handlers) =>
       .handle("invite", ({ payload }) =>
         Effect.gen(function* () {
           const identity = yield* requireSession(what)
-          const created = yield* members.invite(identity.accountId, payload.email, identity.memberId)
+          const created = yield* members
+            .invite(identity.accountId, payload.email, identity.memberId)
+            .pipe(afterChange("member.invited", (c) => toId("inv", c.invite.id)))
           return inviteWire(created.invite)
         })
       )
@@ -72,7 +77,9 @@ export const MembersLive = HttpApiBuilder.group(Api, "members", (handlers) =>
         Effect.gen(function* () {
           const identity = yield* requireSession(what)
           const uuid = yield* requireId("inv", "invite", path.id)
-          yield* members.revokeInvite(identity.accountId, uuid)
+          yield* members
+            .revokeInvite(identity.accountId, uuid)
+            .pipe(afterChange("member.invite_revoked", () => path.id))
         })
       )
       .handle("listSessions", () =>

@@ -10,6 +10,7 @@ import { requireSession } from "../middleware/Authentication"
 import { requireSecureSignIn } from "../middleware/SignInTransport"
 import { InvalidRequest, NotFound } from "../Errors"
 import { signedInWire } from "../SignIn/Http"
+import { afterChange } from "../middleware/AuditTrail"
 
 const WHAT = "Passkeys"
 
@@ -57,7 +58,10 @@ export const PasskeysLive = HttpApiBuilder.group(Api, "passkeys", (handlers) =>
               // Shaped by the request schema; the readonly arrays are the only difference from the library's type.
               response: payload.response as unknown as RegistrationResponseJSON
             })
-            .pipe(Effect.catchTag("PasskeyNotVerified", notVerified))
+            .pipe(
+              Effect.catchTag("PasskeyNotVerified", notVerified),
+              afterChange("passkey.added", (p) => toId("pk", p.id))
+            )
           return toPasskey(passkey)
         })
       )
@@ -73,7 +77,7 @@ export const PasskeysLive = HttpApiBuilder.group(Api, "passkeys", (handlers) =>
           const identity = yield* requireSession(WHAT)
           const uuid = uuidFromId("pk", path.id)
           if (uuid === undefined || identity.memberId === null) return yield* NotFound.of("passkey")
-          yield* passkeys.remove(identity.memberId, uuid)
+          yield* passkeys.remove(identity.memberId, uuid).pipe(afterChange("passkey.removed", () => path.id))
         })
       )
   })

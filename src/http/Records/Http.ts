@@ -5,6 +5,7 @@ import type { ResourceStore, StoredResource } from "../../../services/merchants/
 import { Api } from "../Api"
 import { CurrentIdentity } from "../middleware/Authentication"
 import { NotFound } from "../Errors"
+import { withChange } from "../middleware/AuditTrail"
 import { formatTimestamp } from "../../../services/domain/Timestamp"
 import { type IdPrefix, type ResourceName, toId, uuidFromId } from "../../../services/domain/PrefixedId"
 
@@ -104,13 +105,17 @@ export const IssuersLive = HttpApiBuilder.group(Api, "issuers", (handlers) =>
   Effect.gen(function* () {
     const h = recordHandlers(yield* Issuers, "iss", "issuer", issuerWire)
     return handlers
-      .handle("create", ({ payload }) => h.create(payload))
+      .handle("create", ({ payload }) => h.create(payload).pipe(withChange("issuer.created", (w) => w.id)))
       .handle("list", ({ urlParams }) =>
         Effect.map(h.list(urlParams), ({ items, next_cursor }) => ({ issuers: items, next_cursor }))
       )
       .handle("get", ({ path }) => h.get(path.id))
-      .handle("update", ({ path, payload }) => h.update(path.id, payload))
-      .handle("delete", ({ path }) => Effect.asVoid(h.end(path.id)))
+      .handle("update", ({ path, payload }) =>
+        h.update(path.id, payload).pipe(withChange("issuer.updated", (w) => w.id))
+      )
+      .handle("delete", ({ path }) =>
+        Effect.asVoid(h.end(path.id).pipe(withChange("issuer.deleted", (w) => w.id)))
+      )
   })
 )
 
@@ -118,12 +123,18 @@ export const PayoutAddressesLive = HttpApiBuilder.group(Api, "payoutAddresses", 
   Effect.gen(function* () {
     const h = recordHandlers(yield* PayoutAddresses, "pa", "payout_address", payoutWire)
     return handlers
-      .handle("create", ({ payload }) => h.create(payload))
+      .handle("create", ({ payload }) =>
+        h.create(payload).pipe(withChange("payout_address.created", (w) => w.id))
+      )
       .handle("list", ({ urlParams }) =>
         Effect.map(h.list(urlParams), ({ items, next_cursor }) => ({ payout_addresses: items, next_cursor }))
       )
       .handle("get", ({ path }) => h.get(path.id))
-      .handle("update", ({ path, payload }) => h.update(path.id, payload))
-      .handle("disable", ({ path }) => h.end(path.id))
+      .handle("update", ({ path, payload }) =>
+        h.update(path.id, payload).pipe(withChange("payout_address.updated", (w) => w.id))
+      )
+      .handle("disable", ({ path }) =>
+        h.end(path.id).pipe(withChange("payout_address.disabled", (w) => w.id))
+      )
   })
 )

@@ -5,6 +5,7 @@ import type { Account } from "../../../services/merchants/Accounts"
 import { type Member, Members, type SignedIn } from "../../../services/merchants/Members"
 import { Api } from "../Api"
 import { requireSecureSignIn } from "../middleware/SignInTransport"
+import { recordChange } from "../middleware/AuditTrail"
 
 export const memberWire = (member: Member) => ({
   id: toId("mem", member.id),
@@ -81,10 +82,19 @@ export const SignInLive = HttpApiBuilder.group(Api, "signIn", (handlers) =>
         )
       )
       .handle("acceptInvite", ({ payload }) =>
-        Effect.map(
-          Effect.flatMap(requireSecureSignIn, (who) => members.acceptInvite(payload.token, who)),
-          signedInWire
-        )
+        Effect.gen(function* () {
+          const who = yield* requireSecureSignIn
+          const signedIn = yield* members.acceptInvite(payload.token, who)
+          // No credential made this change but the invitation: the new member is its actor.
+          const joined = {
+            accountId: signedIn.account.id,
+            via: "session",
+            memberId: signedIn.member.id,
+            sessionId: null
+          } as const
+          yield* recordChange(joined, who, "member.joined", toId("mem", signedIn.member.id))
+          return signedInWire(signedIn)
+        })
       )
   })
 )

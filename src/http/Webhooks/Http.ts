@@ -4,6 +4,7 @@ import { WebhookEndpoints } from "../../../services/webhooks/WebhookEndpoints"
 import { Api } from "../Api"
 import { CurrentIdentity } from "../middleware/Authentication"
 import { NotFound } from "../Errors"
+import { withChange } from "../middleware/AuditTrail"
 import type { Event } from "../Events/Api"
 import { uuidFromId } from "../../../services/domain/PrefixedId"
 
@@ -18,7 +19,9 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
     const webhooks = yield* WebhookEndpoints
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentIdentity, ({ accountId }) => webhooks.create(accountId, payload.url))
+        Effect.flatMap(CurrentIdentity, ({ accountId }) =>
+          webhooks.create(accountId, payload.url).pipe(withChange("webhook_endpoint.created", (w) => w.id))
+        )
       )
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
@@ -32,7 +35,9 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
       )
       .handle("disable", ({ path }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
-          Effect.flatMap(requireId(path.id), (u) => webhooks.disable(accountId, u))
+          Effect.flatMap(requireId(path.id), (u) =>
+            webhooks.disable(accountId, u).pipe(withChange("webhook_endpoint.disabled", () => path.id))
+          )
         )
       )
       .handle("test", ({ path }) =>

@@ -170,7 +170,8 @@ export const EdgeLive = HttpApiBuilder.middleware(
 
         // The common case (a GET without an Idempotency-Key) goes straight to the router.
         const query = queryAt === -1 ? "" : request.url.slice(queryAt + 1)
-        const answerHeaders: Record<string, string> = {}
+        // The request id rides with the answer's headers, where a handler that records it (the audit log) reads it.
+        const answerHeaders: Record<string, string> = { "x-request-id": requestId }
         const handled = Effect.provideService(
           // Object uploads and downloads carry bytes, not JSON: their routes read (and limit) bodies themselves.
           (bodyMethods.has(method) || query !== "" || request.headers["idempotency-key"] !== undefined) &&

@@ -13,6 +13,25 @@ export interface SignInClient {
 }
 
 /**
+ * The client of any request, counted as sign-in counts it (the socket's peer, or the last `X-Forwarded-For` hop
+ * behind a loopback proxy), whatever the transport: what the audit log records.
+ */
+export const requestClient: Effect.Effect<SignInClient, never, HttpServerRequest.HttpServerRequest> =
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+    const socket = NodeHttpServerRequest.toIncomingMessage(request).socket as
+      | { remoteAddress?: string }
+      | undefined
+    const decided = signInTransport({
+      environment: "sandbox",
+      peer: socket?.remoteAddress ?? "unknown",
+      encrypted: true,
+      forwardedProto: undefined,
+      forwardedFor: request.headers["x-forwarded-for"]
+    })
+    return { client: decided.client.slice(0, 64), userAgent: request.headers["user-agent"] }
+  })
+
+/**
  * The HTTPS rule of the sign-in routes (`signInTransport`), read from the request's own socket: fails with 403
  * `https_required` outside the sandbox for plain HTTP from a non-loopback client, and otherwise names the client
  * its attempts count against.

@@ -1,5 +1,6 @@
 import { type PublicKeyCredentialCreationOptionsJSON, startRegistration } from "@simplewebauthn/browser"
 import { api, Refusal, sentence } from "./api"
+import { AuditLogTable } from "./auditLog"
 import type { Answer, Invite, Member, Passkey, SessionInfo } from "./types"
 import { Confirm, Field, Loading, Notice, Refused, useAction, useLoad, When } from "./ui"
 
@@ -139,6 +140,7 @@ export const Team = () => {
       ) : (
         <Own />
       )}
+      <AuditLogTable />
     </>
   )
 }

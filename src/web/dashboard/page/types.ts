@@ -35,5 +35,6 @@ export type Member = Schemas["Member"]
 export type Invite = Schemas["Invite"]
 export type SessionInfo = Schemas["SessionInfo"]
 export type Passkey = Schemas["Passkey"]
+export type AuditEntry = Schemas["AuditEntry"]
 /** What every sign-in answers: the session, the member and the account. */
 export type SignedIn = Answer<"/v1/sign-in/link", "post">
