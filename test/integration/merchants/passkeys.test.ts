@@ -228,6 +228,14 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         const listed = yield* call("/v1/account/passkeys", { headers: member.session })
         assert.strictEqual(listed.status, 200)
         assert.deepStrictEqual(listed.body as unknown, { passkeys: [passkey], next_cursor: null })
+        // The audit log names the passkey and who added it (and every member is mailed: SecurityNotices).
+        const log = yield* call("/v1/account/audit-log?limit=1", { headers: member.session })
+        type Entry = { action: string; target_id: string; actor: { label: string } }
+        const [added] = (log.body as unknown as { entries: Array<Entry> }).entries
+        assert.deepStrictEqual(
+          { action: added?.action, target: added?.target_id, actor: added?.actor.label },
+          { action: "passkey.added", target: passkey.id, actor: member.email }
+        )
 
         const { challengeId, options: requestOptions } = yield* signInOptions
         const signedIn = yield* call("/v1/sign-in/passkey", {
