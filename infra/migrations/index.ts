@@ -39,6 +39,7 @@ import tokenControls from "./0037_token_controls"
 import dropTakeRateToken from "./0038_drop_take_rate_token"
 import signInBoundToBrowser from "./0040_sign_in_bound_to_browser"
 import auditLog from "./0041_audit_log"
+import payoutAddressHold from "./0042_payout_address_hold"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -81,7 +82,8 @@ export const migrations = {
   "0037_token_controls": tokenControls,
   "0038_drop_take_rate_token": dropTakeRateToken,
   "0040_sign_in_bound_to_browser": signInBoundToBrowser,
-  "0041_audit_log": auditLog
+  "0041_audit_log": auditLog,
+  "0042_payout_address_hold": payoutAddressHold
 }
 
 /**

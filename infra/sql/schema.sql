@@ -216,7 +216,8 @@ begin
     cross join lateral (select 1 from issuers s
         where s.id = i.issuer_id and s.account_id = i.account_id and s.deleted_at is null limit 1) s
     cross join lateral (select 1 from payout_addresses p
-        where p.id = i.payout_address_id and p.account_id = i.account_id and p.disabled_at is null limit 1) p
+        where p.id = i.payout_address_id and p.account_id = i.account_id and p.disabled_at is null
+          and (p.held_until is null or p.held_until <= i.created_at) limit 1) p
     left join lateral (select true as live from customers c
         where c.id = i.customer_id and c.account_id = i.account_id and c.deleted_at is null limit 1) c on true
     where i.customer_id is null or c.live
@@ -683,7 +684,8 @@ CREATE TABLE public.payout_addresses (
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL,
     disabled_at timestamp with time zone,
-    disabled_reason text
+    disabled_reason text,
+    held_until timestamp with time zone
 );
 
 --

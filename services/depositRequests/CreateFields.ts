@@ -1,4 +1,5 @@
-import { InvalidRequest, NotFound } from "../domain/Errors"
+import { InvalidRequest, InvalidState, NotFound } from "../domain/Errors"
+import { formatTimestamp } from "../domain/Timestamp"
 import { digestHexOf } from "../platform/Secrets"
 
 /** Default and bounds of a request's deadline. */
@@ -133,16 +134,28 @@ export interface References {
   readonly issuer: boolean
   readonly payout_address: string | null
   readonly payout_disabled: boolean | null
+  /** When the payout address's hold ends (infra/decisions/0077-payout-address-hold.md); null without one. */
+  readonly payout_held_until: Date | null
   readonly customer: boolean
 }
 
+/** A payout address still in its hold at `now`, as the 409 that says when it is released; else `undefined`. */
+export const payoutHoldError = (heldUntil: Date | null, now: Date) =>
+  heldUntil !== null && heldUntil.getTime() > now.getTime()
+    ? new InvalidState({
+        message: `The payout address is new and held until ${formatTimestamp(heldUntil)}: it takes no deposit request before then. Name another payout address, or try again after that time.`
+      })
+    : undefined
+
 /** Validate, after the read: which reference is missing or unusable, as the error a merchant can act on. */
-export const referenceError = (refs: References, input: CreateInput) => {
+export const referenceError = (refs: References, input: CreateInput, now: Date) => {
   if (!refs.issuer) return NotFound.of("issuer")
   if (refs.payout_address === null) return NotFound.of("payout_address")
   if (refs.payout_disabled === true) {
     return new InvalidRequest({ message: "The payout address is disabled.", param: "payout_address_id" })
   }
+  const held = payoutHoldError(refs.payout_held_until, now)
+  if (held !== undefined) return held
   if (input.customer_id !== undefined && !refs.customer) return NotFound.of("customer")
   return undefined
 }

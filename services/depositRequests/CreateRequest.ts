@@ -3,7 +3,7 @@ import type { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Option } from "effect"
 import type { ActorHost } from "../actors/ActorHost"
 import type { DepositRequestRow } from "../actors/ActorRow"
-import { IdempotencyConflict, InvalidRequest, type NotFound } from "../domain/Errors"
+import { IdempotencyConflict, InvalidRequest, type InvalidState, type NotFound } from "../domain/Errors"
 import { toId } from "../domain/PrefixedId"
 import type { Ids } from "../platform/Ids"
 import { digestHexOf, newSecret } from "../platform/Secrets"
@@ -49,7 +49,7 @@ export const makeCreateRequest = (deps: {
 
   /**
    * The payout address of each payout-address id seen: an address never changes (only its disabled flag does,
-   * and the claim re-checks that), so a create that names a known one needs no read first.
+   * and the claim re-checks that and the hold), so a create that names a known one needs no read first.
    */
   const payoutAddresses = new Map<string, string>()
   const rememberPayout = (accountId: string, payoutId: string, address: string) => {
@@ -119,6 +119,7 @@ export const makeCreateRequest = (deps: {
           exists (select 1 from issuers where id = ${uuidOfId(input.issuer_id)}::uuid
             and account_id = ${accountId}::uuid and deleted_at is null) as issuer,
           p.address as payout_address, p.disabled_at is not null as payout_disabled,
+          p.held_until as payout_held_until,
           exists (select 1 from customers where id = ${customerUuid}::uuid
             and account_id = ${accountId}::uuid and deleted_at is null) as customer
         from (select 1) as one
@@ -142,7 +143,7 @@ export const makeCreateRequest = (deps: {
       }
       const expiresAt = checkFields(input, now, allowLocalShop)
       if (expiresAt instanceof InvalidRequest) return yield* expiresAt
-      const refused = referenceError(read!, input)
+      const refused = referenceError(read!, input, now)
       if (refused !== undefined) return yield* refused
       rememberPayout(accountId, input.payout_address_id, read!.payout_address!)
       return yield* claimAndInsert(accountId, idempotencyKey, input, now, expiresAt, read!.payout_address!)
@@ -157,7 +158,10 @@ export const makeCreateRequest = (deps: {
     accountId: string,
     idempotencyKey: string,
     input: CreateInput
-  ): Effect.Effect<Created, IdempotencyConflict | InvalidRequest | NotFound | SqlError.SqlError> =>
+  ): Effect.Effect<
+    Created,
+    IdempotencyConflict | InvalidRequest | InvalidState | NotFound | SqlError.SqlError
+  > =>
     Effect.gen(function* () {
       const knownPayout = payoutAddresses.get(`${accountId}:${input.payout_address_id}`)
       if (knownPayout !== undefined) {

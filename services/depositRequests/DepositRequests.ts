@@ -11,7 +11,7 @@ import { ChangeFeed } from "../platform/ChangeFeed"
 import { Ids } from "../platform/Ids"
 import { publicBaseUrl, serviceEnv } from "../platform/Settings"
 import { orDieOnSql } from "../platform/SqlFailure"
-import { type CreateInput, uuidOfId } from "./CreateFields"
+import { type CreateInput, payoutHoldError, uuidOfId } from "./CreateFields"
 import { makeCreateRequest } from "./CreateRequest"
 import { type DepositRequestWire, viewOf } from "./DepositRequestWire"
 
@@ -168,8 +168,8 @@ const make = Effect.gen(function* () {
         })
       }
       const uuid = uuidOfId(payoutAddressId)
-      const rows = yield* sql<{ address: string; disabled: boolean }>`
-        select address, disabled_at is not null as disabled from payout_addresses
+      const rows = yield* sql<{ address: string; disabled: boolean; held_until: Date | null }>`
+        select address, disabled_at is not null as disabled, held_until from payout_addresses
         where id = ${uuid} and account_id = ${accountId}`
       const target = rows[0]
       if (target === undefined) return yield* NotFound.of("payout_address")
@@ -179,6 +179,11 @@ const make = Effect.gen(function* () {
           param: "payout_address_id"
         })
       }
+      // The hold is a create's (infra/decisions/0077): a takeover must not redirect money to a fresh address either.
+      // Checked once, here: `held_until` never moves, and a hold cancelled meanwhile disables it, which the
+      // commit's share-locked check refuses.
+      const held = payoutHoldError(target.held_until, new Date(yield* Clock.currentTimeMillis))
+      if (held !== undefined) return yield* held
       if (
         uuid === row.payout_address_id ||
         target.address.toLowerCase() === context.payout_address.toLowerCase()

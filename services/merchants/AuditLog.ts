@@ -18,6 +18,7 @@ export const AUDIT_ACTIONS = [
   "payout_address.created",
   "payout_address.updated",
   "payout_address.disabled",
+  "payout_address.hold_cancelled",
   "issuer.created",
   "issuer.updated",
   "issuer.deleted",

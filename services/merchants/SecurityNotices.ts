@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { uuidFromId } from "../domain/PrefixedId"
 import { Mailer } from "../platform/Mailer"
 import type { AuditAction, AuditEntry } from "./AuditLog"
 import { dashboardLink, dashboardOriginSetting } from "./MemberSettings"
@@ -42,6 +43,11 @@ export const NOTICES: Partial<Record<AuditAction, Notice>> = {
     undo: "disable the payout address in Payout addresses",
     view: () => "/payout-addresses"
   },
+  "payout_address.hold_cancelled": {
+    what: "cancelled a new payout address during its hold (it is disabled)",
+    undo: "add the address again in Payout addresses",
+    view: () => "/payout-addresses"
+  },
   "payout_address.disabled": {
     what: "disabled a payout address",
     undo: "add the address again in Payout addresses",
@@ -62,10 +68,26 @@ export const NOTICES: Partial<Record<AuditAction, Notice>> = {
 /** Whether an action mails the account's members. */
 export const notifies = (action: AuditAction): boolean => NOTICES[action] !== undefined
 
-/** The notice's text, from the audit entry alone (plus the account's name and the dashboard's address). */
-export const noticeMail = (entry: AuditEntry, accountName: string, link: (fragment: string) => string) => {
+/**
+ * The notice's text, from the audit entry (plus the account's name, the dashboard's address and, for a new payout
+ * address, when its hold ends).
+ */
+export const noticeMail = (
+  entry: AuditEntry,
+  accountName: string,
+  link: (fragment: string) => string,
+  heldUntil: Date | null = null
+) => {
   const notice = NOTICES[entry.action]
   if (notice === undefined) return undefined
+  // A new payout address in its hold: the members learn until when it can still be stopped, and how.
+  const hold =
+    heldUntil === null || entry.targetId === null
+      ? []
+      : [
+          "",
+          `It takes no deposit request until ${heldUntil.toISOString()}. Until then any member can cancel it: ${link(`/payout-addresses/${entry.targetId}`)} (or POST /v1/payout-addresses/${entry.targetId}/cancel).`
+        ]
   const client = `${entry.client.address}${entry.client.userAgent === null ? "" : ` (${entry.client.userAgent})`}`
   return {
     subject: `Security notice for ${accountName}: ${entry.actor.label} ${notice.what}`,
@@ -76,6 +98,7 @@ export const noticeMail = (entry: AuditEntry, accountName: string, link: (fragme
       `When: ${entry.at.toISOString()}`,
       `From: ${client}`,
       ...(entry.client.requestId === null ? [] : [`Request: ${entry.client.requestId}`]),
+      ...hold,
       "",
       `If you did not expect this, ${notice.undo}: ${link(notice.view(entry.targetId))}`,
       "Every member of the account receives this notice."
@@ -102,15 +125,32 @@ export class SecurityNotices extends Effect.Service<SecurityNotices>()("deposits
         order by m.created_at`
     })
 
+    const holdOf = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, uuid: Schema.String }),
+      Result: Schema.Struct({ held_until: Schema.NullOr(Schema.DateFromSelf) }),
+      execute: ({ accountId, uuid }) => sql`
+        select held_until from payout_addresses where id = ${uuid} and account_id = ${accountId}`
+    })
+    const heldUntilOf = (entry: AuditEntry) => {
+      const uuid =
+        entry.action === "payout_address.created" && entry.targetId !== null
+          ? uuidFromId("pa", entry.targetId)
+          : undefined
+      return uuid === undefined
+        ? Effect.succeed(null)
+        : Effect.map(holdOf({ accountId: entry.accountId, uuid }), (rows) => rows[0]?.held_until ?? null)
+    }
+
     /** Mails the entry's notice to every member; how many were mailed (0 for an action that notifies nobody). */
     const send = Effect.fn("SecurityNotices.send")(function* (entry: AuditEntry) {
       if (!notifies(entry.action)) return 0
       const members = yield* recipients(entry.accountId).pipe(Effect.orDie)
+      const heldUntil = yield* heldUntilOf(entry).pipe(Effect.orDie)
       let sent = 0
       for (const member of members) {
         // Who just joined knows it: their join is news to the others only.
         if (entry.action === "member.joined" && member.id === entry.actor.id) continue
-        const mail = noticeMail(entry, member.account_name, link)
+        const mail = noticeMail(entry, member.account_name, link, heldUntil)
         if (mail === undefined) continue
         yield* mailer.send({ to: member.email, ...mail }).pipe(
           Effect.tap(() => {

@@ -18,6 +18,7 @@ import { metricsServerSettings } from "./MetricsServer"
 import { tracingSettings } from "./Tracing"
 import { attachmentSettings } from "../../services/merchants/Attachments"
 import { signUpSetting } from "../../services/merchants/Members"
+import { payoutAddressHoldSetting } from "../../services/merchants/MerchantResources"
 import { signInLimits } from "../../services/merchants/SignInAttempts"
 import { objectStoreSettings } from "../../services/platform/objectStore/ObjectStore"
 
@@ -41,7 +42,8 @@ export const appConfig = Config.all([
     stepHistoryDays,
     instanceId: instanceIdSetting,
     webhooksAllowPrivate: webhooksAllowPrivateSetting,
-    signUp: signUpSetting
+    signUp: signUpSetting,
+    payoutAddressHoldSeconds: payoutAddressHoldSetting
   }),
   signInLimits,
   tracingSettings,

@@ -627,6 +627,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payout-addresses/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a payout address during its hold: it is disabled before it ever receives money
+         * @description Any member (a dashboard session) or the API key may cancel it while `held_until` is in the future: it is disabled with `disabled_reason` `hold_cancelled`, recorded in the audit log (`payout_address.hold_cancelled`) and every member is told. Once released, or already disabled, 409 `invalid_state`: `disable` it instead.
+         */
+        post: operations["payoutAddresses.cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/attachments": {
         parameters: {
             query?: never;
@@ -1442,7 +1462,7 @@ export interface components {
              * @description What changed, as `resource.event`.
              * @enum {string}
              */
-            action: "member.invited" | "member.invite_revoked" | "member.joined" | "member.removed" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "payout_address.created" | "payout_address.updated" | "payout_address.disabled" | "issuer.created" | "issuer.updated" | "issuer.deleted" | "passkey.added" | "passkey.removed" | "webhook_endpoint.created" | "webhook_endpoint.disabled";
+            action: "member.invited" | "member.invite_revoked" | "member.joined" | "member.removed" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "payout_address.created" | "payout_address.updated" | "payout_address.disabled" | "payout_address.hold_cancelled" | "issuer.created" | "issuer.updated" | "issuer.deleted" | "passkey.added" | "passkey.removed" | "webhook_endpoint.created" | "webhook_endpoint.disabled";
             actor: {
                 /** @enum {string} */
                 type: "member" | "api_key" | "operator";
@@ -1908,8 +1928,10 @@ export interface components {
             /** @description RFC 3339 UTC, second precision, Z. */
             updated_at: string;
             disabled_at: string | null;
-            /** @description Why the service disabled it: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address. Null while enabled and when you disabled it yourself. */
+            /** @description Why it was disabled other than by `disable`: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address; `hold_cancelled` when a member cancelled it during its hold. Null while enabled and when you disabled it yourself. */
             disabled_reason: string | null;
+            /** @description When its hold ends: a new payout address takes no deposit request (a create or a resume naming it answers 409 `invalid_state`) until then, `PAYOUT_ADDRESS_HOLD_SECONDS` after it was added (a day in production, none in the sandbox), and any member may cancel it until then. Stays as it was once past. Null when it was added without a hold. */
+            held_until: string | null;
         };
         /**
          * @example {
@@ -4162,7 +4184,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyConflict"];
+                    "application/json": components["schemas"]["IdempotencyConflict"] | components["schemas"]["InvalidState"];
                 };
             };
             /** @description PayloadTooLarge */
@@ -5376,8 +5398,10 @@ export interface operations {
                         /** @description RFC 3339 UTC, second precision, Z. */
                         updated_at: string;
                         disabled_at: string | null;
-                        /** @description Why the service disabled it: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address. Null while enabled and when you disabled it yourself. */
+                        /** @description Why it was disabled other than by `disable`: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address; `hold_cancelled` when a member cancelled it during its hold. Null while enabled and when you disabled it yourself. */
                         disabled_reason: string | null;
+                        /** @description When its hold ends: a new payout address takes no deposit request (a create or a resume naming it answers 409 `invalid_state`) until then, `PAYOUT_ADDRESS_HOLD_SECONDS` after it was added (a day in production, none in the sandbox), and any member may cancel it until then. Stays as it was once past. Null when it was added without a hold. */
+                        held_until: string | null;
                     };
                 };
             };
@@ -5593,6 +5617,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "payoutAddresses.cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where settlements send exactly the requested amount. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutAddress"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description InvalidState */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidState"];
                 };
             };
             /** @description RateLimited */

@@ -3,7 +3,11 @@
 -- p_rows is a JSON array of the rows below. Claims each row's idempotency key, only where the row's issuer,
 -- payout address and customer (if any) are still the account's own and live, and inserts the requests whose key
 -- was claimed; a key older than p_window_ms is taken over, as if forgotten. Answers the ids inserted: a caller
--- whose id is missing reads and decides (the key was taken, or a reference changed).
+-- whose id is missing reads and decides (the key was taken, or a reference changed, or the payout address is
+-- still in its hold).
+--
+-- The hold (migration 0042): a payout address whose `held_until` is after the request's `created_at` (the
+-- service's clock, as the caller's read compares it) is not live yet; only that row's claim is refused.
 --
 -- Why a function (migration 0013): sent as a statement, this CTE was parsed and planned for every batch;
 -- PL/pgSQL keeps the plan of the statement inside it for the session, so a call plans only `select … from f(…)`.
@@ -34,7 +38,8 @@ begin
     cross join lateral (select 1 from issuers s
         where s.id = i.issuer_id and s.account_id = i.account_id and s.deleted_at is null limit 1) s
     cross join lateral (select 1 from payout_addresses p
-        where p.id = i.payout_address_id and p.account_id = i.account_id and p.disabled_at is null limit 1) p
+        where p.id = i.payout_address_id and p.account_id = i.account_id and p.disabled_at is null
+          and (p.held_until is null or p.held_until <= i.created_at) limit 1) p
     left join lateral (select true as live from customers c
         where c.id = i.customer_id and c.account_id = i.account_id and c.deleted_at is null limit 1) c on true
     where i.customer_id is null or c.live

@@ -1,7 +1,14 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Security"
-import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, Unauthenticated } from "../Errors"
+import {
+  InvalidRequest,
+  InvalidState,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  Unauthenticated
+} from "../Errors"
 import { Address } from "../../../services/domain/Address"
 import { Id, type IdPrefix } from "../../../services/domain/PrefixedId"
 import { IdParam, Limit, ListOf, Metadata, StrictStruct, withExample } from "../Schemas"
@@ -59,7 +66,11 @@ export const PayoutAddress = Schema.Struct({
   disabled_at: Schema.NullOr(Timestamp),
   disabled_reason: Schema.NullOr(Schema.String).annotations({
     description:
-      "Why the service disabled it: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address. Null while enabled and when you disabled it yourself."
+      "Why it was disabled other than by `disable`: `blocked_by_token` when USDC's issuer blacklisted the address and a request was resumed to another payout address; `hold_cancelled` when a member cancelled it during its hold. Null while enabled and when you disabled it yourself."
+  }),
+  held_until: Schema.NullOr(Timestamp).annotations({
+    description:
+      "When its hold ends: a new payout address takes no deposit request (a create or a resume naming it answers 409 `invalid_state`) until then, `PAYOUT_ADDRESS_HOLD_SECONDS` after it was added (a day in production, none in the sandbox), and any member may cancel it until then. Stays as it was once past. Null when it was added without a hold."
   })
 }).annotations({
   identifier: "PayoutAddress",
@@ -243,10 +254,26 @@ export class PayoutAddressesApi extends recordEndpoints({
   wire: PayoutAddress,
   create: CreatePayoutAddress,
   update: UpdatePayoutAddress
-}).add(
-  HttpApiEndpoint.post("disable", "/payout-addresses/:id/disable")
-    .setPath(Schema.Struct({ id: IdParam("pa") }))
-    .addSuccess(PayoutAddress)
-    .addError(NotFound)
-    .annotate(OpenApi.Summary, "Disable a payout address: no new request may use it; it stays readable")
-) {}
+})
+  .add(
+    HttpApiEndpoint.post("disable", "/payout-addresses/:id/disable")
+      .setPath(Schema.Struct({ id: IdParam("pa") }))
+      .addSuccess(PayoutAddress)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Disable a payout address: no new request may use it; it stays readable")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/payout-addresses/:id/cancel")
+      .setPath(Schema.Struct({ id: IdParam("pa") }))
+      .addSuccess(PayoutAddress)
+      .addError(NotFound)
+      .addError(InvalidState)
+      .annotate(
+        OpenApi.Summary,
+        "Cancel a payout address during its hold: it is disabled before it ever receives money"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Any member (a dashboard session) or the API key may cancel it while `held_until` is in the future: it is disabled with `disabled_reason` `hold_cancelled`, recorded in the audit log (`payout_address.hold_cancelled`) and every member is told. Once released, or already disabled, 409 `invalid_state`: `disable` it instead."
+      )
+  ) {}

@@ -37,7 +37,8 @@ const payoutWire = (row: StoredResource) => ({
   label: str(row.label),
   ...stamps(row),
   disabled_at: row.disabled_at instanceof Date ? formatTimestamp(row.disabled_at) : null,
-  disabled_reason: str(row.disabled_reason)
+  disabled_reason: str(row.disabled_reason),
+  held_until: row.held_until instanceof Date ? formatTimestamp(row.held_until) : null
 })
 
 /** Bodies to columns: `metadata` is always an object (null clears it to `{}`); other nulls clear the column. */
@@ -121,7 +122,8 @@ export const IssuersLive = HttpApiBuilder.group(Api, "issuers", (handlers) =>
 
 export const PayoutAddressesLive = HttpApiBuilder.group(Api, "payoutAddresses", (handlers) =>
   Effect.gen(function* () {
-    const h = recordHandlers(yield* PayoutAddresses, "pa", "payout_address", payoutWire)
+    const payouts = yield* PayoutAddresses
+    const h = recordHandlers(payouts, "pa", "payout_address", payoutWire)
     return handlers
       .handle("create", ({ payload }) =>
         h.create(payload).pipe(withChange("payout_address.created", (w) => w.id))
@@ -135,6 +137,14 @@ export const PayoutAddressesLive = HttpApiBuilder.group(Api, "payoutAddresses", 
       )
       .handle("disable", ({ path }) =>
         h.end(path.id).pipe(withChange("payout_address.disabled", (w) => w.id))
+      )
+      .handle("cancel", ({ path }) =>
+        Effect.flatMap(CurrentIdentity, ({ accountId }) => {
+          const uuid = uuidFromId("pa", path.id)
+          return uuid === undefined
+            ? Effect.fail(NotFound.of("payout_address"))
+            : Effect.map(payouts.cancelHold(accountId, uuid), payoutWire)
+        }).pipe(withChange("payout_address.hold_cancelled", (w) => w.id))
       )
   })
 )

@@ -16,7 +16,8 @@ import {
   viewOf,
   webhookSubset
 } from "../../../services/depositRequests/DepositRequestWire"
-import { InvalidRequest, NotFound } from "../../../services/domain/Errors"
+import { InvalidRequest, InvalidState, NotFound } from "../../../services/domain/Errors"
+import { formatTimestamp } from "../../../services/domain/Timestamp"
 
 /** The create's phases, each alone, and the lifecycle bodies the actor host gets through its port. No database. */
 const now = new Date("2026-11-25T12:00:00Z")
@@ -28,7 +29,7 @@ const input = {
   issuer_id: "iss_0193a0c0-0000-7000-8000-0000000000bb",
   payout_address_id: "pa_0193a0c0-0000-7000-8000-0000000000cc"
 }
-const refs = { issuer: true, payout_address: PAYOUT, payout_disabled: false, customer: false }
+const refs = { issuer: true, payout_address: PAYOUT, payout_disabled: false, payout_held_until: null, customer: false }
 
 describe("create: validate", () => {
   it("answers the deadline of valid fields, the default one when none is given", () => {
@@ -92,11 +93,16 @@ describe("create: validate", () => {
   })
 
   it("names the reference a merchant must fix", () => {
-    assert.isUndefined(referenceError(refs, input))
-    assert.instanceOf(referenceError({ ...refs, issuer: false }, input), NotFound)
-    assert.instanceOf(referenceError({ ...refs, payout_address: null }, input), NotFound)
-    assert.instanceOf(referenceError({ ...refs, payout_disabled: true }, input), InvalidRequest)
-    assert.instanceOf(referenceError(refs, { ...input, customer_id: "cus_x" }), NotFound)
+    assert.isUndefined(referenceError(refs, input, now))
+    assert.instanceOf(referenceError({ ...refs, issuer: false }, input, now), NotFound)
+    assert.instanceOf(referenceError({ ...refs, payout_address: null }, input, now), NotFound)
+    assert.instanceOf(referenceError({ ...refs, payout_disabled: true }, input, now), InvalidRequest)
+    assert.instanceOf(referenceError(refs, { ...input, customer_id: "cus_x" }, now), NotFound)
+    // A payout address in its hold is refused with the time it is released; at that time it is taken.
+    const held = referenceError({ ...refs, payout_held_until: new Date(now.getTime() + 60_000) }, input, now)
+    assert.instanceOf(held, InvalidState)
+    assert.include(held!.message, formatTimestamp(new Date(now.getTime() + 60_000)))
+    assert.isUndefined(referenceError({ ...refs, payout_held_until: now }, input, now))
   })
 
   it("fingerprints the immutable fields only", () => {

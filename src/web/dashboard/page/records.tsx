@@ -160,6 +160,11 @@ const RecordRow = ({ kind, row, reload }: { kind: Kind; row: Row; reload: () => 
   const spec = SPECS[kind]
   const [editing, setEditing] = useState(false)
   const ended = typeof row.disabled_at === "string"
+  // A new payout address in its hold (infra/decisions/0077): any member may cancel it before it takes money.
+  const heldUntil =
+    !ended && typeof row.held_until === "string" && Date.parse(row.held_until) > Date.now()
+      ? row.held_until
+      : undefined
   const title = String(row[spec.fields[0]?.name ?? "id"] ?? row.id)
   return (
     <li data-id={row.id}>
@@ -182,6 +187,12 @@ const RecordRow = ({ kind, row, reload }: { kind: Kind; row: Row; reload: () => 
             · disabled <When at={row.disabled_at as string} />
           </>
         ) : null}
+        {heldUntil === undefined ? null : (
+          <>
+            {" "}
+            · held until <When at={heldUntil} />
+          </>
+        )}
       </p>
       {ended ? null : (
         <div class="row">
@@ -193,6 +204,17 @@ const RecordRow = ({ kind, row, reload }: { kind: Kind; row: Row; reload: () => 
           >
             Edit
           </button>
+          {heldUntil === undefined ? null : (
+            <Confirm
+              label="Cancel"
+              question={`Cancel ${title}? It is disabled before it ever receives money.`}
+              confirmLabel="Cancel it"
+              onConfirm={async () => {
+                await api("POST", `${spec.path}/${row.id}/cancel`, {})
+                reload()
+              }}
+            />
+          )}
           <Confirm
             label={spec.end === "delete" ? "Delete" : "Disable"}
             question={
