@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Config, Effect, Schema } from "effect"
+import { AUDIT_ACTIONS, type AuditAction } from "../domain/AuditActions"
 import { Ids } from "../platform/Ids"
 
 /**
@@ -7,27 +8,7 @@ import { Ids } from "../platform/Ids"
  * commits (those services act after their commit: mail, credential cache drops); the rest in the change's own
  * transaction (infra/decisions/0076-audit-log-and-security-notices.md).
  */
-export const AUDIT_ACTIONS = [
-  "member.invited",
-  "member.invite_revoked",
-  "member.joined",
-  "member.removed",
-  "api_key.created",
-  "api_key.rotated",
-  "api_key.revoked",
-  "payout_address.created",
-  "payout_address.updated",
-  "payout_address.disabled",
-  "payout_address.hold_cancelled",
-  "issuer.created",
-  "issuer.updated",
-  "issuer.deleted",
-  "passkey.added",
-  "passkey.removed",
-  "webhook_endpoint.created",
-  "webhook_endpoint.disabled"
-] as const
-export type AuditAction = (typeof AUDIT_ACTIONS)[number]
+export { AUDIT_ACTIONS, type AuditAction }
 
 /** Who made a change: a member (by id, labelled by address), an API key (keys have no id: its last four), or the operator. */
 export interface AuditActor {

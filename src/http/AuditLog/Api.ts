@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AUDIT_ACTIONS } from "../../../services/merchants/AuditLog"
+import { AUDIT_ACTIONS } from "../../../services/domain/AuditActions"
 import { Timestamp } from "../../../services/domain/Timestamp"
 import { IdentityUnauthorized, InvalidRequest, RateLimited, Unauthenticated } from "../Errors"
 import { Authentication } from "../Security"
