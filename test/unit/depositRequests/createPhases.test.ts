@@ -29,7 +29,13 @@ const input = {
   issuer_id: "iss_0193a0c0-0000-7000-8000-0000000000bb",
   payout_address_id: "pa_0193a0c0-0000-7000-8000-0000000000cc"
 }
-const refs = { issuer: true, payout_address: PAYOUT, payout_disabled: false, payout_held_until: null, customer: false }
+const refs = {
+  issuer: true,
+  payout_address: PAYOUT,
+  payout_disabled: false,
+  payout_held_until: null,
+  customer: false
+}
 
 describe("create: validate", () => {
   it("answers the deadline of valid fields, the default one when none is given", () => {
