@@ -504,6 +504,8 @@ describe("the lifecycle inspector", () => {
     const fresh = await createRequest("1.000000")
     await page.waitForSelector(`#feed tr[data-id="${fresh}"]`, { timeout: 10_000 })
     await page.selectOption("#feed-status", "settled")
+    // The settled request is in the unfiltered list too: the filter has applied once the fresh one is gone.
+    await page.waitForSelector(`#feed tr[data-id="${fresh}"]`, { state: "detached", timeout: 10_000 })
     await page.waitForSelector(`#feed tr[data-id="${paidId}"]`, { timeout: 10_000 })
     const statuses = await page.$$eval("#feed tbody tr td:nth-child(4) .status:last-child", (ss) =>
       ss.map((s) => s.getAttribute("data-status"))
