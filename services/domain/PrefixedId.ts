@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 
-const uuidPattern = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+/** A canonical (lowercase, hyphenated) UUID, as every prefixed id carries one. */
+export const uuidPattern = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 /** The id prefixes of the spec, with the resource name used in `<resource>_not_found`. */
 export const idPrefixes = {

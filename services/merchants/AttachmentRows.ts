@@ -2,7 +2,7 @@ import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Effect, Option, Schema } from "effect"
 import { AttachmentRow, type AttachmentStatus } from "./AttachmentRules"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 const Owned = Schema.Struct({ accountId: Schema.String, uuid: Schema.String })
 const NewAttachment = AttachmentRow.pipe(Schema.omit("sha256", "rejection_reason"))

@@ -9,7 +9,7 @@ import { Accounts } from "./Accounts"
 import { maskEmail } from "./MemberSettings"
 import type { MemberRows, SignInClient } from "./MemberRows"
 import { type SignInAttempt, SignInAttempts, SignInKind } from "./SignInAttempts"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 /** How long a mailed sign-in code (and its link) lives. */
 export const SIGN_IN_CODE_TTL_MS = 10 * 60 * 1000

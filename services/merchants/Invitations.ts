@@ -7,7 +7,7 @@ import { digestOf, newSecret } from "../platform/Secrets"
 import { Accounts } from "./Accounts"
 import type { MemberRows, SignInClient } from "./MemberRows"
 import { SignInAttempts } from "./SignInAttempts"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 /** How long an invitation waits to be accepted. */
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000

@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { NotFound } from "../domain/Errors"
 import { CredentialCache } from "./CredentialCache"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 export interface SessionInfo {
   readonly id: string

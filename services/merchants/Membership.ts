@@ -3,7 +3,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { InvalidState, NotFound } from "../domain/Errors"
 import { CredentialCache } from "./CredentialCache"
 import type { Member, MemberRows, SignedIn, SignInClient } from "./MemberRows"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 const MemberAt = Schema.Struct({ memberId: Schema.String, at: Schema.DateFromSelf })
 

@@ -6,7 +6,7 @@ import { formatTimestamp } from "../domain/Timestamp"
 import { Ids } from "../platform/Ids"
 import { serviceEnv } from "../platform/Settings"
 import { makeResourceStore, type StoredResource } from "./ResourceStore"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 /** Customers (`cus_`): deleted ones disappear from reads. */
 export class Customers extends Effect.Service<Customers>()("deposits/Customers", {

@@ -14,7 +14,7 @@ import { Clock, Config, Data, Effect, Option, Schema } from "effect"
 import { InvalidState, NotFound } from "../domain/Errors"
 import { Ids } from "../platform/Ids"
 import { publicBaseUrl } from "../platform/Settings"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 /**
  * Passkeys (WebAuthn) for members, through @simplewebauthn/server (infra/decisions/0060-passkeys.md). A member

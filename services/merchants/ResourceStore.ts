@@ -4,7 +4,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { NotFound } from "../domain/Errors"
 import type { IdPrefix, ResourceName } from "../domain/PrefixedId"
 import { Ids } from "../platform/Ids"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 /** A stored merchant resource (customer, issuer, payout address): its own columns plus the bookkeeping all have. */
 export type StoredResource = Record<string, unknown> & {

@@ -5,7 +5,7 @@ import type { ServiceEnv } from "../domain/Environment"
 import { HttpsRequired, RateLimited } from "../domain/Errors"
 import { Ids } from "../platform/Ids"
 import { positiveInteger } from "../platform/Settings"
-import { orDieOnStorage } from "./StorageFailure"
+import { orDieOnStorage } from "../platform/SqlFailure"
 
 /** What a sign-in attempt tried (the `kind` column of `sign_in_attempts`). */
 export const SignInKind = Schema.Literal(

@@ -1,5 +1,5 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Option, Runtime } from "effect"
+import { Cause, Effect, Option, ParseResult, Runtime } from "effect"
 
 /**
  * The one place PostgreSQL failures are classified. A failed statement is an `SqlError` whose `cause` is the
@@ -9,7 +9,8 @@ import { Cause, Effect, Option, Runtime } from "effect"
  * - `isWriteConflict`: two writers collided on a lock (a deadlock, a serialization failure): try again;
  * - `mayBeOneCallers`: a failure of a statement shared by several callers that may be one caller's input (a
  *   batch is then split), not the server's or the connection's (the batch fails at once);
- * - `orDieOnSql`/`dieOnSqlErrors`: any other failure of the database is a defect, a logged 500.
+ * - `orDieOnSql`/`dieOnSqlErrors`: any other failure of the database is a defect, a logged 500
+ *   (`orDieOnStorage` also for rows read through `SqlSchema`).
  */
 
 /** The SQLSTATE an `SqlError` carries from the server (its cause's five-character `code`), if it has one. */
@@ -59,6 +60,23 @@ export const orDieOnSql = <A, E, R>(
     (e): e is Extract<E, SqlError> => e instanceof SqlError,
     Effect.die
   ) as Effect.Effect<A, Exclude<E, SqlError>, R>
+
+/** What the database side of a query read through `SqlSchema` can fail with, none of them a domain outcome. */
+type StorageFailure = SqlError | ParseResult.ParseError | Cause.NoSuchElementException
+
+/**
+ * `orDieOnSql` widened to rows: a failed statement, a row that does not decode to its schema (a renamed, dropped
+ * or retyped column) and no row where `SqlSchema.single` expects one are all defects, a logged 500.
+ */
+export const orDieOnStorage = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, StorageFailure>, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is Extract<E, StorageFailure> =>
+      e instanceof SqlError || ParseResult.isParseError(e) || Cause.isNoSuchElementException(e),
+    Effect.die
+  ) as Effect.Effect<A, Exclude<E, StorageFailure>, R>
 
 /** `orDieOnSql` for every method of a service object. */
 export const dieOnSqlErrors =

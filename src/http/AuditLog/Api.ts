@@ -1,16 +1,15 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { AUDIT_ACTIONS } from "../../../services/domain/AuditActions"
+import { uuidPattern } from "../../../services/domain/PrefixedId"
 import { Timestamp } from "../../../services/domain/Timestamp"
 import { IdentityUnauthorized, InvalidRequest, RateLimited, Unauthenticated } from "../Errors"
 import { Authentication } from "../Security"
 import { Limit, ListOf, SESSIONS_ONLY, withExample } from "../Schemas"
 
-const uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-
 /** An audit entry's id: `aud_` and a UUIDv7, so ids sort by time. */
 export const AuditEntryId = Schema.String.pipe(
-  Schema.pattern(new RegExp(`^aud_${uuid}$`), {
+  Schema.pattern(new RegExp(`^aud_${uuidPattern}$`), {
     message: () => "must be an aud_ id (the aud_ prefix and a canonical UUID)"
   })
 ).annotations({ identifier: "AuditEntryId" })
