@@ -1,5 +1,5 @@
 import { assert, layer } from "@effect/vitest"
-import { jetstreamManager } from "@nats-io/jetstream"
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from "@nats-io/jetstream"
 import { connect, type NatsConnection } from "@nats-io/transport-node"
 import { Context, Effect, Exit, Layer } from "effect"
 import {
@@ -66,8 +66,13 @@ const replicasOf = (nc: NatsConnection, ns: string) =>
     )
     const consumers = await Promise.all(
       CONSUMERS.map(async (c) => {
-        const info = await jsm.consumers.info(deploymentStreamName(c.stream, ns), c.name)
-        return info.cluster?.replicas?.length ?? 0
+        // While its stream changes replicas a consumer's group is re-formed and, for a moment, not found: that is
+        // "not settled yet" (-1), which the wait below polls through and an assertion after it still refuses.
+        const info = await jsm.consumers.info(deploymentStreamName(c.stream, ns), c.name).catch((e: unknown) => {
+          if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.ConsumerNotFound) return undefined
+          throw e
+        })
+        return info === undefined ? -1 : (info.cluster?.replicas?.length ?? 0)
       })
     )
     return { streams, consumers }
