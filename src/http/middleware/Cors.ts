@@ -1,6 +1,11 @@
 /**
- * CORS by route kind. Merchant routes answer only the dashboard origin; payer reads are public (`*`, no
- * credentials involved); payer writes answer only the hosted checkout origin.
+ * CORS by route kind. Merchant routes answer only the dashboard origin and the API reference, whose page runs in an
+ * opaque origin and so calls with `Origin: null` (DocsPolicy.ts); payer reads are public (`*`, no credentials
+ * involved); payer writes answer only the hosted checkout origin.
+ *
+ * Answering `null` gives no page any authority it did not already hold: merchant routes authenticate only by an
+ * `Authorization` header the calling page must itself have, and the service sets no cookie, so nothing ambient is
+ * ever sent (decision 0078).
  */
 export type RouteKind = "merchant" | "payer_read" | "payer_write" | "public"
 
@@ -12,6 +17,9 @@ export const routeKind = (path: string, method: string): RouteKind => {
   if (path.startsWith("/v1/")) return path === "/v1/health" ? "public" : "merchant"
   return "public"
 }
+
+/** How a browser names a sandboxed document's origin, as the API reference's is. */
+export const OPAQUE_ORIGIN = "null"
 
 export interface CorsOrigins {
   readonly dashboardOrigin: string
@@ -38,7 +46,7 @@ export const corsHeaders = (
     case "public":
       return publicHeaders
     case "merchant":
-      return origin === origins.dashboardOrigin
+      return origin === origins.dashboardOrigin || origin === OPAQUE_ORIGIN
         ? { "access-control-allow-origin": origin, "access-control-expose-headers": exposed, vary: "Origin" }
         : { vary: "Origin" }
     case "payer_write":

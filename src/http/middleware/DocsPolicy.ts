@@ -9,6 +9,10 @@ export const DOCS_PATH = "/docs"
  * that hands it its configuration); each inline script is allowed by its digest, so nothing else can run, and
  * nothing may be fetched from another origin. Scalar compiles WebAssembly (which `'wasm-unsafe-eval'` allows without
  * allowing JavaScript's eval) and adds its styles at run time, hence inline styles.
+ *
+ * `sandbox` without `allow-same-origin` runs the page in an opaque origin (decision 0078): a 3 MB third-party bundle
+ * shares the dashboard's host, and this way it cannot read the dashboard's session or sign-in secret from storage,
+ * nor script a dashboard tab it opens. Its requests to the API go out with `Origin: null` (see Cors.ts).
  */
 export const docsPolicyFor = (html: string): string => {
   const digests = [
@@ -17,25 +21,48 @@ export const docsPolicyFor = (html: string): string => {
   return (
     `default-src 'none'; script-src ${digests.join(" ")} 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; ` +
     "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " +
-    "frame-ancestors 'none'"
+    "frame-ancestors 'none'; sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox allow-forms allow-downloads"
   )
 }
 
+/**
+ * Storage for the sandboxed page: an opaque origin has no `localStorage` or `sessionStorage` (reading either
+ * throws), and Scalar keeps its layout and the token typed into its client there. In memory, both are forgotten when
+ * the page closes, which is what a token typed into a reference page should be.
+ */
+export const MEMORY_STORAGE_SCRIPT = `(()=>{const make=()=>{const m=new Map();return{get length(){return m.size},key:(i)=>[...m.keys()][i]??null,getItem:(k)=>m.has(String(k))?m.get(String(k)):null,setItem:(k,v)=>{m.set(String(k),String(v))},removeItem:(k)=>{m.delete(String(k))},clear:()=>{m.clear()}}};for(const name of["localStorage","sessionStorage"]){try{window[name]}catch{Object.defineProperty(window,name,{value:make(),configurable:true})}}})();`
+
+/** The page with the storage script first in its head, so it runs before Scalar's bundle. */
+export const withMemoryStorage = (html: string): string =>
+  html.replace(/<head([^>]*)>/i, (head) => `${head}<script>${MEMORY_STORAGE_SCRIPT}</script>`)
+
 const decoder = new TextDecoder()
+const encoder = new TextEncoder()
 
 /**
- * The reference page's answer with its policy. The page never changes while the service runs, so its policy is
- * worked out once, from the page itself.
+ * The reference page's answer with its storage script and its policy. The page never changes while the service
+ * runs, so both are worked out once, from the page itself.
  */
 export const makeDocsPolicy = () => {
-  let policy: string | undefined
+  let page: { readonly html: Uint8Array; readonly policy: string } | undefined
   return (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
     if (response.status !== 200 || response.body._tag !== "Uint8Array") return response
-    policy ??= docsPolicyFor(decoder.decode(response.body.body))
-    return HttpServerResponse.setHeaders(response, {
-      "content-security-policy": policy,
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer"
-    })
+    if (page === undefined) {
+      const html = withMemoryStorage(decoder.decode(response.body.body))
+      page = { html: encoder.encode(html), policy: docsPolicyFor(html) }
+    }
+    const { html, policy } = page
+    return HttpServerResponse.setHeaders(
+      HttpServerResponse.uint8Array(html, {
+        status: 200,
+        headers: response.headers,
+        contentType: response.body.contentType
+      }),
+      {
+        "content-security-policy": policy,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer"
+      }
+    )
   }
 }

@@ -244,6 +244,11 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         assert.match(ok.headers.get("access-control-allow-headers") ?? "", /Authorization/)
         const no = yield* preflight("/v1/account", "https://evil.example", "GET")
         assert.isNull(no.headers.get("access-control-allow-origin"))
+        // The API reference runs sandboxed, in an opaque origin: its merchant calls are answered, its payer writes not.
+        const reference = yield* preflight("/v1/account", "null", "GET")
+        assert.strictEqual(reference.headers.get("access-control-allow-origin"), "null")
+        const referenceWrite = yield* preflight("/v1/payer/deposit-requests/dr_x/wallet", "null", "POST")
+        assert.isNull(referenceWrite.headers.get("access-control-allow-origin"))
       })
     )
 
