@@ -68,10 +68,13 @@ const replicasOf = (nc: NatsConnection, ns: string) =>
       CONSUMERS.map(async (c) => {
         // While its stream changes replicas a consumer's group is re-formed and, for a moment, not found: that is
         // "not settled yet" (-1), which the wait below polls through and an assertion after it still refuses.
-        const info = await jsm.consumers.info(deploymentStreamName(c.stream, ns), c.name).catch((e: unknown) => {
-          if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.ConsumerNotFound) return undefined
-          throw e
-        })
+        const info = await jsm.consumers
+          .info(deploymentStreamName(c.stream, ns), c.name)
+          .catch((e: unknown) => {
+            if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.ConsumerNotFound)
+              return undefined
+            throw e
+          })
         return info === undefined ? -1 : (info.cluster?.replicas?.length ?? 0)
       })
     )
