@@ -30,9 +30,22 @@ export const serviceEnv: Config.Config<ServiceEnv> = Config.literal(
 )("SERVICE_ENV").pipe(Config.withDefault("sandbox" as const))
 
 /**
+ * The name a browser on this machine uses for a listening address: `localhost` for IPv4 loopback and the wildcard
+ * binds, because a passkey's relying party must be a domain and browsers treat `localhost` as secure over plain
+ * HTTP (127.0.0.1 works for everything but passkeys); any other address as it is.
+ */
+export const browserHostOf = (host: string): string =>
+  host === "127.0.0.1" || host === "0.0.0.0" || host === "::" || host === "" || host === "localhost"
+    ? "localhost"
+    : host.includes(":")
+      ? `[${host}]`
+      : host
+
+/**
  * `PUBLIC_BASE_URL`: the origin payers and merchants reach this service at, for the links it hands out (the hosted
- * checkout, uploads to the embedded store, attachment downloads). Unset: `http://HOST:PORT` (loopback for 0.0.0.0),
- * right for the sandbox; set it behind a proxy or a load balancer.
+ * checkout, uploads to the embedded store, attachment downloads). Unset: `http://localhost:PORT` when bound to
+ * loopback or every interface, else `http://HOST:PORT`, right for the sandbox; set it behind a proxy or a load
+ * balancer.
  */
 export const publicBaseUrlSetting = optionalSetting(
   "PUBLIC_BASE_URL",
@@ -47,7 +60,7 @@ export const publicBaseUrl: Config.Config<string> = Config.all({
   Config.map(({ url, host, port }) =>
     Option.getOrElse(
       Option.map(url, (u) => u.replace(/\/+$/, "")),
-      () => `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`
+      () => `http://${browserHostOf(host)}:${port}`
     )
   )
 )

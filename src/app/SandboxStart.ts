@@ -1,6 +1,7 @@
 import { Option, Redacted } from "effect"
 import { toHex } from "viem"
 import { anvilDevAccount, DEV_ACCOUNT } from "../../infra/chain/Anvil"
+import { browserHostOf } from "../../services/platform/Settings"
 import type { AppConfigShape } from "./Config"
 
 /**
@@ -29,14 +30,11 @@ export interface SandboxFacts {
   readonly webhooksAllowPrivate: boolean
 }
 
-/** The origin a browser on this machine uses for a listening address (a wildcard bind is reached on loopback). */
+/** The origin a browser on this machine uses for a listening address (`localhost` for loopback and wildcards). */
 export const baseUrlOf = (publicBaseUrl: Option.Option<string>, hostname: string, port: number): string =>
   Option.getOrElse(
     Option.map(publicBaseUrl, (url) => url.replace(/\/+$/, "")),
-    () => {
-      const host = hostname === "0.0.0.0" || hostname === "::" || hostname === "" ? "127.0.0.1" : hostname
-      return `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-    }
+    () => `http://${browserHostOf(hostname)}:${port}`
   )
 
 /**

@@ -141,4 +141,23 @@ describe("passkeys in Chromium", () => {
     expect(after.credentials[0]!.signCount).toBeGreaterThan(0)
     await context.close()
   })
+
+  it("on 127.0.0.1 the dashboard says passkeys need a name and links to localhost; on localhost it says nothing", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const port = new URL(service.baseUrl).port
+    await page.goto(`http://127.0.0.1:${port}/dashboard/`)
+    const note = page.locator("#passkeys-need-a-name")
+    await note.waitFor({ timeout: 30_000 })
+    expect(await note.textContent()).toContain("browsers refuse them on an address such as 127.0.0.1")
+    expect(await note.locator("a").getAttribute("href")).toBe(`http://localhost:${port}/dashboard/`)
+    expect(await page.isDisabled("button:text-is('Sign in with a passkey')")).toBe(true)
+    // Followed, the link leads to a page where passkeys work: no note, the button on.
+    await note.locator("a").click()
+    await page.waitForURL(`http://localhost:${port}/dashboard/`)
+    await page.waitForSelector("button:text-is('Sign in with a passkey')")
+    expect(await page.isDisabled("button:text-is('Sign in with a passkey')")).toBe(false)
+    expect(await page.$("#passkeys-need-a-name")).toBeNull()
+    await context.close()
+  })
 })

@@ -42,7 +42,8 @@ export const spawnService = async (
   child.stderr?.on("data", (d) => {
     output += d
   })
-  const baseUrl = `http://127.0.0.1:${port}`
+  // What the service prints and links to on its defaults (`localhost`, as a browser on this machine reaches it).
+  const baseUrl = env.PUBLIC_BASE_URL?.replace(/\/+$/, "") || `http://localhost:${port}`
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   /** Signals the child and waits for its exit; one that outlives `STOP_WITHIN_MS` is killed and fails the test
    * with what it printed, rather than holding it until its timeout with nothing to show. */

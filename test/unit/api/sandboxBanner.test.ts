@@ -3,14 +3,16 @@ import { Option } from "effect"
 import { baseUrlOf, sandboxBanner } from "../../../src/app/SandboxStart"
 
 describe("the sandbox's start banner", () => {
-  it("names the origin a browser on this machine uses: PUBLIC_BASE_URL, else the bound address, loopback for a wildcard", () => {
+  it("names the origin a browser on this machine uses: PUBLIC_BASE_URL, else localhost for loopback and wildcards", () => {
     expect(baseUrlOf(Option.some("https://pay.example.com/"), "0.0.0.0", 8080)).toBe(
       "https://pay.example.com"
     )
-    expect(baseUrlOf(Option.none(), "0.0.0.0", 8080)).toBe("http://127.0.0.1:8080")
-    expect(baseUrlOf(Option.none(), "::", 8080)).toBe("http://127.0.0.1:8080")
-    expect(baseUrlOf(Option.none(), "127.0.0.1", 43001)).toBe("http://127.0.0.1:43001")
+    // Loopback and wildcard binds print `localhost`: the name passkeys accept (127.0.0.1 is not a domain).
+    expect(baseUrlOf(Option.none(), "0.0.0.0", 8080)).toBe("http://localhost:8080")
+    expect(baseUrlOf(Option.none(), "::", 8080)).toBe("http://localhost:8080")
+    expect(baseUrlOf(Option.none(), "127.0.0.1", 43001)).toBe("http://localhost:43001")
     expect(baseUrlOf(Option.none(), "::1", 8080)).toBe("http://[::1]:8080")
+    expect(baseUrlOf(Option.none(), "10.0.0.7", 8080)).toBe("http://10.0.0.7:8080")
   })
 
   it("says where mail codes go and whether a receiver on this machine is reachable, as configured", () => {

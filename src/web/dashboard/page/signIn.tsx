@@ -2,7 +2,7 @@ import { type PublicKeyCredentialRequestOptionsJSON, startAuthentication } from 
 import { useEffect, useState } from "preact/hooks"
 import { api, sentence } from "./api"
 import type { Answer, SignedIn } from "./types"
-import { Field, Refused } from "./ui"
+import { Field, PasskeysNeedAName, passkeyPlace, Refused } from "./ui"
 
 const BINDING_KEY = "deposits.signInBinding"
 /** Kept when `localStorage` is refused (a private window's policy, say): this tab still completes its code. */
@@ -133,11 +133,12 @@ export const SignIn = ({
           </div>
         </form>
       )}
+      <PasskeysNeedAName />
       <p>
         <button
           type="button"
           class="secondary"
-          disabled={busy}
+          disabled={busy || !passkeyPlace(location).usable}
           onClick={() =>
             void attempt(async () => {
               const { challenge_id, options } = await api<Answer<"/v1/sign-in/passkey/options", "post">>(

@@ -2,7 +2,18 @@ import { type PublicKeyCredentialCreationOptionsJSON, startRegistration } from "
 import { api, Refusal, sentence } from "./api"
 import { AuditLogTable } from "./auditLog"
 import type { Answer, Invite, Member, Passkey, SessionInfo } from "./types"
-import { Confirm, Field, Loading, Notice, Refused, useAction, useLoad, When } from "./ui"
+import {
+  Confirm,
+  Field,
+  Loading,
+  Notice,
+  PasskeysNeedAName,
+  passkeyPlace,
+  Refused,
+  useAction,
+  useLoad,
+  When
+} from "./ui"
 
 /** A section's list, its load refusal shown as the API's sentence. */
 const Listed = <T,>({
@@ -184,6 +195,7 @@ const Own = () => {
       </section>
       <section aria-labelledby="passkeys-title">
         <h2 id="passkeys-title">My passkeys</h2>
+        <PasskeysNeedAName />
         <form
           onSubmit={(e) => {
             e.preventDefault()
@@ -215,7 +227,7 @@ const Own = () => {
             <Field id="passkey-name" label="Passkey name" hint="Such as: work laptop">
               <input id="passkey-name" name="name" required aria-describedby="passkey-name-hint" />
             </Field>
-            <button type="submit" disabled={addPasskey.busy}>
+            <button type="submit" disabled={addPasskey.busy || !passkeyPlace(location).usable}>
               Add a passkey
             </button>
           </div>

@@ -226,3 +226,40 @@ export const parseMetadata = (text: string): Record<string, unknown> | undefined
     throw new Error('Metadata must be a JSON object, such as {"order": "1042"}.')
   return parsed as Record<string, unknown>
 }
+
+/**
+ * Where this page was opened by an address rather than a name: WebAuthn refuses an IP address as a relying party,
+ * so passkeys cannot be made or used here. The way in for a loopback address is `localhost`, which browsers treat
+ * as secure over plain HTTP (and which `npm start` prints).
+ */
+export const passkeyPlace = (
+  where: Pick<Location, "hostname" | "protocol" | "port" | "pathname">
+): { readonly usable: true } | { readonly usable: false; readonly localhost: string | undefined } => {
+  const address = /^\d{1,3}(\.\d{1,3}){3}$/.test(where.hostname) || where.hostname.startsWith("[")
+  if (!address) return { usable: true }
+  const loopback = where.hostname.startsWith("127.") || where.hostname === "[::1]"
+  const port = where.port === "" ? "" : `:${where.port}`
+  return {
+    usable: false,
+    localhost: loopback ? `${where.protocol}//localhost${port}${where.pathname}` : undefined
+  }
+}
+
+/** Says why passkeys are off on an address, and where they work. Nothing on a name. */
+export const PasskeysNeedAName = () => {
+  const place = passkeyPlace(location)
+  if (place.usable) return null
+  return (
+    <p class="notice" id="passkeys-need-a-name">
+      Passkeys need a domain name: browsers refuse them on an address such as {location.hostname}.{" "}
+      {place.localhost === undefined ? (
+        "Open the dashboard at the service's domain name to add or use a passkey."
+      ) : (
+        <>
+          On this machine, open <a href={place.localhost}>{place.localhost}</a> (sign in there again: each
+          address keeps its own session).
+        </>
+      )}
+    </p>
+  )
+}
