@@ -1,4 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
+import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import pg from "pg"
 import { AuditLog } from "../../../services/merchants/AuditLog"
@@ -7,13 +8,19 @@ import { settingsLayer } from "../../../src/app/Config"
 import { eventually } from "../../support/eventually"
 import { Inbox, mailingSandboxLayer } from "../../support/MailingSandbox"
 import { Sandbox } from "../../support/Sandbox"
+import { SoftwareAuthenticator } from "../../support/SoftwareAuthenticator"
 
 // The audit log and the security notices (infra/decisions/0076-audit-log-and-security-notices.md), against the
 // whole service on the real PostgreSQL and NATS, mailing through a real SMTP inbox. Each member acts from a client
 // address and browser of their own (X-Forwarded-For, believed from a loopback peer), each change with a request id.
 
 const Live = mailingSandboxLayer({
-  config: { natsUrl: Option.some("nats://127.0.0.1:4222"), webhooksAllowPrivate: true }
+  config: {
+    natsUrl: Option.some("nats://127.0.0.1:4222"),
+    webhooksAllowPrivate: true,
+    // A new payout address is held (as in production), so a member can cancel one during its hold.
+    payoutAddressHoldSeconds: Option.some(3_600)
+  }
 })
 
 interface Answer<T> {
@@ -174,6 +181,18 @@ const sql = <T>(text: string, values: ReadonlyArray<unknown> = []) =>
       catch: (e) => (e instanceof Error ? e.message : String(e))
     })
   )
+
+/** Until a mail to `to` says `actor what` and links to `undo`. */
+const notice = (to: string, actor: string, what: string, undo: string) =>
+  Effect.gen(function* () {
+    const found = yield* eventually(
+      Effect.map(mailsTo(to), (mails) =>
+        mails.some((m) => m.includes(`${actor} ${what}`) && m.includes(undo))
+      ),
+      5_000
+    )
+    assert.isTrue(found, `${to} was told that ${actor} ${what}`)
+  })
 
 /** Entries for the test's own changes to an account, oldest first. */
 const scenario = Effect.gen(function* () {
@@ -339,16 +358,6 @@ layer(Live, { timeout: 120_000 })((it) => {
         const second = s.second.signedIn.member.email
         const third = s.third.signedIn.member.email
         const key = `API key …${s.rotated.body.last4}`
-        const notice = (to: string, actor: string, what: string, undo: string) =>
-          Effect.gen(function* () {
-            const found = yield* eventually(
-              Effect.map(mailsTo(to), (mails) =>
-                mails.some((m) => m.includes(`${actor} ${what}`) && m.includes(undo))
-              ),
-              5_000
-            )
-            assert.isTrue(found, `${to} was told that ${actor} ${what}`)
-          })
         const { service } = yield* Sandbox
         // Once both were members, both are told of every change; the second member's invitation reached the owner.
         yield* notice(owner, owner, "invited a new member", `${service.baseUrl}/dashboard/#/team`)
@@ -373,6 +382,77 @@ layer(Live, { timeout: 120_000 })((it) => {
         assert.include(rotation, "Request: req-key-rotated")
         assert.match(rotation, /When: \d{4}-\d\d-\d\dT/)
       })
+    )
+
+    it.effect(
+      "mails a passkey added, the keys revoked and a payout address cancelled in its hold to every member",
+      () =>
+        Effect.gen(function* () {
+          const { service } = yield* Sandbox
+          const owner = yield* signUp(newAddress())
+          const ownerCaller = { ...owner.caller, userAgent: "Owner's browser/1.0" }
+          const second = yield* join(ownerCaller, "req-notices-invite")
+          const other = { ...second.caller, userAgent: "Second member's browser/2.0" }
+
+          // The second member adds a passkey (a software authenticator on the service's own origin).
+          const authenticator = new SoftwareAuthenticator(service.baseUrl)
+          const started = yield* call<{
+            challenge_id: string
+            options: PublicKeyCredentialCreationOptionsJSON
+          }>("POST", "/v1/account/passkeys/options", { body: {}, as: other })
+          assert.strictEqual(started.status, 200, JSON.stringify(started.body))
+          const passkey = yield* call("POST", "/v1/account/passkeys", {
+            body: {
+              challenge_id: started.body.challenge_id,
+              name: "Work laptop",
+              response: authenticator.register(started.body.options)
+            },
+            as: other
+          })
+          assert.strictEqual(passkey.status, 201, JSON.stringify(passkey.body))
+          // The owner makes a key; the second member revokes it.
+          const key = yield* call("POST", "/v1/account/api-key", { as: ownerCaller })
+          assert.strictEqual(key.status, 201)
+          const revoked = yield* call("DELETE", "/v1/account/api-key", { as: other })
+          assert.strictEqual(revoked.status, 204, JSON.stringify(revoked.body))
+          // The owner adds a payout address, held for an hour; the second member cancels it during the hold.
+          const payout = yield* call<{ id: string; held_until: string | null }>(
+            "POST",
+            "/v1/payout-addresses",
+            {
+              body: { address: "0x7a250d5630b4cf539739df2c5dacb4c659f2488d" },
+              as: ownerCaller
+            }
+          )
+          assert.strictEqual(payout.status, 201)
+          assert.isNotNull(payout.body.held_until)
+          const cancelled = yield* call("POST", `/v1/payout-addresses/${payout.body.id}/cancel`, {
+            as: other
+          })
+          assert.strictEqual(cancelled.status, 200, JSON.stringify(cancelled.body))
+
+          const ownerEmail = owner.signedIn.member.email
+          const secondEmail = second.signedIn.member.email
+          for (const to of [ownerEmail, secondEmail]) {
+            yield* notice(to, secondEmail, "added a passkey to their sign-in", "/dashboard/#/team")
+            yield* notice(to, secondEmail, "revoked every API key", "/dashboard/#/developers")
+            yield* notice(
+              to,
+              secondEmail,
+              "cancelled a new payout address during its hold",
+              "/dashboard/#/payout-addresses"
+            )
+            // The new address's notice says when it is released and how to cancel it meanwhile.
+            yield* notice(
+              to,
+              ownerEmail,
+              "added a payout address",
+              `POST /v1/payout-addresses/${payout.body.id}/cancel`
+            )
+          }
+          const cancelMail = (yield* mailsTo(ownerEmail)).find((m) => m.includes("during its hold"))!
+          assert.include(cancelMail, `From: ${other.client} (Second member's browser/2.0)`)
+        })
     )
   })
 })
