@@ -1,4 +1,4 @@
-import { forgetSession, readSession, storeSession } from "./session"
+import { askOtherTabs, forgetSession, readSession, storeSession } from "./session"
 import type { Answer } from "./types"
 
 /** A refusal of the API (or of the network), carrying the API's own sentence (`error.message`) to show. */
@@ -35,12 +35,39 @@ const refusalOf = async (res: Response): Promise<Refusal> => {
 }
 
 /** A call to the public API as the signed-in member: JSON in and out, 204 as undefined. */
-export const api = async <T>(
+export const api = <T>(
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
   signal?: AbortSignal
+): Promise<T> => call<T>(method, path, body, headers, signal, "recover")
+
+/**
+ * The session to use after the API refused `refused`: the one this tab or another has since traded it for (a
+ * refresh in another tab ends the token this one sent), or null when no tab holds a newer one.
+ */
+/** The API refused `token` and no tab has a newer one: this tab is signed out (unless it moved on meanwhile). */
+const signedOutHere = (token: string) => {
+  if (readSession()?.token !== token) return
+  forgetSession()
+  onSignedOut()
+}
+
+const newerThan = async (refused: string) => {
+  const here = readSession()
+  if (here !== null && here.token !== refused) return here
+  return askOtherTabs(refused)
+}
+
+const call = async <T>(
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+  signal: AbortSignal | undefined,
+  /** On a 401: try a newer session once, then sign out (`recover`), or leave it to the caller (`throw`). */
+  on401: "recover" | "retried" | "throw"
 ): Promise<T> => {
   const session = readSession()
   let res: Response
@@ -61,9 +88,10 @@ export const api = async <T>(
   }
   if (!res.ok) {
     const refusal = await refusalOf(res)
-    if (res.status === 401 && session !== null && !path.startsWith("/v1/sign-in/")) {
-      forgetSession()
-      onSignedOut()
+    if (res.status === 401 && session !== null && !path.startsWith("/v1/sign-in/") && on401 !== "throw") {
+      if (on401 === "recover" && (await newerThan(session.token)) !== null)
+        return call<T>(method, path, body, headers, signal, "retried")
+      signedOutHere(session.token)
     }
     throw refusal
   }
@@ -82,10 +110,29 @@ export const query = (params: Record<string, string | undefined>): string => {
 
 let refreshTimer: ReturnType<typeof setTimeout> | undefined
 
-/** Trades the session for a fresh one (the old one ends), and plans the next trade. */
+/**
+ * Trades the session for a fresh one (the old one ends), which every open tab adopts, and plans the next trade.
+ * Two tabs may trade the same token at once: the one refused takes the other's fresh session instead.
+ */
 export const refreshSession = async (): Promise<void> => {
-  const fresh = await api<Answer<"/v1/account/session", "post">>("POST", "/v1/account/session", {})
-  storeSession({ token: fresh.session_token, expires_at: fresh.expires_at })
+  const traded = readSession()
+  try {
+    const fresh = await call<Answer<"/v1/account/session", "post">>(
+      "POST",
+      "/v1/account/session",
+      {},
+      {},
+      undefined,
+      "throw"
+    )
+    storeSession({ token: fresh.session_token, expires_at: fresh.expires_at })
+  } catch (e) {
+    const other = traded === null ? null : await newerThan(traded.token)
+    if (other === null) {
+      if (traded !== null && e instanceof Refusal && e.status === 401) signedOutHere(traded.token)
+      throw e
+    }
+  }
   planRefresh()
 }
 

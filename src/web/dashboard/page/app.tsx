@@ -8,7 +8,14 @@ import { Reconciliation } from "./reconciliation"
 import { Records } from "./records"
 import { RequestView } from "./request"
 import { Requests } from "./requests"
-import { forgetSession, readSession, storeSession } from "./session"
+import {
+  askOtherTabs,
+  forgetSession,
+  forgetSessionEverywhere,
+  readSession,
+  storeSession,
+  whenAnotherTabChanges
+} from "./session"
 import { SignIn } from "./signIn"
 import { Team } from "./team"
 import type { Account, Answer, SignedIn } from "./types"
@@ -191,6 +198,16 @@ const App = () => {
       stopRefreshing()
       setPhase({ tag: "signed-out", error: "The session has ended. Sign in again." })
     })
+    // Another tab signed in or refreshed (this one follows), or logged out (so does this one).
+    whenAnotherTabChanges((session) => {
+      if (session === null) {
+        stopRefreshing()
+        setPhase({ tag: "signed-out", error: "Logged out in another tab." })
+        return
+      }
+      planRefresh()
+      setPhase((p) => (p.tag === "signed-out" ? { tag: "signed-in" } : p))
+    })
     void start(signedIn, setPhase)
   }, [])
   if (phase.tag === "starting") return <p role="status">Loading…</p>
@@ -211,7 +228,7 @@ const App = () => {
     <Shell
       onLogOut={() => {
         stopRefreshing()
-        forgetSession()
+        forgetSessionEverywhere()
         setPhase({ tag: "signed-out" })
       }}
     />
@@ -235,7 +252,8 @@ const start = async (signedIn: (s: SignedIn) => void, setPhase: (p: Phase) => vo
     }
     return
   }
-  const session = readSession()
+  // A new tab takes the session of a tab already open in this browser, if there is one.
+  const session = readSession() ?? (await askOtherTabs())
   if (session === null) return setPhase({ tag: "signed-out" })
   if (session.expires_at === null || Date.parse(session.expires_at) - Date.now() < 60_000) {
     // A token of unknown age (from the CLI, say) is traded first, so every later call uses one that will last.
