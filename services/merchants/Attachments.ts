@@ -1,5 +1,5 @@
 import { Clock, Effect, Either, Option } from "effect"
-import { InvalidRequest, NotFound, ServiceUnavailable } from "../domain/Errors"
+import { InvalidRequest, InvalidState, NotFound, ServiceUnavailable } from "../domain/Errors"
 import { Ids } from "../platform/Ids"
 import { ObjectStore, type ObjectStoreError } from "../platform/objectStore/ObjectStore"
 import { SignedLinks } from "../platform/objectStore/SignedLinks"
@@ -178,6 +178,20 @@ export class Attachments extends Effect.Service<Attachments>()("deposits/Attachm
       return linked.map((row) => ({ row, path: downloadLinkOf(links, row, expiresAt), expiresAt }))
     }, orDieOnSql)
 
+    /**
+     * A download link for the merchant's own attachment (the dashboard's Download): the same short-lived link a
+     * payer gets, for an uploaded attachment only (a pending, rejected or expired one has no bytes to give).
+     */
+    const downloadLink = Effect.fn("Attachments.downloadLink")(function* (accountId: string, uuid: string) {
+      const row = yield* require(accountId, uuid)
+      if (row.status !== "uploaded")
+        return yield* new InvalidState({
+          message: `The attachment is ${row.status}: only an uploaded attachment can be downloaded.`
+        })
+      const expiresAt = downloadExpiryAt(yield* now)
+      return { path: downloadLinkOf(links, row, expiresAt), expiresAt }
+    }, api)
+
     /** The bytes a download link names, with the file name to give them; a refused link says why. */
     const download = Effect.fn("Attachments.download")(function* (token: string) {
       const verified = verifyDownloadLink(links, token, yield* nowSeconds)
@@ -234,6 +248,7 @@ export class Attachments extends Effect.Service<Attachments>()("deposits/Attachm
       attach,
       attached,
       forPayer,
+      downloadLink,
       download,
       // Generic over the body reader, which Effect.fn would erase: the span is added by hand instead.
       receiveUpload: <E, R>(

@@ -259,6 +259,21 @@ describe("the merchant dashboard", () => {
     await waitForText(page, "#timeline", "includes", "Settled to the payout address", 30_000)
     await page.waitForSelector("#transfers")
     expect(await page.textContent("#transfers")).toMatch(/0x[0-9a-f]{64}/)
+    // Each amount once, adding up to what was received; the issuer by its name; hashes and addresses copyable.
+    expect(await page.textContent("#amount-returned")).toBe("0.00 USDC")
+    expect(await page.textContent("#amount-held")).toBe("0.00 USDC")
+    expect(await page.textContent("main")).not.toContain("Recovered")
+    const paid = await running.api.call<{ issuer_id: string }>("GET", `/v1/deposit-requests/${ready.id}`)
+    const issuer = await running.api.call<{ display_name: string }>(
+      "GET",
+      `/v1/issuers/${paid.body.issuer_id}`
+    )
+    await waitForText(page, "#issuer", "includes", issuer.body.display_name)
+    expect(await page.textContent("#issuer")).toContain(paid.body.issuer_id)
+    await page.click("#transfers button[aria-label='Copy the transaction hash']")
+    expect(await page.evaluate("navigator.clipboard.readText()")).toMatch(/^0x[0-9a-f]{64}$/)
+    await page.click("button[aria-label='Copy the deposit address']")
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(ready.address)
     expect(await page.evaluate("window.__sameDocument")).toBe(true)
     await axe("request")
     await shot("request")
@@ -311,6 +326,14 @@ describe("the merchant dashboard", () => {
       `/v1/deposit-requests/${request.id}/attachments`
     )
     expect(listed.body.attachments.map((a) => a.file_name)).toEqual(["invoice.pdf"])
+    // The merchant downloads it again from the page: the same bytes, under its name.
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.click("button[aria-label='Download invoice.pdf']")
+    ])
+    expect(download.suggestedFilename()).toBe("invoice.pdf")
+    const saved = await download.path()
+    expect(readFileSync(saved).toString("latin1")).toContain("% invoice")
   }, 60_000)
 
   it("adds a webhook endpoint (secret shown once), sends a test and shows its deliveries", async () => {

@@ -9,6 +9,7 @@ import { Text } from "../../../services/domain/Text"
 import { Authentication } from "../Security"
 import {
   InvalidRequest,
+  InvalidState,
   NotFound,
   PayloadTooLarge,
   RateLimited,
@@ -52,6 +53,13 @@ export const Attachment = Schema.Struct({
   identifier: "Attachment",
   description: "A PDF a merchant shows payers with a deposit request."
 })
+
+export const AttachmentDownloadLink = Schema.Struct({
+  download_url: Schema.String.annotations({
+    description: "An absolute URL of this service; GET it for the PDF."
+  }),
+  expires_at: Timestamp
+}).annotations({ identifier: "AttachmentDownloadLink" })
 
 const Sha256 = Schema.String.pipe(
   Schema.pattern(/^[0-9a-fA-F]{64}$/, { message: () => "must be 64 hexadecimal digits" })
@@ -101,6 +109,18 @@ export class AttachmentsApi extends HttpApiGroup.make("attachments")
       .addSuccess(Attachment)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Read an attachment (a pending one is checked against what was stored)")
+  )
+  .add(
+    HttpApiEndpoint.get("downloadLink", "/attachments/:id/download-link")
+      .setPath(Schema.Struct({ id: IdParam("att") }))
+      .addSuccess(AttachmentDownloadLink)
+      .addError(NotFound)
+      .addError(InvalidState)
+      .annotate(OpenApi.Summary, "A short-lived link to download an uploaded attachment")
+      .annotate(
+        OpenApi.Description,
+        "The same link a payer's checkout gets, valid for minutes: it names the attachment in a signature, so opening it needs no credential. `409 invalid_state` while the attachment is not `uploaded`."
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/attachments/:id")

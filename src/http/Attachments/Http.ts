@@ -57,6 +57,16 @@ export const AttachmentsLive = HttpApiBuilder.group(Api, "attachments", (handler
           )
         )
       )
+      .handle("downloadLink", ({ path }) =>
+        withAccount((a) =>
+          Effect.flatMap(uuidOr404("att", path.id), (uuid) =>
+            Effect.map(attachments.downloadLink(a, uuid), ({ path: link, expiresAt }) => ({
+              download_url: absolute(link),
+              expires_at: formatTimestamp(expiresAt)
+            }))
+          )
+        )
+      )
       .handle("list", ({ urlParams }) =>
         withAccount((a) =>
           Effect.map(

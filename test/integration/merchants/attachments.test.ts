@@ -258,6 +258,36 @@ const suite = (name: string, store: Effect.Effect<Partial<AppConfigShape>, never
         })
     )
 
+    it.effect("gives the merchant a short-lived link to an uploaded attachment, and none before", () =>
+      Effect.gen(function* () {
+        const { other } = yield* Fixture
+        const bytes = pdf("for the merchant")
+        const declared = yield* declare(bytes)
+        const early = yield* call<{ error: { code: string; message: string } }>(
+          "GET",
+          `/v1/attachments/${declared.id}/download-link`
+        )
+        assert.strictEqual(early.status, 409)
+        assert.strictEqual(early.body.error.code, "invalid_state")
+        assert.include(early.body.error.message, "pending")
+        assert.strictEqual((yield* put(declared.upload!, bytes)).status, 200)
+        const link = yield* call<{ download_url: string; expires_at: string }>(
+          "GET",
+          `/v1/attachments/${declared.id}/download-link`
+        )
+        assert.strictEqual(link.status, 200)
+        assert.isAbove(Date.parse(link.body.expires_at), Date.now())
+        const got = yield* download(link.body.download_url)
+        assert.strictEqual(got.status, 200)
+        assert.isTrue((yield* bytesOf(got)).equals(bytes))
+        const theirs = yield* Effect.promise(() =>
+          other.call<{ error: { code: string } }>("GET", `/v1/attachments/${declared.id}/download-link`)
+        )
+        assert.strictEqual(theirs.status, 404)
+        assert.strictEqual(theirs.body.error.code, "attachment_not_found")
+      })
+    )
+
     it.effect("answers 404 for another account's attachment on every route", () =>
       Effect.gen(function* () {
         const { other } = yield* Fixture

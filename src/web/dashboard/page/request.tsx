@@ -11,7 +11,19 @@ import type {
   VerificationAttempt
 } from "./types"
 import { outcomeInWords } from "./webhooks"
-import { Field, Loading, Money, Notice, Refused, Scroll, Status, useAction, useLoad, When } from "./ui"
+import {
+  CopyButton,
+  Field,
+  Loading,
+  Money,
+  Notice,
+  Refused,
+  Scroll,
+  Status,
+  useAction,
+  useLoad,
+  When
+} from "./ui"
 
 interface Related {
   readonly events: ReadonlyArray<ApiEvent>
@@ -85,6 +97,59 @@ const loadRelated = async (id: string): Promise<Related> => {
     deliveries: take(deliveries, "deliveries")?.deliveries ?? [],
     refusals
   }
+}
+
+/** A copy button beside a value, when there is one. */
+const Copyable = ({ text, label }: { text: string | null; label: string }) =>
+  text === null ? null : (
+    <>
+      {" "}
+      <CopyButton text={text} label="Copy" ariaLabel={label} />
+    </>
+  )
+
+/** A customer's or issuer's name, read from its own route, with its id to copy; the id alone if it cannot be read. */
+const Named = ({ id, path }: { id: string; path: "/v1/customers" | "/v1/issuers" }) => {
+  const named = useLoad(async () => {
+    const record = await api<{ name?: string; display_name?: string }>("GET", `${path}/${id}`)
+    return record.name ?? record.display_name ?? null
+  }, [id])
+  return (
+    <>
+      {named.data === undefined || named.data === null ? null : <span class="name">{named.data} </span>}
+      <code>{id}</code>
+      <Copyable text={id} label={`Copy ${id}`} />
+    </>
+  )
+}
+
+/** Asks for a short-lived link to the PDF and opens it (the browser downloads it: the answer names the file). */
+const Download = ({ attachment }: { attachment: Attachment }) => {
+  const link = useAction()
+  return (
+    <>
+      {" "}
+      <button
+        type="button"
+        class="secondary"
+        disabled={link.busy}
+        aria-label={`Download ${attachment.file_name}`}
+        onClick={() =>
+          void link.run(async () => {
+            const { download_url } = await api<Answer<"/v1/attachments/{id}/download-link", "get">>(
+              "GET",
+              `/v1/attachments/${attachment.id}/download-link`
+            )
+            location.assign(download_url)
+            return undefined
+          })
+        }
+      >
+        Download
+      </button>
+      <Refused error={link.error} />
+    </>
+  )
 }
 
 const sum = (units: ReadonlyArray<string>) => units.reduce((a, u) => a + BigInt(u), 0n).toString()
@@ -166,10 +231,11 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
       </>
     )
   const r = related.data
-  const returned = sum(
-    (r?.transfers ?? []).filter((t) => t.kind === "return").map((t) => t.amount_base_units)
-  )
-  const recovered = sum((r?.recoveries ?? []).map((x) => x.amount_base_units))
+  // Each amount once: a recovery is the ledger entry of an amount returned (the spec), so the return transfers are
+  // the same money and are listed below, not added again. Held is what is on the address neither settled nor returned.
+  const returned = sum((r?.recoveries ?? []).map((x) => x.amount_base_units))
+  const settledUnits = request.settlement?.amount_base_units ?? "0"
+  const held = BigInt(request.received_base_units) - BigInt(settledUnits) - BigInt(returned)
   const stuck = request.status === "needs_attention" || request.attention !== null
   return (
     <>
@@ -179,7 +245,8 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
       </p>
       <h1 tabIndex={-1}>{request.heading || `Request ${request.id}`}</h1>
       <p>
-        <code>{request.id}</code> <Status status={request.status} />{" "}
+        <code>{request.id}</code> <Copyable text={request.id} label="Copy the id" />{" "}
+        <Status status={request.status} />{" "}
         <span role="status" id="live-status">
           {live}
         </span>
@@ -201,7 +268,7 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
         <div>
           <dt>Settled</dt>
           <dd id="amount-settled">
-            <Money units={request.settlement?.amount_base_units ?? "0"} />
+            <Money units={settledUnits} />
           </dd>
         </div>
         <div>
@@ -211,12 +278,17 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
           </dd>
         </div>
         <div>
-          <dt>Recovered</dt>
-          <dd>
-            <Money units={recovered} />
+          <dt>Held</dt>
+          <dd id="amount-held">
+            <Money units={(held > 0n ? held : 0n).toString()} />
           </dd>
         </div>
       </dl>
+      <p class="hint" id="amounts-defined">
+        Received = settled to you + returned to the payer + held. Returned counts each amount sent back to the
+        payer's wallet once it is recorded (a recovery below); held is on the deposit address, neither settled
+        nor returned yet.
+      </p>
       {stuck ? (
         <section aria-labelledby="attention-title">
           <h2 id="attention-title">Needs attention</h2>
@@ -292,29 +364,38 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
             <When at={request.expires_at} />
           </dd>
           <dt>Deposit address</dt>
-          <dd class="mono">{request.address ?? "— (given once the payer's wallet is known)"}</dd>
+          <dd class="mono">
+            {request.address ?? "— (given once the payer's wallet is known)"}
+            <Copyable text={request.address} label="Copy the deposit address" />
+          </dd>
           <dt>Payer wallet</dt>
-          <dd class="mono">{request.payer_wallet ?? "—"}</dd>
+          <dd class="mono">
+            {request.payer_wallet ?? "—"}
+            <Copyable text={request.payer_wallet} label="Copy the payer's wallet" />
+          </dd>
           <dt>Payer check</dt>
           <dd>{request.payer_policy_mode.replaceAll("_", " ")}</dd>
           {request.customer_id === null ? null : (
             <>
               <dt>Customer</dt>
-              <dd>
-                <code>{request.customer_id}</code>
+              <dd id="customer">
+                <Named id={request.customer_id} path="/v1/customers" />
               </dd>
             </>
           )}
           <dt>Issuer</dt>
-          <dd>
-            <code>{request.issuer_id}</code>
+          <dd id="issuer">
+            <Named id={request.issuer_id} path="/v1/issuers" />
           </dd>
           <dt>Metadata</dt>
           <dd class="mono">{JSON.stringify(request.metadata)}</dd>
           {request.settlement === null ? null : (
             <>
               <dt>Settled to</dt>
-              <dd class="mono">{request.settlement.payout_address}</dd>
+              <dd class="mono">
+                {request.settlement.payout_address}
+                <Copyable text={request.settlement.payout_address} label="Copy the payout address" />
+              </dd>
             </>
           )}
         </dl>
@@ -366,7 +447,10 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
                           <Money units={t.amount_base_units} />
                         </td>
                         <td class="num">{t.block_number ?? "—"}</td>
-                        <td class="mono">{t.transaction_hash}</td>
+                        <td class="mono">
+                          {t.transaction_hash}
+                          <Copyable text={t.transaction_hash} label="Copy the transaction hash" />
+                        </td>
                         <td>
                           <When at={t.at} />
                         </td>
@@ -466,6 +550,7 @@ const Attachments = ({
           {attachments.map((a) => (
             <li key={a.id}>
               {a.file_name} — {Math.ceil(a.size_bytes / 1024)} KB, {a.status}
+              {a.status === "uploaded" ? <Download attachment={a} /> : null}
             </li>
           ))}
         </ul>

@@ -55,7 +55,18 @@ export const Status = ({ status }: { status: string }) => (
 )
 
 /** Copies `text`, saying so in a live region (a copy is otherwise silent to a screen reader). */
-export const CopyButton = ({ text, label, id }: { text: string; label: string; id?: string }) => {
+export const CopyButton = ({
+  text,
+  label,
+  id,
+  ariaLabel
+}: {
+  text: string
+  label: string
+  id?: string
+  /** What a screen reader says when several buttons show the same label. */
+  ariaLabel?: string
+}) => {
   const [said, setSaid] = useState("")
   const copy = async () => {
     try {
@@ -67,7 +78,13 @@ export const CopyButton = ({ text, label, id }: { text: string; label: string; i
   }
   return (
     <span>
-      <button type="button" class="secondary" onClick={copy} {...(id === undefined ? {} : { id })}>
+      <button
+        type="button"
+        class="secondary"
+        onClick={copy}
+        {...(id === undefined ? {} : { id })}
+        {...(ariaLabel === undefined ? {} : { "aria-label": ariaLabel })}
+      >
         {label}
       </button>{" "}
       <span role="status">{said}</span>
