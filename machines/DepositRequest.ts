@@ -141,6 +141,13 @@ export interface DepositRequestContext {
   readonly deadline_passed: boolean
   /** Credits recorded during the current pause; returned on resume when the request is already over. */
   readonly held_credits: ReadonlyArray<HeldCredit>
+  /** Set when the merchant cancelled it before anything arrived (it then expired at once); absent otherwise. */
+  readonly cancellation?: Cancellation
+}
+
+export interface Cancellation {
+  readonly at: string
+  readonly reason: string | null
 }
 
 export type DepositRequestEvent =
@@ -174,6 +181,12 @@ export type DepositRequestEvent =
       readonly block_number: string
     }
   | { readonly type: "deadline.reached"; readonly at: string }
+  | {
+      /** The merchant ends a request nobody has paid: it expires at once, its reason kept. */
+      readonly type: "merchant.cancelled"
+      readonly at: string
+      readonly reason: string | null
+    }
   | {
       readonly type: "attention.raised"
       readonly at: string
@@ -429,6 +442,9 @@ export const depositRequestMachine = setup({
       enqueue.assign({ pending, returning_base_units: returning, held_credits: [] })
     }),
     emitExpired: emit(lifecycle("deposit_request.expired")),
+    recordCancellation: assign(({ event }) =>
+      event.type === "merchant.cancelled" ? { cancellation: { at: event.at, reason: event.reason } } : {}
+    ),
     /** Expired with funds: the whole balance goes back. */
     returnExpiredBalance: enqueueActions(({ context, enqueue }) => {
       const balance = unallocated(context)
@@ -536,7 +552,8 @@ export const depositRequestMachine = setup({
       on: {
         "payer.verified": { guard: "policyProofSatisfied", actions: "markVerified" },
         "payer.wallet_attested": { guard: "payerVerified", target: "ready", actions: "bindWallet" },
-        "deadline.reached": { target: "expired", actions: "emitExpired" }
+        "deadline.reached": { target: "expired", actions: "emitExpired" },
+        "merchant.cancelled": { target: "expired", actions: ["recordCancellation", "emitExpired"] }
       }
     },
     ready: {
@@ -550,6 +567,8 @@ export const depositRequestMachine = setup({
           { guard: "newCredit", target: "partially_deposited", actions: "recordCredit" }
         ],
         "deadline.reached": { target: "expired", actions: "emitExpired" },
+        // Nothing has arrived in `ready` (a credit moves it on): a late transfer is returned as in `expired`.
+        "merchant.cancelled": { target: "expired", actions: ["recordCancellation", "emitExpired"] },
         "attention.raised": {
           target: "needs_attention",
           actions: { type: "pause", params: { from: "ready" } }

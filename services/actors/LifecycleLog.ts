@@ -57,6 +57,8 @@ const eventDetail = (event: DepositRequestEvent, s: Step): string => {
       return event.payout_address === undefined ? "" : ` to payout address ${event.payout_address}`
     case "deadline.reached":
       return ""
+    case "merchant.cancelled":
+      return event.reason === null ? " by the merchant" : ` by the merchant: ${event.reason}`
   }
 }
 

@@ -28,6 +28,7 @@ export interface LifecycleFacts {
     readonly blockNumber: string | null
     readonly settledAt: string | null
   } | null
+  readonly cancellation: { readonly at: string; readonly reason: string | null } | null
 }
 
 const isoSeconds = (iso: string | null) => (iso === null ? null : formatTimestamp(new Date(iso)))
@@ -73,6 +74,10 @@ export const toWire = (
     transaction_hash: facts.settlement.transactionHash,
     block_number: facts.settlement.blockNumber,
     settled_at: isoSeconds(facts.settlement.settledAt)
+  },
+  cancellation: facts.cancellation && {
+    reason: facts.cancellation.reason,
+    cancelled_at: formatTimestamp(new Date(facts.cancellation.at))
   },
   chain_id: chainId,
   /** The hosted checkout of this request: send the payer here. */
@@ -133,6 +138,7 @@ export const lifecycleFactsOf = (s: SnapshotView): LifecycleFacts => {
     address: textOrNull(c.address),
     walletBoundAt: textOrNull(c.wallet_bound_at),
     attention: attention ?? null,
+    cancellation: (c.cancellation as LifecycleFacts["cancellation"] | undefined) ?? null,
     settlement:
       s.status === "deposited" || s.status === "settled" || settlement
         ? {

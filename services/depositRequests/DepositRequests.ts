@@ -13,7 +13,7 @@ import { publicBaseUrl, serviceEnv } from "../platform/Settings"
 import { orDieOnSql } from "../platform/SqlFailure"
 import { type CreateInput, payoutHoldError, uuidOfId } from "./CreateFields"
 import { makeCreateRequest } from "./CreateRequest"
-import { type DepositRequestWire, viewOf } from "./DepositRequestWire"
+import { type DepositRequestWire, lifecycleFactsOf, viewOf } from "./DepositRequestWire"
 
 export {
   type CreateInput,
@@ -284,6 +284,30 @@ const make = Effect.gen(function* () {
       return view(Option.getOrThrow(yield* load(accountId, uuid)))
     })
 
+  /**
+   * The merchant ends a request nobody has paid (awaiting its payer, or ready with nothing received): it expires at
+   * once with the reason kept. Refused once anything arrived, since then money is on its way; asked again of a
+   * request it cancelled, it answers the request as it is (a retried cancel is safe).
+   */
+  const cancel = (accountId: string, uuid: string, reason: string | null) =>
+    Effect.gen(function* () {
+      const row = yield* load(accountId, uuid)
+      if (Option.isNone(row)) return yield* NotFound.of("deposit_request")
+      const facts = lifecycleFactsOf(snapshotOf(row.value))
+      if (facts.cancellation !== null) return view(row.value)
+      if (facts.status !== "awaiting_payer" && facts.status !== "ready")
+        return yield* new InvalidState({ message: cancelRefusal(facts.status) })
+      const at = new Date(yield* Clock.currentTimeMillis)
+      yield* host
+        .apply(uuid, `cancel:${ids.next()}`, { type: "merchant.cancelled", at: at.toISOString(), reason })
+        .pipe(Effect.orDie)
+      const after = Option.getOrThrow(yield* load(accountId, uuid))
+      // A payment that landed first moved it on, and the machine took no cancel: say so rather than pretend.
+      if (lifecycleFactsOf(snapshotOf(after)).cancellation === null)
+        return yield* new InvalidState({ message: cancelRefusal(after.status) })
+      return view(after)
+    })
+
   /** PATCH: omitted fields stay, `null` clears, and the merged record is checked as a whole. */
   const update = (accountId: string, uuid: string, patch: UpdateInput) =>
     sql
@@ -349,6 +373,13 @@ const make = Effect.gen(function* () {
     ) {
       return yield* update(accountId, uuid, patch)
     }, orDieOnSql),
+    cancel: Effect.fn("DepositRequests.cancel")(function* (
+      accountId: string,
+      uuid: string,
+      reason: string | null
+    ) {
+      return yield* cancel(accountId, uuid, reason)
+    }, orDieOnSql),
     resume: Effect.fn("DepositRequests.resume")(function* (
       accountId: string,
       uuid: string,
@@ -358,6 +389,12 @@ const make = Effect.gen(function* () {
     }, orDieOnSql)
   } as const
 })
+
+/** Why a request in `status` cannot be cancelled. */
+const cancelRefusal = (status: string) =>
+  status === "partially_deposited" || status === "deposited" || status === "settled"
+    ? `A payment has arrived (the request is ${status}): it can no longer be cancelled.`
+    : `Only a request nobody has paid can be cancelled; this one is ${status}.`
 
 /** A resume's body: a plain resume, or one to another payout address (a `pa_` id). */
 export interface ResumeInput {

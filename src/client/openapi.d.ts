@@ -426,6 +426,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deposit-requests/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a request nobody has paid
+         * @description For a request `awaiting_payer`, or `ready` with nothing received: it becomes `expired` at once (a `deposit_request.expired` event follows, as at its deadline) and keeps the reason in `cancellation`. A transfer that arrives later is returned to the payer, as for any expired request. Once anything has arrived, or the request has ended, `409 invalid_state`. Cancelling a request already cancelled answers it as it is.
+         */
+        post: operations["depositRequests.cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deposit-requests/{id}/transfers": {
         parameters: {
             query?: never;
@@ -1623,6 +1643,13 @@ export interface components {
             block_number: string | null;
             settled_at: string | null;
         };
+        /** @description Set when the merchant cancelled the request before anything arrived; it then expired at once. */
+        Cancellation: {
+            /** @description The merchant's words, when it gave any. */
+            reason: string | null;
+            /** @description RFC 3339 UTC, second precision, Z. */
+            cancelled_at: string;
+        };
         /** @description Error envelope. `error.code` is one of: `idempotency_conflict`. */
         IdempotencyConflict: {
             error: {
@@ -1677,6 +1704,7 @@ export interface components {
             return_url: string | null;
             attention: components["schemas"]["Attention"] | null;
             settlement: components["schemas"]["Settlement"] | null;
+            cancellation: components["schemas"]["Cancellation"] | null;
             chain_id: number;
             /** @description The hosted checkout page of this request (under `PUBLIC_BASE_URL`): redirect the payer here. */
             checkout_url: string;
@@ -1724,6 +1752,19 @@ export interface components {
          */
         ResumeDepositRequest: {
             payout_address_id?: string;
+        };
+        /**
+         * @description Optional. Without a body (or with `{}`) the request is cancelled without a reason.
+         * @example {
+         *       "reason": "The customer changed the order."
+         *     }
+         */
+        CancelDepositRequest: {
+            /**
+             * maxLength(500)
+             * @description Why it was cancelled, in the merchant's words (up to 500 characters); shown as `cancellation.reason`.
+             */
+            reason?: components["schemas"]["Text"];
         };
         Transfer: {
             /** @enum {string} */
@@ -4112,6 +4153,7 @@ export interface operations {
                         return_url: string | null;
                         attention: components["schemas"]["Attention"] | null;
                         settlement: components["schemas"]["Settlement"] | null;
+                        cancellation: components["schemas"]["Cancellation"] | null;
                         chain_id: number;
                         /** @description The hosted checkout page of this request (under `PUBLIC_BASE_URL`): redirect the payer here. */
                         checkout_url: string;
@@ -4165,6 +4207,7 @@ export interface operations {
                         return_url: string | null;
                         attention: components["schemas"]["Attention"] | null;
                         settlement: components["schemas"]["Settlement"] | null;
+                        cancellation: components["schemas"]["Cancellation"] | null;
                         chain_id: number;
                         /** @description The hosted checkout page of this request (under `PUBLIC_BASE_URL`): redirect the payer here. */
                         checkout_url: string;
@@ -4417,6 +4460,86 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Unauthenticated"] | components["schemas"]["IdentityUnauthorized"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description InvalidState */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidState"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "depositRequests.cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelDepositRequest"];
+            };
+        };
+        responses: {
+            /** @description DepositRequest */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositRequest"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
                 };
             };
             /** @description NotFound */

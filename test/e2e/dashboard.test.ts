@@ -311,6 +311,24 @@ describe("the merchant dashboard", () => {
     expect(after.body).toMatchObject({ status: "ready", attention: null })
   }, 60_000)
 
+  it("cancels a request nobody has paid, only after a confirmation", async () => {
+    const request = await createRequest("3.000000", { heading: "Changed my mind" })
+    await open(`#/requests/${request.id}`, "Changed my mind")
+    await page.click("button:text-is('Cancel this request')")
+    // Nothing happens until the second, explicit step.
+    const before = await running.api.call<{ status: string }>("GET", `/v1/deposit-requests/${request.id}`)
+    expect(before.body.status).toBe("awaiting_payer")
+    await page.click("button:text-is('Cancel the request')")
+    await waitForText(page, "#live-status", "equals", "Cancelled: now expired.")
+    await waitForText(page, "#cancellation", "startsWith", "Cancelled")
+    expect(await page.$("button:text-is('Cancel this request')")).toBeNull()
+    const after = await running.api.call<{ status: string; cancellation: unknown }>(
+      "GET",
+      `/v1/deposit-requests/${request.id}`
+    )
+    expect(after.body).toMatchObject({ status: "expired", cancellation: { reason: null } })
+  }, 60_000)
+
   it("attaches a PDF to a request, uploaded from the page", async () => {
     const request = await createRequest("1.000000", { heading: "With a document" })
     await open(`#/requests/${request.id}`, "With a document")

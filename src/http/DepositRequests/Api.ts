@@ -63,6 +63,16 @@ export const Settlement = Schema.Struct({
   settled_at: Schema.NullOr(WireTimestamp)
 }).annotations({ identifier: "Settlement" })
 
+export const Cancellation = Schema.Struct({
+  reason: Schema.NullOr(Schema.String).annotations({
+    description: "The merchant's words, when it gave any."
+  }),
+  cancelled_at: WireTimestamp
+}).annotations({
+  identifier: "Cancellation",
+  description: "Set when the merchant cancelled the request before anything arrived; it then expired at once."
+})
+
 export const Transfer = Schema.Struct({
   direction: Schema.Literal("in", "out"),
   kind: Schema.Literal("payment", "settlement", "return").annotations({
@@ -126,6 +136,7 @@ export const DepositRequest = Schema.Struct({
   }),
   attention: Schema.NullOr(Attention),
   settlement: Schema.NullOr(Settlement),
+  cancellation: Schema.NullOr(Cancellation),
   chain_id: Schema.Number,
   checkout_url: Schema.String.annotations({
     description:
@@ -244,6 +255,22 @@ export const ResumeDepositRequest = withExample(
     description: "Optional. Without a body (or with `{}`) the request resumes as it was."
   }),
   { payout_address_id: exampleId("pa") }
+)
+
+/** A cancel's optional body: the merchant's reason, kept on the request. */
+export const CancelDepositRequest = withExample(
+  StrictStruct({
+    reason: Schema.optional(
+      Text.pipe(Schema.maxLength(500)).annotations({
+        description:
+          "Why it was cancelled, in the merchant's words (up to 500 characters); shown as `cancellation.reason`."
+      })
+    )
+  }).annotations({
+    identifier: "CancelDepositRequest",
+    description: "Optional. Without a body (or with `{}`) the request is cancelled without a reason."
+  }),
+  { reason: "The customer changed the order." }
 )
 
 export const IdempotencyKeyHeader = Schema.Struct({
@@ -435,6 +462,25 @@ export class DepositRequestsApi extends HttpApiGroup.make("depositRequests")
         "After the cause in `attention.resolution` is dealt with: automatic movement resumes for this request and whatever was outstanding is carried out again. The body is optional: with `payout_address_id`, a request paused with `payout_address_blocked` settles to that payout address instead (the only way a request's money goes elsewhere; recorded in its step history). API keys are refused (401 `identity_unauthorized`)."
       )
       // The body is optional: an absent one reads as `{}` (the edge primes it), which is a plain resume.
+      .annotate(OpenApi.Transform, (operation) => ({
+        ...operation,
+        requestBody: { ...operation.requestBody, required: false }
+      }))
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/deposit-requests/:id/cancel")
+      .setPath(idPath)
+      .setPayload(CancelDepositRequest)
+      .addSuccess(DepositRequest)
+      .addError(NotFound)
+      .addError(InvalidState)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Cancel a request nobody has paid")
+      .annotate(
+        OpenApi.Description,
+        "For a request `awaiting_payer`, or `ready` with nothing received: it becomes `expired` at once (a `deposit_request.expired` event follows, as at its deadline) and keeps the reason in `cancellation`. A transfer that arrives later is returned to the payer, as for any expired request. Once anything has arrived, or the request has ended, `409 invalid_state`. Cancelling a request already cancelled answers it as it is."
+      )
+      // The body is optional: an absent one reads as `{}` (the edge primes it), a cancel without a reason.
       .annotate(OpenApi.Transform, (operation) => ({
         ...operation,
         requestBody: { ...operation.requestBody, required: false }

@@ -138,6 +138,12 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
           return yield* requests.resume(accountId, yield* requireId(path.id), payload)
         })
       )
+      .handle("cancel", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          return yield* requests.cancel(accountId, yield* requireId(path.id), payload.reason ?? null)
+        })
+      )
       .handle("transfers", ({ path }) =>
         Effect.gen(function* () {
           const { accountId } = yield* CurrentIdentity

@@ -27,6 +27,7 @@ export const created: typeof CreatedDepositRequest.Type = {
   return_url: null,
   attention: null,
   settlement: null,
+  cancellation: null,
   chain_id: 10143,
   checkout_url: "http://127.0.0.1:8080/checkout/dr_019ab0c1-7a6e-7c3b-9d2f-0c1e2d3f4a5b",
   version: "1",

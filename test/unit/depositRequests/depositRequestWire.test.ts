@@ -77,7 +77,8 @@ const facts: fc.Arbitrary<LifecycleFacts> = fc.record({
       settledAt: fc.option(iso, { nil: null })
     }),
     { nil: null }
-  )
+  ),
+  cancellation: fc.option(fc.record({ at: iso, reason: fc.option(text, { nil: null }) }), { nil: null })
 })
 
 describe("the deposit request wire form", () => {

@@ -72,6 +72,11 @@ const attention = (code = "transfer_reverted", at = T1): DepositRequestEvent => 
   resolution: "Fix the cause, then resume the request."
 })
 const resume = (at = T2): DepositRequestEvent => ({ type: "operator.resumed", at })
+const cancelled = (reason: string | null = "The order was changed.", at = T1): DepositRequestEvent => ({
+  type: "merchant.cancelled",
+  at,
+  reason
+})
 
 /** One step as the actor host takes it: from the stored JSON. */
 const next = (s: Step, e: DepositRequestEvent) => step(JSON.parse(JSON.stringify(s.snapshot)), e)
@@ -186,6 +191,16 @@ describe("awaiting_payer", () => {
     ])
   })
 
+  it("expires at once when the merchant cancels it, keeping the reason", () => {
+    const s = via(fresh(), cancelled(), { to: "expired" })
+    expect(s.emitted).toEqual([
+      { kind: "lifecycle", type: "deposit_request.expired", dedupe: "deposit_request.expired" }
+    ])
+    expect(s.context.cancellation).toEqual({ at: T1, reason: "The order was changed." })
+    // Its deadline later changes nothing.
+    ignored(s, deadline(T2))
+  })
+
   it("has nothing to pause and no address to credit", () => {
     ignored(fresh(), attention())
     ignored(fresh(), credit("c1", AMOUNT))
@@ -226,6 +241,15 @@ describe("ready", () => {
     expect(s.emitted.map((e) => e.type)).toEqual(["deposit_request.expired"])
   })
 
+  it("expires at once when the merchant cancels it; a transfer after that goes back to its sender", () => {
+    let s = via(ready(), cancelled(null), { to: "expired" })
+    expect(s.emitted.map((e) => e.type)).toEqual(["deposit_request.expired"])
+    expect(s.context.cancellation).toEqual({ at: T1, reason: null })
+    s = next(s, credit("late", "5000000", WALLET, T2))
+    expect(s.status).toBe("expired")
+    expect(returnsOf(s.emitted).map((r) => [r.amount_base_units, r.to])).toEqual([["5000000", WALLET]])
+  })
+
   it("pauses on attention with the attention object", () => {
     const s = via(ready(), attention("deep_reorg"), { to: "needs_attention" })
     expect(s.emitted).toEqual([
@@ -253,6 +277,13 @@ describe("ready", () => {
 })
 
 describe("partially_deposited", () => {
+  it("takes no cancel once money has arrived (nor does any later status)", () => {
+    ignored(partial(), cancelled())
+    ignored(deposited(), cancelled())
+    ignored(settled(), cancelled())
+    ignored(run(fresh(), deadline()).s, cancelled())
+  })
+
   it("adds credits up, ignoring a repeated credit id, until the sum reaches the amount", () => {
     let s = partial("30000000")
     s = ignored(s, credit("c1", "30000000"))

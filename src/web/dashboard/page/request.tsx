@@ -12,6 +12,7 @@ import type {
 } from "./types"
 import { outcomeInWords } from "./webhooks"
 import {
+  Confirm,
   CopyButton,
   Field,
   Loading,
@@ -328,6 +329,27 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
           </button>
           <Refused error={resume.error} />
         </section>
+      ) : null}
+      {request.cancellation !== null ? (
+        <p id="cancellation">
+          Cancelled <When at={request.cancellation.cancelled_at} />
+          {request.cancellation.reason === null ? "." : `: ${request.cancellation.reason}`}
+        </p>
+      ) : request.status === "awaiting_payer" || request.status === "ready" ? (
+        <Confirm
+          label="Cancel this request"
+          question="Cancel this request? Nobody has paid it yet; it expires now, and a transfer that arrives later goes back to its sender."
+          confirmLabel="Cancel the request"
+          onConfirm={async () => {
+            const ended = await api<Answer<"/v1/deposit-requests/{id}/cancel", "post">>(
+              "POST",
+              `/v1/deposit-requests/${request.id}/cancel`,
+              {}
+            )
+            setRequest(ended)
+            setLive("Cancelled: now expired.")
+          }}
+        />
       ) : null}
       <section aria-labelledby="details-title">
         <h2 id="details-title">Details</h2>
