@@ -1238,6 +1238,12 @@ CREATE INDEX chain_credits_unpublished ON public.chain_credits USING btree (bloc
 CREATE INDEX customers_account ON public.customers USING btree (account_id, id DESC) WHERE (deleted_at IS NULL);
 
 --
+-- Name: customers_account_email; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX customers_account_email ON public.customers USING btree (account_id, lower(email)) WHERE (email IS NOT NULL);
+
+--
 -- Name: dashboard_sessions_account; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1254,6 +1260,12 @@ CREATE UNIQUE INDEX dashboard_sessions_id ON public.dashboard_sessions USING btr
 --
 
 CREATE INDEX dashboard_sessions_member ON public.dashboard_sessions USING btree (member_id) WHERE (member_id IS NOT NULL);
+
+--
+-- Name: deposit_request_attachments_attachment; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_request_attachments_attachment ON public.deposit_request_attachments USING btree (attachment_id);
 
 --
 -- Name: deposit_request_steps_account; Type: INDEX; Schema: public; Owner: -
@@ -1278,6 +1290,12 @@ CREATE INDEX deposit_requests_account ON public.deposit_requests USING btree (ac
 --
 
 CREATE INDEX deposit_requests_account_created ON public.deposit_requests USING btree (account_id, created_at);
+
+--
+-- Name: deposit_requests_account_expected_email; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_account_expected_email ON public.deposit_requests USING btree (account_id, lower(expected_email), id DESC) WHERE (expected_email IS NOT NULL);
 
 --
 -- Name: deposit_requests_account_reference; Type: INDEX; Schema: public; Owner: -
@@ -1310,10 +1328,22 @@ CREATE UNIQUE INDEX deposit_requests_deposit_address ON public.deposit_requests 
 CREATE UNIQUE INDEX deposit_requests_deposit_index ON public.deposit_requests USING btree (deposit_index) WHERE (deposit_index IS NOT NULL);
 
 --
+-- Name: deposit_requests_issuer; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_issuer ON public.deposit_requests USING btree (issuer_id, id DESC);
+
+--
 -- Name: deposit_requests_open_deadline; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX deposit_requests_open_deadline ON public.deposit_requests USING btree (expires_at) WHERE (status = ANY (ARRAY['awaiting_payer'::text, 'ready'::text, 'partially_deposited'::text]));
+
+--
+-- Name: deposit_requests_payout_address; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_payout_address ON public.deposit_requests USING btree (payout_address_id, id DESC);
 
 --
 -- Name: held_transfers_request; Type: INDEX; Schema: public; Owner: -
@@ -1386,6 +1416,12 @@ CREATE INDEX passkeys_member ON public.passkeys USING btree (member_id);
 --
 
 CREATE INDEX payout_addresses_account ON public.payout_addresses USING btree (account_id, id DESC);
+
+--
+-- Name: payout_addresses_account_address; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX payout_addresses_account_address ON public.payout_addresses USING btree (account_id, lower(address));
 
 --
 -- Name: sign_in_attempts_client; Type: INDEX; Schema: public; Owner: -

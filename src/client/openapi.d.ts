@@ -4034,6 +4034,8 @@ export interface operations {
                 status?: components["schemas"]["DepositRequestStatus"];
                 created_gte?: string;
                 created_lt?: string;
+                /** @description a string at most 200 character(s) long */
+                q?: components["schemas"]["Text"];
                 /** @description Only requests whose `reference` is exactly this (case-sensitive). */
                 reference?: components["schemas"]["Text"];
                 customer?: string;

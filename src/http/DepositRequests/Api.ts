@@ -26,7 +26,9 @@ import {
 } from "../Schemas"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Text } from "../../../services/domain/Text"
-import { formatTimestamp, Timestamp } from "../../../services/domain/Timestamp"
+import { NOT_AN_INSTANT, parseInstant } from "../../../services/domain/Instant"
+import { recogniseSearch } from "../../../services/domain/ListSearch"
+import { Timestamp } from "../../../services/domain/Timestamp"
 import { WebhookDelivery } from "../Webhooks/Api"
 
 /** The status values: the top-level states of the lifecycle machine (listed once, in the domain). */
@@ -293,35 +295,52 @@ export const LongPollTimeout = Schema.optionalWith(DecimalInteger(1, 30), {
   default: () => LONG_POLL_TIMEOUT_DEFAULT
 }).annotations({ description: "Seconds to hold the request, 1 to 30 (default 25)." })
 
-/** A list bound on `created_at`: the API's own timestamp form only (UTC, second precision, Z). */
+/**
+ * A list bound on `created_at`: any RFC 3339 instant, as browsers and clients write one (fractional seconds, `Z` or
+ * an offset), compared as the instant it names (infra/decisions/0080-one-search-and-local-dates.md).
+ */
 const CreatedBound = (meaning: string) =>
   Schema.transformOrFail(
     Schema.String.annotations({
-      description: `${meaning} RFC 3339 UTC, second precision, Z (as \`created_at\` is written).`,
-      examples: ["2026-11-22T12:00:00Z"],
-      jsonSchema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$" }
+      description: `${meaning} An RFC 3339 timestamp with seconds and a zone: \`Z\` or an offset (escape \`+\` as \`%2B\`), fractional seconds allowed; compared as the instant it names, so a local midnight is sent with its offset.`,
+      examples: ["2026-11-22T12:00:00Z", "2026-11-22T08:00:00.000Z", "2026-11-22T00:00:00-08:00"],
+      jsonSchema: {
+        type: "string",
+        pattern: "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+\\- ]\\d{2}:\\d{2})$"
+      }
     }),
     Schema.DateFromSelf,
     {
       strict: true,
       decode: (s, _, ast) => {
-        const date = new Date(s)
-        // The round trip refuses what the pattern lets through but the calendar does not (2026-02-30).
-        return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(s) &&
-          !Number.isNaN(date.getTime()) &&
-          formatTimestamp(date) === s
-          ? ParseResult.succeed(date)
-          : ParseResult.fail(
-              new ParseResult.Type(
-                ast,
-                s,
-                "must be an RFC 3339 UTC timestamp to the second, like 2026-11-22T12:00:00Z"
-              )
-            )
+        const date = parseInstant(s)
+        return date === undefined
+          ? ParseResult.fail(new ParseResult.Type(ast, s, NOT_AN_INSTANT))
+          : ParseResult.succeed(date)
       },
-      encode: (d) => ParseResult.succeed(formatTimestamp(d))
+      encode: (d) => ParseResult.succeed(d.toISOString())
     }
   )
+
+/** The list's one search box: what it recognises is in the description, and in ListSearch. */
+const SearchParam = Text.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(200),
+  Schema.filter((q) => {
+    const found = recogniseSearch(q)
+    return typeof found === "string" ? found : true
+  })
+).annotations({
+  description: [
+    "One search, recognised by its form, and combined with the other filters by `and`:",
+    "an id of a request (`dr_`), of its customer (`cus_`), issuer (`iss_`), payout address (`pa_`), one of its attachments (`att_`), verification attempts (`va_`), events (`evt_`) or webhook deliveries (`whd_`) (any case; other prefixes are refused);",
+    "`0x` and 64 hex digits: a transaction hash of a payment in, a settlement or a return out (any case);",
+    "`0x` and 40 hex digits: an address, the request's deposit address, its bound payer wallet or its payout address (by the address rule: one case, or mixed case matching the EIP-55 checksum);",
+    "text with an `@`: the expected email or the customer's email (case-insensitive), or a reference;",
+    "anything else: a `reference`, exactly (case-sensitive)."
+  ].join(" "),
+  examples: ["order-4711", "payer@example.com"]
+})
 
 const AddressParam = (meaning: string) =>
   Address.annotations({
@@ -333,6 +352,7 @@ export const DepositRequestListParams = Schema.Struct({
   status: Schema.optional(DepositRequestStatus),
   created_gte: Schema.optional(CreatedBound("Only requests created at or after this instant.")),
   created_lt: Schema.optional(CreatedBound("Only requests created before this instant.")),
+  q: Schema.optional(SearchParam),
   reference: Schema.optional(
     Text.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
       description: "Only requests whose `reference` is exactly this (case-sensitive)."

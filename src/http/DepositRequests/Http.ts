@@ -8,6 +8,7 @@ import { longPoll } from "../middleware/LongPoll"
 import { NotFound } from "../Errors"
 import { DepositRequest, DepositRequestList, listTimeoutOrDefault } from "./Api"
 import { uuidFromId } from "../../../services/domain/PrefixedId"
+import { recogniseSearch, searchMayMatchNew } from "../../../services/domain/ListSearch"
 import { uuidOfId } from "../../../services/depositRequests/CreateFields"
 import { ChangeFeed } from "../../../services/platform/ChangeFeed"
 import { WebhookEndpoints } from "../../../services/webhooks/WebhookEndpoints"
@@ -50,12 +51,16 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const { accountId } = yield* CurrentIdentity
+          // The contract refused what is not recognised, so this is a search whenever q is given.
+          const recognised = urlParams.q === undefined ? undefined : recogniseSearch(urlParams.q)
+          const search = typeof recognised === "string" ? undefined : recognised
           const read = Effect.map(
             requests.list(accountId, {
               status: urlParams.status,
               createdGte: urlParams.created_gte,
               createdLt: urlParams.created_lt,
               reference: urlParams.reference,
+              search,
               customer: urlParams.customer,
               depositAddress: urlParams.deposit_address,
               payerWallet: urlParams.payer_wallet,
@@ -72,6 +77,7 @@ export const DepositRequestsLive = HttpApiBuilder.group(Api, "depositRequests", 
             urlParams.deposit_address === undefined &&
             urlParams.payer_wallet === undefined &&
             urlParams.transaction_hash === undefined &&
+            (search === undefined || searchMayMatchNew(search)) &&
             (urlParams.created_lt === undefined ||
               urlParams.created_lt.getTime() > (yield* Clock.currentTimeMillis))
           const poll = { ...urlParams, timeout: listTimeoutOrDefault(urlParams.timeout) }

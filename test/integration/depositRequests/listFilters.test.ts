@@ -258,13 +258,89 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
       })
     )
 
+    it.effect(
+      "takes a created bound as browsers write it: fractional seconds, Z or any offset, the same instant alike",
+      () =>
+        Effect.gen(function* () {
+          const { api } = yield* ChainServiceFixture
+          const made: Array<string> = []
+          for (let i = 0; i < 3; i++) {
+            made.push(yield* create(api, { reference: `bounds-${i}` }))
+            yield* Effect.sleep("1100 millis")
+          }
+          const everything = (yield* call<Page>(api, "GET", "/v1/deposit-requests?limit=100")).body
+            .deposit_requests
+          const instants = [...new Set(everything.map((r) => r.created_at))].sort()
+          assert.isAtLeast(instants.length, 3)
+          // The same instant as UTC to the second, with milliseconds (what toISOString writes), with nine digits,
+          // and at two offsets (+ escaped, and + as a query string's unescaped space).
+          const spellings = (at: string) => {
+            const ms = Date.parse(at)
+            const offset = (minutes: number) => {
+              const local = new Date(ms + minutes * 60_000).toISOString().slice(0, 19)
+              const sign = minutes < 0 ? "-" : "%2B"
+              const abs = Math.abs(minutes)
+              return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`
+            }
+            return [
+              at,
+              new Date(ms).toISOString(),
+              `${at.slice(0, 19)}.000000000Z`,
+              offset(-8 * 60),
+              offset(5 * 60 + 30),
+              offset(60).replace("%2B", "+")
+            ]
+          }
+          for (const at of instants) {
+            const atOrAfter = everything.filter((r) => r.created_at >= at).map((r) => r.id)
+            // Created within the second before `at` (stored to the millisecond): on the other side of `at`.
+            const before = everything.filter((r) => r.created_at < at).map((r) => r.id)
+            for (const spelled of spellings(at)) {
+              assert.deepStrictEqual(yield* ids(api, `created_gte=${spelled}`), atOrAfter, spelled)
+              assert.deepStrictEqual(yield* ids(api, `created_lt=${spelled}`), before, spelled)
+            }
+          }
+          // A bound inside a second splits it at the millisecond: the request created in that second is on one side.
+          const last = everything.find((r) => r.id === made[2])!
+          const exact = yield* ids(
+            api,
+            `created_gte=${last.created_at}&created_lt=${new Date(Date.parse(last.created_at) + 1000).toISOString()}`
+          )
+          assert.deepStrictEqual(exact, [last.id])
+          const halves = [
+            ...(yield* ids(api, `created_gte=${last.created_at.slice(0, 19)}.500Z&reference=bounds-2`)),
+            ...(yield* ids(
+              api,
+              `created_lt=${last.created_at.slice(0, 19)}.500Z&created_gte=${last.created_at}&reference=bounds-2`
+            ))
+          ]
+          assert.deepStrictEqual(halves, [last.id])
+          // The dashboard's CSV export and list: an offset midnight and the next one, the page as it sends them.
+          const day = last.created_at.slice(0, 10)
+          const from = new Date(`${day}T00:00:00-08:00`).toISOString()
+          const until = new Date(Date.parse(`${day}T00:00:00-08:00`) + 86_400_000).toISOString()
+          const expected = everything
+            .filter(
+              (r) => r.created_at >= from.replace(".000Z", "Z") && r.created_at < until.replace(".000Z", "Z")
+            )
+            .map((r) => r.id)
+          assert.deepStrictEqual(yield* ids(api, `created_gte=${from}&created_lt=${until}`), expected)
+        })
+    )
+
     it.effect("refuses malformed filters with 400 invalid_request naming the parameter", () =>
       Effect.gen(function* () {
         const { api } = yield* ChainServiceFixture
         const cases: ReadonlyArray<readonly [string, string]> = [
           ["created_gte=2026-11-22", "created_gte"],
-          ["created_gte=2026-11-22T12:00:00.500Z", "created_gte"],
-          ["created_gte=2026-11-22T12:00:00%2B01:00", "created_gte"],
+          ["created_gte=2026-11-22T12:00Z", "created_gte"],
+          ["created_gte=2026-11-22T12:00:00", "created_gte"],
+          ["created_gte=2026-11-22T12:00:00.Z", "created_gte"],
+          ["created_gte=2026-11-22T24:00:00Z", "created_gte"],
+          ["created_gte=2026-11-22T12:00:60Z", "created_gte"],
+          ["created_gte=2026-11-22T12:00:00%2B24:00", "created_gte"],
+          ["created_lt=2026-11-22T12:00:00.1234567890Z", "created_lt"],
+          ["created_lt=1763812800", "created_lt"],
           ["created_lt=2026-02-30T00:00:00Z", "created_lt"],
           ["created_lt=yesterday", "created_lt"],
           ["customer=pa_01a21733-49e2-72e0-b061-5bcc55d5997f", "customer"],
