@@ -16,37 +16,33 @@ export const STATUSES = [
   "needs_attention"
 ] as const
 
-/** What a merchant can look a request up by, and the list parameter each is. */
-const SEARCHES = [
-  ["id", "Request id (dr_…)"],
-  ["reference", "Reference"],
-  ["customer", "Customer (cus_…)"],
-  ["deposit_address", "Deposit address"],
-  ["payer_wallet", "Payer wallet"],
-  ["transaction_hash", "Transaction hash"]
-] as const
-type SearchBy = (typeof SEARCHES)[number][0]
-
 export interface Filters {
   readonly status: string
+  /** Days as a date input gives them (YYYY-MM-DD), meant in the browser's time zone. */
   readonly from: string
   readonly to: string
-  readonly searchBy: SearchBy
+  /** The one search box: the list's `q`, recognised by the API. */
   readonly search: string
 }
 
-const emptyFilters: Filters = { status: "", from: "", to: "", searchBy: "id", search: "" }
+const emptyFilters: Filters = { status: "", from: "", to: "", search: "" }
 
-/** The list's query for these filters: dates as whole UTC days, `to` included. */
-export const listParams = (f: Filters): Record<string, string | undefined> => {
-  const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString()
-  return {
-    status: f.status || undefined,
-    created_gte: f.from === "" ? undefined : `${f.from}T00:00:00Z`,
-    created_lt: f.to === "" ? undefined : nextDay(f.to),
-    ...(f.searchBy !== "id" && f.search !== "" ? { [f.searchBy]: f.search } : {})
-  }
+/** The browser's time zone, in which the date filters pick days and the list shows times. */
+export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone
+
+/** The instant a local day starts (`days` later): local midnight, so a day of 23 or 25 hours is still one day. */
+const localMidnight = (day: string, days = 0) => {
+  const [y, m, d] = day.split("-").map(Number) as [number, number, number]
+  return new Date(y, m - 1, d + days).toISOString()
 }
+
+/** The list's query for these filters: dates as whole days in the browser's zone, `to` included. */
+export const listParams = (f: Filters): Record<string, string | undefined> => ({
+  status: f.status || undefined,
+  created_gte: f.from === "" ? undefined : localMidnight(f.from),
+  created_lt: f.to === "" ? undefined : localMidnight(f.to, 1),
+  q: f.search || undefined
+})
 
 /** A page of the list; its `version` changes whenever a request on it does: the live list's long poll waits on it. */
 type ListAnswer = Answer<"/v1/deposit-requests", "get">
@@ -114,6 +110,7 @@ export const Requests = () => {
   const [exporting, setExporting] = useState<string>()
   const [creating, setCreating] = useState(false)
   const live = useRef<AbortController | undefined>(undefined)
+  const zone = browserZone()
 
   useEffect(() => {
     const controller = new AbortController()
@@ -121,20 +118,6 @@ export const Requests = () => {
     live.current = controller
     setRows(undefined)
     setError(undefined)
-    // A request id is looked up directly; anything else is a filtered list.
-    if (filters.searchBy === "id" && filters.search !== "") {
-      api<Answer<"/v1/deposit-requests/{id}", "get">>(
-        "GET",
-        `/v1/deposit-requests/${encodeURIComponent(filters.search)}`
-      ).then(
-        (r) => {
-          setRows([r])
-          setCursor(null)
-        },
-        (e: unknown) => setError(sentence(e))
-      )
-      return () => controller.abort()
-    }
     const follow = async () => {
       let page: ListAnswer
       try {
@@ -212,7 +195,6 @@ export const Requests = () => {
             status: get("status"),
             from: get("from"),
             to: get("to"),
-            searchBy: (get("search_by") || "id") as SearchBy,
             search: get("search")
           })
         }}
@@ -229,24 +211,28 @@ export const Requests = () => {
             </select>
           </Field>
           <Field id="filter-from" label="Created from">
-            <input id="filter-from" name="from" type="date" />
+            <input id="filter-from" name="from" type="date" aria-describedby="date-zone" />
           </Field>
           <Field id="filter-to" label="Created until">
-            <input id="filter-to" name="to" type="date" />
+            <input id="filter-to" name="to" type="date" aria-describedby="date-zone" />
           </Field>
         </div>
+        <p class="hint" id="date-zone">
+          Days start at midnight in {zone}, this browser's time zone; the times below are shown in it too.
+        </p>
         <div class="row">
-          <Field id="search-by" label="Search by">
-            <select id="search-by" name="search_by">
-              {SEARCHES.map(([k, label]) => (
-                <option key={k} value={k}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <Field id="search" label="Search for">
-            <input id="search" name="search" type="search" autocomplete="off" />
+          <Field
+            id="search"
+            label="Search"
+            hint="A request, customer, issuer or payout address id (dr_, cus_, iss_, pa_ …), a reference, an email, an address or a transaction hash."
+          >
+            <input
+              id="search"
+              name="search"
+              type="search"
+              autocomplete="off"
+              aria-describedby="search-hint"
+            />
           </Field>
           <button type="submit">Show</button>
           <button type="reset" class="secondary" onClick={() => setFilters(emptyFilters)}>
@@ -276,7 +262,7 @@ export const Requests = () => {
                   Received
                 </th>
                 <th scope="col">Reference</th>
-                <th scope="col">Created</th>
+                <th scope="col">Created ({zone})</th>
               </tr>
             </thead>
             <tbody>
@@ -302,7 +288,7 @@ export const Requests = () => {
                   </td>
                   <td>{r.reference}</td>
                   <td>
-                    <When at={r.created_at} />
+                    <When at={r.created_at} zoned />
                   </td>
                 </tr>
               ))}

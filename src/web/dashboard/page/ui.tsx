@@ -40,12 +40,16 @@ export const Money = ({ units }: { units: string | null | undefined }) => (
   <span class="num">{units === null || units === undefined ? "—" : usdc(units)}</span>
 )
 
-/** A time as the reader's locale shows it, machine-readable in `datetime`. */
-export const When = ({ at }: { at: string | null | undefined }) =>
+/** A time as the reader's locale shows it (`zoned`: with its zone's name), machine-readable in `datetime`. */
+export const When = ({ at, zoned = false }: { at: string | null | undefined; zoned?: boolean }) =>
   at === null || at === undefined ? (
     <span>—</span>
   ) : (
-    <time dateTime={at}>{new Date(at).toLocaleString()}</time>
+    <time dateTime={at}>
+      {zoned
+        ? new Date(at).toLocaleString(undefined, { dateStyle: "short", timeStyle: "long" })
+        : new Date(at).toLocaleString()}
+    </time>
   )
 
 export const Status = ({ status }: { status: string }) => (
