@@ -416,7 +416,6 @@ describe("the merchant's front door", () => {
 
     // 6. Found by its transaction hash, and its own view shows the transfer.
     t = Date.now()
-    await page.selectOption("#search-by", "transaction_hash")
     await page.fill("#search", transactionHash)
     await page.click("button:text-is('Show')")
     await page.waitForSelector(`#requests tr[data-id="${requestId}"]`)
