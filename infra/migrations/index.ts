@@ -40,7 +40,7 @@ import dropTakeRateToken from "./0038_drop_take_rate_token"
 import signInBoundToBrowser from "./0040_sign_in_bound_to_browser"
 import auditLog from "./0041_audit_log"
 import payoutAddressHold from "./0042_payout_address_hold"
-import listSearch from "./0044_list_search"
+import listSearch from "./0043_list_search"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -85,7 +85,7 @@ export const migrations = {
   "0040_sign_in_bound_to_browser": signInBoundToBrowser,
   "0041_audit_log": auditLog,
   "0042_payout_address_hold": payoutAddressHold,
-  "0044_list_search": listSearch
+  "0043_list_search": listSearch
 }
 
 /**
