@@ -1,18 +1,17 @@
 import { encodeFunctionData, erc20Abi } from "viem"
 import { owed } from "./amounts"
-import { $, call, say, state } from "./page"
+import { type Msg, Said } from "./i18n"
+import { $, call, say, sayError, state } from "./page"
 import { checkoutLink, paymentSent, refreshPayButtons, render } from "./render"
 import { discoverWallet } from "./wallet"
 
 /** A wallet's refusal (EIP-1193 codes) or ours, as a sentence. */
-const sentenceOf = (e: unknown): string => {
+const sentenceOf = (e: unknown): Msg | undefined => {
   const code = (e as { code?: unknown } | null)?.code
-  if (code === 4001) return "You declined in your wallet. Try again when you are ready."
-  if (code === 4902)
-    return `Your wallet does not know this network (chain ${state.current?.chain_id}). Add it in your wallet, then try again.`
-  if (code === 4100 || code === 4200)
-    return "Your wallet refused this request. Unlock it, or try another wallet."
-  return e instanceof Error ? e.message : "Your wallet could not do that. Try again."
+  if (code === 4001) return { id: "wallet.declined" }
+  if (code === 4902) return { id: "wallet.unknownChain", params: { chain: String(state.current?.chain_id) } }
+  if (code === 4100 || code === 4200) return { id: "wallet.refused" }
+  return e instanceof Error ? undefined : { id: "wallet.failed" }
 }
 
 export const act = (button: HTMLButtonElement, run: () => Promise<void>) =>
@@ -21,7 +20,11 @@ export const act = (button: HTMLButtonElement, run: () => Promise<void>) =>
     button.dataset.busy = "true"
     refreshPayButtons()
     run()
-      .catch((e: unknown) => say(sentenceOf(e), "error"))
+      .catch((e: unknown) => {
+        const sentence = sentenceOf(e)
+        if (sentence === undefined) sayError(e)
+        else say(sentence, "error")
+      })
       .finally(() => {
         button.disabled = false
         delete button.dataset.busy
@@ -49,7 +52,7 @@ export const statementFor = (account: string) => {
 export const wirePayerActions = () => {
   act($("#send-code"), async () => {
     const sent = await call("/mailbox/start", {})
-    say(`We sent a code to ${sent.sent_to}. Enter it below.`)
+    say({ id: "mailbox.sent", params: { email: sent.sent_to } })
   })
   $("#code-form").addEventListener("submit", (event) => {
     event.preventDefault()
@@ -57,24 +60,21 @@ export const wirePayerActions = () => {
     call("/mailbox/verify", { code: input.value.trim() })
       .then((read) => {
         render(read)
-        say("Email confirmed.")
+        say({ id: "mailbox.confirmed" })
       })
-      .catch((e: unknown) => say(e instanceof Error ? e.message : String(e), "error"))
+      .catch(sayError)
   })
 
   act($("#connect-wallet"), async () => {
     const { current } = state
     if (current?.attestation === null || current === undefined) return
     const provider = await discoverWallet()
-    if (provider === undefined)
-      throw new Error(
-        "No wallet was found in this browser. Open this page in your wallet's browser, or pay to the address by hand once it is shown."
-      )
+    if (provider === undefined) throw new Said({ id: "wallet.none" })
     const [account] = (await provider.request({ method: "eth_requestAccounts" })) as Array<string>
-    if (account === undefined) throw new Error("The wallet shared no account.")
+    if (account === undefined) throw new Said({ id: "wallet.noAccount" })
     const chainHex = `0x${current.chain_id.toString(16)}`
     if ((await provider.request({ method: "eth_chainId" })) !== chainHex) {
-      say("Switching your wallet to the right network…")
+      say({ id: "wallet.switching" })
       await provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chainHex }] })
     }
     const { expiresAt, typed } = statementFor(account)
@@ -90,7 +90,7 @@ export const wirePayerActions = () => {
         ...typed.types
       }
     }
-    say("Sign the statement in your wallet: it proves the wallet is yours and moves no money.")
+    say({ id: "wallet.sign" })
     const signature = (await provider.request({
       method: "eth_signTypedData_v4",
       params: [account, JSON.stringify(withDomain)]
@@ -99,7 +99,7 @@ export const wirePayerActions = () => {
     render(
       await call("/wallet", { wallet: account, chain_id: current.chain_id, expires_at: expiresAt, signature })
     )
-    say("Your payment address is ready.")
+    say({ id: "wallet.ready" })
   })
 
   act($("#pay-from-wallet"), async () => {
@@ -113,7 +113,7 @@ export const wirePayerActions = () => {
       return
     const value = owed(current.amount_base_units, current.received_base_units)
     if (value <= 0n) return
-    say("Confirm the transfer in your wallet…")
+    say({ id: "wallet.confirmTransfer" })
     await wallet.provider.request({
       method: "eth_sendTransaction",
       params: [
@@ -129,19 +129,19 @@ export const wirePayerActions = () => {
       ]
     })
     paymentSent()
-    say("Payment sent. Waiting for the network to confirm it…")
+    say({ id: "wallet.sent" })
   })
 
   act($("#copy"), async () => {
     const { current } = state
     if (current?.address) {
       await navigator.clipboard.writeText(current.address)
-      say("Address copied.")
+      say({ id: "copy.address" })
     }
   })
 
   act($("#copy-link"), async () => {
     await navigator.clipboard.writeText(checkoutLink())
-    say("Link copied.")
+    say({ id: "copy.link" })
   })
 }

@@ -1,6 +1,7 @@
 import { wirePayerActions } from "./actions"
 import { follow } from "./follow"
-import { call, say } from "./page"
+import { onLanguageChange, wireLanguagePicker } from "./i18n"
+import { call, say, sayAgain, sayError, state } from "./page"
 import { countdown, render, renderNotFound } from "./render"
 import { wireSandboxActions } from "./sandboxActions"
 
@@ -9,8 +10,16 @@ import { wireSandboxActions } from "./sandboxActions"
  * render of the current payer read into fixed regions, and a long poll (`wait_for=change`) that re-renders on
  * every change, reconnecting with backoff. Amounts are shown from base-unit strings with BigInt, never floats.
  */
+wireLanguagePicker()
 wirePayerActions()
 wireSandboxActions()
+// A switch of language redraws what the request says and what the live region says, in place: no reload.
+onLanguageChange(() => {
+  if (document.body.dataset.status === "not_found") renderNotFound()
+  else if (state.current !== undefined) render(state.current)
+  countdown()
+  sayAgain()
+})
 
 /** The merchant's page hands the session secret over in the fragment, which never reaches a server log. */
 const handOver = async () => {
@@ -18,7 +27,7 @@ const handOver = async () => {
   if (secret === null) return
   history.replaceState(null, "", location.pathname)
   render(await call("/merchant-session", { secret }))
-  say("Verified by the merchant.")
+  say({ id: "status.merchantVerified" })
 }
 
 const start = async () => {
@@ -26,12 +35,12 @@ const start = async () => {
     render(await call(""))
   } catch (e) {
     if ((e as { httpStatus?: number }).httpStatus === 404) renderNotFound()
-    else say(e instanceof Error ? e.message : String(e), "error")
+    else sayError(e)
     return
   }
   setInterval(countdown, 1000)
   countdown()
-  await handOver().catch((e: unknown) => say(e instanceof Error ? e.message : String(e), "error"))
+  await handOver().catch(sayError)
   void follow()
 }
 void start()

@@ -1,4 +1,4 @@
-import { api, say, state, status } from "./page"
+import { api, say, saying, state, status } from "./page"
 import type { PayerRead } from "./read"
 import { render } from "./render"
 
@@ -26,10 +26,10 @@ export const follow = async () => {
       if (read.version === version && Date.now() - asked < 1_000) await pause()
       else delay = 500
     } catch {
-      say("Reconnecting…")
+      say({ id: "status.reconnecting" })
       await pause()
       continue
     }
-    if (status.dataset.tone !== "error" && status.textContent === "Reconnecting…") say("")
+    if (status.dataset.tone !== "error" && saying("status.reconnecting")) say("")
   }
 }

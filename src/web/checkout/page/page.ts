@@ -1,3 +1,4 @@
+import { type Msg, Said, t } from "./i18n"
 import { describeRefusal } from "./refusals"
 import type { PayerRead, PayerStep, StepAnswer, StepBody } from "./read"
 import type { Eip1193 } from "./wallet"
@@ -19,11 +20,32 @@ export const state: {
   sending: { receivedBefore: string; until: number } | undefined
 } = { current: undefined, wallet: undefined, sending: undefined }
 
+/** What the live region says now: a message (said again when the language changes) or a wallet's own words. */
+let said: { readonly text: string | Msg; readonly tone: "info" | "error" } = { text: "", tone: "info" }
+
 /** One line in the live region, read by screen readers as it changes. */
-export const say = (text: string, tone: "info" | "error" = "info") => {
-  status.textContent = text
+export const say = (text: string | Msg, tone: "info" | "error" = "info") => {
+  said = { text, tone }
+  status.textContent = typeof text === "string" ? text : t(text.id, text.params)
   status.dataset.tone = tone
 }
+
+/** The live region in the current language (after a switch). */
+export const sayAgain = () => say(said.text, said.tone)
+
+/** Whether the live region says this message now. */
+export const saying = (id: Msg["id"]) => typeof said.text !== "string" && said.text.id === id
+
+/** An error in the live region: ours as a message, anything else (a wallet's) in its own words. */
+export const sayError = (e: unknown) =>
+  say(e instanceof Said ? e.msg : e instanceof Error ? e.message : String(e), "error")
+
+/**
+ * A phone (or tablet): the primary pointer is a finger. Asked of the input, not the user agent string, which
+ * tablets and "desktop mode" browsers disguise; a touch laptop keeps its fine primary pointer and still counts
+ * as a computer.
+ */
+export const onPhone = () => matchMedia("(pointer: coarse)").matches
 
 type Answered<S extends "" | PayerStep> = S extends PayerStep ? StepAnswer<S> : PayerRead
 
@@ -39,7 +61,7 @@ export const call = async <S extends "" | PayerStep>(
   })
   const json = (await res.json()) as { error?: { code?: string; message?: string } }
   if (!res.ok)
-    throw Object.assign(new Error(describeRefusal(json.error?.code, json.error?.message)), {
+    throw Object.assign(new Said(describeRefusal(json.error?.code, json.error?.message)), {
       httpStatus: res.status
     })
   return json as Answered<S>

@@ -1,41 +1,60 @@
 import QRCode from "qrcode"
-import { networkName, owed, usdc } from "./amounts"
-import { $, sandbox, say, state, status } from "./page"
+import { networkName, owed } from "./amounts"
+import {
+  capitalized,
+  clock,
+  dateTime,
+  duration,
+  eitherOf,
+  kilobytes,
+  money,
+  type Params,
+  t,
+  tNodes,
+  zoneName
+} from "./i18n"
+import type { MessageId } from "./messages"
+import { $, onPhone, sandbox, say, state, status } from "./page"
 import type { PayerRead } from "./read"
 
 /** What the request waits for, in the words of its own policy: a request that needs no proof never asks for one. */
 const stateText = (read: PayerRead): string => {
   switch (read.status) {
     case "awaiting_payer":
-      if (read.proof_required === "mailbox")
-        return "Confirm your email address, then choose the wallet you will pay from."
-      if (read.proof_required === "merchant_session")
-        return "Open this page from the merchant's site to continue."
-      return "Choose the wallet you will pay from to get the payment address."
+      if (read.proof_required === "mailbox") return t("state.awaitingMailbox")
+      if (read.proof_required === "merchant_session") return t("state.awaitingSession")
+      return t("state.awaitingWallet")
     case "ready":
-      return "Ready: send the payment to the address below."
+      return t("state.ready")
     case "partially_deposited":
-      return "Part of the payment has arrived. Send the rest to the same address."
+      return t("state.partial")
     case "deposited":
-      return "Payment received in full; it is being settled."
+      return t("state.deposited")
     case "settled":
-      return "Paid. Thank you. Your receipt is below."
+      return t("state.settled")
     case "expired":
-      return "This payment request has expired."
+      return t("state.expired")
     case "returned":
-      return "This payment request is closed; what you sent has been returned."
+      return t("state.returned")
     case "needs_attention":
-      return "The merchant is looking into this payment; nothing more is needed from you now."
+      return t("state.needsAttention")
     default:
       return read.status
   }
 }
 
-const reasonText: Record<string, string> = {
-  overpayment: "you sent more than was asked",
-  expired_balance: "the request expired before it was paid in full",
-  late_transfer: "the payment arrived after the request was closed"
+/** Why money went back, as one sentence per reason (a reason we do not know yet is named as the API gives it). */
+const returnedText = (amount: string, reason: string): string => {
+  const known: Record<string, MessageId> = {
+    overpayment: "returns.overpayment",
+    expired_balance: "returns.expired_balance",
+    late_transfer: "returns.late_transfer"
+  }
+  const params: Params = { amount, reason }
+  return t(known[reason] ?? "returns.other", params)
 }
+
+const networkOf = (chainId: number) => networkName(chainId, sandbox, t)
 
 /** The link to this page, without the fragment (a merchant-session secret never leaves the address bar it came in). */
 export const checkoutLink = () => `${location.origin}${location.pathname}`
@@ -60,34 +79,33 @@ const link = (href: string, text: string) => {
 
 /** The issuer's support contact as the receipt shows it: whatever the issuer gave, or a plain sentence. */
 const contactOf = (read: PayerRead): Array<Node | string> => {
-  const who = read.issuer_display_name ?? "the merchant"
+  const merchant = read.issuer_display_name ?? t("merchant.object")
   const ways: Array<Node> = []
   if (read.issuer_support_email !== null)
     ways.push(link(`mailto:${read.issuer_support_email}`, read.issuer_support_email))
   if (read.issuer_support_url?.startsWith("https://"))
     ways.push(link(read.issuer_support_url, read.issuer_support_url))
-  if (ways.length === 0) return [`Questions about this payment? Ask ${who} and quote this page's link.`]
-  const parts: Array<Node | string> = [`Questions about this payment? Contact ${who}: `]
-  for (const [i, w] of ways.entries()) parts.push(...(i > 0 ? [" or ", w] : [w]))
-  parts.push(".")
-  return parts
+  if (ways.length === 0) return [t("contact.ask", { merchant })]
+  const joined = document.createDocumentFragment()
+  joined.append(...eitherOf(ways))
+  return tNodes("contact.ways", { merchant, ways: joined })
 }
 
 const renderReceipt = (read: PayerRead) => {
   const receipt = read.receipt
   $("#receipt").hidden = receipt === null
   if (receipt === null) return
-  $("#receipt-amount").textContent = usdc(receipt.amount_base_units)
-  $("#receipt-issuer").textContent = read.issuer_display_name ?? "The merchant"
+  $("#receipt-amount").textContent = money(receipt.amount_base_units)
+  $("#receipt-issuer").textContent = read.issuer_display_name ?? t("merchant.subject")
+  // In the payer's zone, named: a receipt time without its zone reads as a different moment elsewhere.
   const time = $("#receipt-time")
   time.setAttribute("datetime", receipt.paid_at)
-  time.textContent = new Date(receipt.paid_at).toLocaleString(undefined, {
-    dateStyle: "medium",
-    timeStyle: "short"
-  })
-  const network = networkName(read.chain_id, sandbox)
-  $("#receipt-network").textContent = network.charAt(0).toUpperCase() + network.slice(1)
-  $("#receipt-tx-title").textContent = receipt.transaction_hashes.length > 1 ? "Transactions" : "Transaction"
+  time.setAttribute("title", zoneName())
+  time.textContent = dateTime(receipt.paid_at)
+  $("#receipt-network").textContent = capitalized(networkOf(read.chain_id))
+  $("#receipt-tx-title").textContent = t(
+    receipt.transaction_hashes.length > 1 ? "receipt.transactions" : "receipt.transaction"
+  )
   $("#receipt-tx").replaceChildren(
     ...receipt.transaction_hashes.map((hash) => {
       const item = document.createElement("li")
@@ -116,7 +134,9 @@ const renderWayBack = (read: PayerRead) => {
   wayBack.dataset.tone = finished ? "" : "quiet"
   const anchor = $<HTMLAnchorElement>("#way-back-link")
   anchor.href = url
-  anchor.textContent = `${finished ? "Return to" : "Back to"} ${read.issuer_display_name ?? "the merchant"}`
+  anchor.textContent = t(finished ? "wayBack.return" : "wayBack.back", {
+    merchant: read.issuer_display_name ?? t("merchant.object")
+  })
 }
 
 const PAY_BUTTONS = "#pay-from-wallet, #sandbox-pay button"
@@ -135,19 +155,22 @@ export const refreshPayButtons = () => {
   const leaving = document.querySelector(`:is(${PAY_BUTTONS})[data-busy]`) !== null
   const onItsWay = sending !== undefined || leaving
   const walletReason = leaving
-    ? "A payment is being sent from this page: wait for it."
+    ? t("reason.sending")
     : onItsWay
-      ? "A payment is on its way. The buttons come back if the network has not shown it within two minutes."
+      ? t("reason.onItsWay")
       : wallet === undefined
-        ? `No wallet is connected in this browser. Send ${current === undefined ? "the amount" : usdc(owed(current.amount_base_units, current.received_base_units))} to the address above from the wallet you chose.`
+        ? t("reason.noWallet", {
+            amount:
+              current === undefined
+                ? t("reason.theAmount")
+                : money(owed(current.amount_base_units, current.received_base_units))
+          })
         : ""
   for (const button of document.querySelectorAll<HTMLButtonElement>(PAY_BUTTONS))
     button.disabled =
       !isOpen(current) || onItsWay || (button.id === "pay-from-wallet" && wallet === undefined)
   $("#pay-reason").textContent = walletReason
-  $("#sandbox-reason").textContent = onItsWay
-    ? "A payment is on its way: these buttons come back once it has arrived."
-    : ""
+  $("#sandbox-reason").textContent = onItsWay ? t("reason.sandboxOnItsWay") : ""
 }
 
 /** A payment just left this page: pay buttons wait for the request to show it (or two minutes). */
@@ -168,18 +191,18 @@ export const paymentSent = () => {
 export const render = (read: PayerRead) => {
   state.current = read
   document.body.dataset.status = read.status
-  $("#issuer").textContent = read.issuer_display_name ?? "A merchant"
-  $("#heading").textContent = read.heading === "" ? "Payment request" : read.heading
+  $("#issuer").textContent = read.issuer_display_name ?? t("merchant.someone")
+  $("#heading").textContent = read.heading === "" ? t("summary.heading") : read.heading
   const left = owed(read.amount_base_units, read.received_base_units)
-  $("#amount").textContent = usdc(read.amount_base_units)
-  $("#received").textContent = usdc(read.received_base_units)
-  $("#owed").textContent = usdc(left)
+  $("#amount").textContent = money(read.amount_base_units)
+  $("#received").textContent = money(read.received_base_units)
+  $("#owed").textContent = money(left)
   $("#state").textContent = stateText(read)
   const attachments = $("#attachments")
   attachments.replaceChildren(
     ...read.attachments.map((a) => {
       const item = document.createElement("li")
-      const anchor = link(a.download_url, `${a.file_name} (${Math.ceil(a.size_bytes / 1024)} KB)`)
+      const anchor = link(a.download_url, `${a.file_name} (${kilobytes(a.size_bytes)})`)
       anchor.setAttribute("download", a.file_name)
       item.append(anchor)
       return item
@@ -190,9 +213,7 @@ export const render = (read: PayerRead) => {
   returns.replaceChildren(
     ...read.returns.map((r) => {
       const item = document.createElement("li")
-      item.append(
-        `${usdc(r.amount_base_units)} returned because ${reasonText[r.reason] ?? r.reason}. Transaction: `
-      )
+      item.append(`${returnedText(money(r.amount_base_units), r.reason)} ${t("returns.transaction")} `)
       const hash = document.createElement("span")
       hash.className = "address"
       hash.textContent = r.transaction_hash
@@ -212,17 +233,21 @@ export const render = (read: PayerRead) => {
   $("#connect").hidden = !(open && read.proof_required === null && read.wallet_required)
   $("#pay").hidden = !(open && read.address !== null)
   // A payer who reached this page on a computer and keeps the wallet on a phone carries on there: every proof is
-  // kept by the service, so the link alone is enough (and holds no secret).
-  const phone = read.status === "awaiting_payer" && read.proof_required !== "merchant_session"
+  // kept by the service, so the link alone is enough (and holds no secret). On a phone there is nowhere to go.
+  const phone = read.status === "awaiting_payer" && read.proof_required !== "merchant_session" && !onPhone()
   $("#phone").hidden = !phone
   if (phone) {
     $("#checkout-link").textContent = checkoutLink()
     drawQr("#phone-qr", checkoutLink())
   }
   if (read.address !== null && read.payment_link !== null) {
+    // The sentence in the language's own word order, with the amount and the network in their places.
+    $("#pay-sentence").replaceChildren(
+      ...tNodes("pay.send", { amount: $("#pay-amount"), network: $("#network") })
+    )
     $("#address").textContent = read.address
-    $("#pay-amount").textContent = usdc(left)
-    $("#network").textContent = networkName(read.chain_id, sandbox)
+    $("#pay-amount").textContent = money(left)
+    $("#network").textContent = networkOf(read.chain_id)
     drawQr("#qr", read.payment_link)
   }
   renderReceipt(read)
@@ -241,12 +266,11 @@ export const renderNotFound = () => {
   document.body.dataset.status = "not_found"
   document.body.dataset.open = "false"
   $("#issuer").textContent = ""
-  $("#heading").textContent = "Payment request not found"
+  $("#heading").textContent = t("notFound.heading")
   $("#summary").hidden = true
   $("#way-back").hidden = true
   for (const row of document.querySelectorAll("#summary dd")) row.textContent = "—"
-  $("#state").textContent =
-    "There is no payment request at this link. Check the link the merchant gave you, or ask them for a new one."
+  $("#state").textContent = t("notFound.text")
 }
 
 export const countdown = () => {
@@ -257,9 +281,8 @@ export const countdown = () => {
     return
   }
   const left = Math.max(0, Math.floor((Date.parse(current.expires_at) - Date.now()) / 1000))
-  const h = Math.floor(left / 3600)
-  const m = Math.floor((left % 3600) / 60)
-  const s = left % 60
   $("#deadline").textContent =
-    left === 0 ? "expired" : `${h > 0 ? `${h} h ` : ""}${m} min ${String(s).padStart(2, "0")} s`
+    left === 0
+      ? t("deadline.expired")
+      : t("deadline.left", { left: duration(left), time: clock(current.expires_at) })
 }

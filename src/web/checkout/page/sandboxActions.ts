@@ -1,5 +1,5 @@
 import { act, statementFor } from "./actions"
-import { usdc } from "./amounts"
+import { money, Said, units } from "./i18n"
 import { $, call, id, say, state } from "./page"
 import { paymentSent, render } from "./render"
 import { testWallet } from "./testWallet"
@@ -20,7 +20,7 @@ export const wireSandboxActions = () => {
         signature
       })
     )
-    say("Your payment address is ready (test wallet).")
+    say({ id: "sandbox.ready" })
   })
   act($("#fund"), async () => {
     const sandboxCall = await fetch("/checkout/sandbox/fund", {
@@ -28,10 +28,8 @@ export const wireSandboxActions = () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ address: testWallet().address })
     })
-    say(
-      sandboxCall.ok ? "The test wallet got 100.00 test USDC." : "The faucet refused.",
-      sandboxCall.ok ? "info" : "error"
-    )
+    if (sandboxCall.ok) say({ id: "sandbox.funded", params: { amount: units(100_000_000n) } })
+    else say({ id: "sandbox.faucetRefused" }, "error")
   })
   for (const button of document.querySelectorAll<HTMLButtonElement>("#sandbox-pay button")) {
     act(button, async () => {
@@ -41,9 +39,13 @@ export const wireSandboxActions = () => {
         body: JSON.stringify({ deposit_request: id, mode: button.dataset.mode })
       })
       const json = (await res.json()) as { amount_base_units?: string; error?: { message?: string } }
-      if (!res.ok) throw new Error(json.error?.message ?? "The sandbox payment failed.")
+      // The sandbox's own message (a developer's tool) when it gives one.
+      if (!res.ok)
+        throw json.error?.message !== undefined
+          ? new Error(json.error.message)
+          : new Said({ id: "sandbox.payFailed" })
       paymentSent()
-      say(`Sent ${usdc(json.amount_base_units ?? "0")}. Waiting for the network to confirm it…`)
+      say({ id: "sandbox.sent", params: { amount: money(json.amount_base_units ?? "0") } })
     })
   }
 }

@@ -4,7 +4,12 @@ export const styles = `
 @media (prefers-color-scheme: dark) { :root { --ink: #eceef2; --muted: #a8afbd; --line: #3a3f4a; --accent: #8ab4f8; --bad: #f2b8b5; --ok: #7fd49a; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
-main { max-width: 32rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+.top { max-width: 32rem; margin: 0 auto; padding: 0.75rem 1rem 0; display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; }
+.badge { margin: 0; padding: 0.25rem 0.6rem; border-radius: 0.4rem; background: #fbe7a1; color: #3d2e00; font-size: 0.85rem; font-weight: 600; }
+.language { display: flex; gap: 0.4rem; align-items: center; margin-left: auto; font-size: 0.9rem; }
+.language label { color: var(--muted); }
+select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid var(--line); border-radius: 0.4rem; min-height: 44px; background: transparent; color: inherit; }
+main { max-width: 32rem; margin: 0 auto; padding: 0.75rem 1rem 3rem; }
 h1 { font-size: 1.35rem; margin: 0.25rem 0 1rem; }
 .issuer { color: var(--muted); margin: 0; }
 dl { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
