@@ -11,7 +11,9 @@ const label = (id: MessageId) => `data-i18n-label="${id}" aria-label="${escape(m
 /**
  * The checkout's HTML: fixed regions the script fills; every control labelled, status in a polite live region.
  * Written in English (the catalogue's reference) with each fixed word's message id: the script switches them to
- * the payer's language before the request is read, and again when the payer picks another.
+ * the payer's language before the request is read, and again when the payer picks another. Words the request
+ * replaces (the heading, "Transaction") are marked too, so the page never waits in English; the render that
+ * follows every switch puts the request's own back.
  */
 export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
 <html lang="en">
@@ -35,7 +37,7 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
 </header>
 <main>
   <p class="issuer" id="issuer"></p>
-  <h1 id="heading">${escape(messages.en["summary.heading"])}</h1>
+  <h1 id="heading" ${w("summary.heading")}</h1>
   <dl id="summary">
     <dt ${w("summary.amount")}</dt><dd id="amount">…</dd>
     <dt ${w("summary.received")}</dt><dd id="received">…</dd>
@@ -96,7 +98,7 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
       <dt ${w("receipt.when")}</dt><dd><time id="receipt-time"></time></dd>
       <dt ${w("receipt.network")}</dt><dd id="receipt-network"></dd>
     </dl>
-    <p id="receipt-tx-title">${escape(messages.en["receipt.transaction"])}</p>
+    <p id="receipt-tx-title" ${w("receipt.transaction")}</p>
     <ul class="address" id="receipt-tx" aria-labelledby="receipt-tx-title"></ul>
     <p id="receipt-contact"></p>
   </section>

@@ -97,25 +97,41 @@ export const dateTime = (iso: string) =>
     timeZoneName: "short"
   }).format(new Date(iso))
 
-/** A time of day with its zone (until when the request takes payment). */
-export const clock = (iso: string) =>
-  new Intl.DateTimeFormat(locale, { hour: "numeric", minute: "2-digit", timeZoneName: "short" }).format(
-    new Date(iso)
-  )
+/** A time of day with its zone (until when the request takes payment), with its day unless it is today. */
+export const clock = (iso: string) => {
+  const at = new Date(iso)
+  const today = at.toDateString() === new Date().toDateString()
+  return new Intl.DateTimeFormat(locale, {
+    ...(today ? {} : { month: "short", day: "numeric" }),
+    hour: "numeric",
+    minute: "2-digit",
+    timeZoneName: "short"
+  }).format(at)
+}
 
 /** The payer's zone by name, for a title beside the times shown. */
 export const zoneName = () => Intl.DateTimeFormat().resolvedOptions().timeZone
 
-/** A duration in hours, minutes and seconds, each unit as the locale writes it (`1 Std., 5 Min. 3 Sek.`). */
+/** `Intl.DurationFormat` where the browser has it (not yet in TypeScript's ES2023 library). */
+const DurationFormat = (
+  Intl as unknown as {
+    DurationFormat?: new (
+      locale: string,
+      options: { style: "narrow" }
+    ) => { format(duration: { hours: number; minutes: number; seconds: number }): string }
+  }
+).DurationFormat
+
+/** A duration in hours, minutes and seconds as the locale writes it short (`23h 59m 41s`, `23小时59分钟41秒`). */
 export const duration = (seconds: number) => {
+  const hours = Math.floor(seconds / 3600)
+  const minutes = Math.floor((seconds % 3600) / 60)
+  const rest = seconds % 60
+  if (DurationFormat !== undefined)
+    return new DurationFormat(locale, { style: "narrow" }).format({ hours, minutes, seconds: rest })
   const unit = (value: number, name: "hour" | "minute" | "second") =>
-    new Intl.NumberFormat(locale, { style: "unit", unit: name, unitDisplay: "short" }).format(value)
-  const h = Math.floor(seconds / 3600)
-  const parts = [
-    ...(h > 0 ? [unit(h, "hour")] : []),
-    unit(Math.floor((seconds % 3600) / 60), "minute"),
-    unit(seconds % 60, "second")
-  ]
+    new Intl.NumberFormat(locale, { style: "unit", unit: name, unitDisplay: "narrow" }).format(value)
+  const parts = [...(hours > 0 ? [unit(hours, "hour")] : []), unit(minutes, "minute"), unit(rest, "second")]
   return new Intl.ListFormat(locale, { type: "unit", style: "narrow" }).format(parts)
 }
 

@@ -674,7 +674,7 @@ const tr: Catalogue = {
   "summary.received": "Alınan",
   "summary.owed": "Kalan borç",
   "summary.timeLeft": "Kalan süre",
-  "deadline.left": "{left} ({time} saatine kadar)",
+  "deadline.left": "{left} (bitiş: {time})",
   "deadline.expired": "süresi doldu",
   "documents.title": "Belgeler",
   "mailbox.title": "E-posta adresinizi doğrulayın",
