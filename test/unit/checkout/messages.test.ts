@@ -16,7 +16,7 @@ import { checkoutHtml } from "../../../src/web/checkout/CheckoutPage"
  * Words a translation may share with English on purpose (a loanword, a brand, the same word in both languages).
  * Anything else equal to English is an untranslated string.
  */
-export const SAME_AS_ENGLISH: Readonly<Record<string, ReadonlyArray<MessageId>>> = {
+const SAME_AS_ENGLISH: Readonly<Record<string, ReadonlyArray<MessageId>>> = {
   es: [],
   "pt-BR": [],
   fr: [],
@@ -114,11 +114,24 @@ describe("checkout messages", () => {
       const html = checkoutHtml(sandbox)
       for (const [, id, text] of html.matchAll(/data-i18n="([\w.]+)">([^<]*)</g))
         expect(text, id).toBe(english[id as MessageId].replace(/&/g, "&amp;"))
-      for (const { tag, name } of LANGUAGES) expect(html).toContain(`<option value="${tag}" lang="${tag}">${name}`)
+      for (const { tag, name } of LANGUAGES)
+        expect(html).toContain(`<option value="${tag}" lang="${tag}">${name}`)
       expect(html.includes('id="sandbox-badge"')).toBe(sandbox)
       // The badge comes before anything else on the page.
       if (sandbox) expect(html.indexOf("sandbox-badge")).toBeLessThan(html.indexOf("<main>"))
       expect(html).not.toMatch(/<script>|<script [^>]*>[^<]/)
+      // No word of the page outside the catalogue: with the marked words, the title and the picker's names
+      // taken out, no text is left between the tags.
+      const unmarked = html
+        .replace(/<title>[^<]*<\/title>/, "")
+        .replace(/(data-i18n="[\w.]+">)[^<]*/g, "$1")
+        .replace(/<option [^>]*>[^<]*/g, "")
+        .replace(/<strong id="[\w-]+"><\/strong>/g, "")
+      const between = [...unmarked.matchAll(/>([^<]*)</g)]
+        .map((m) => m[1]?.trim())
+        .filter((t) => t !== "" && t !== "…")
+      const pay = fill(english["pay.send"], { amount: "", network: "" })
+      expect(between.filter((t) => !pay.includes(t ?? ""))).toEqual([])
     }
   })
 })
