@@ -56,8 +56,6 @@ const localeFor = (language: Language): string => {
 let language: Language = readStored() ?? chooseLanguage(browserTags())
 let locale = localeFor(language)
 
-export const currentLanguage = () => language
-
 export const t = (id: MessageId, params?: Params): string => fill(messages[language][id], params)
 
 /** A message whose placeholders are nodes (links, the strong amount): the text around them, nodes in their place. */
