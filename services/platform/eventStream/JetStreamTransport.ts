@@ -3,6 +3,7 @@ import {
   DeliverPolicy,
   type JetStreamClient,
   JetStreamApiError,
+  JetStreamApiCodes,
   type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
@@ -117,17 +118,40 @@ export const makeJetStream = (
           num_replicas: options.replicas
         })
       }
-      // No `num_replicas` here: a consumer without it has its stream's, and follows the stream's when that changes.
+      // Each consumer's replicas are set as its stream's, not left to follow it: on nats-server 2.9 a consumer that
+      // inherits them was seen to stay on one replica after its stream moved to three (so a node's loss would lose
+      // its place). An existing consumer is moved by an update, which keeps its place.
       for (const consumer of CONSUMERS) {
-        await jsm.consumers.add(streamName(consumer.stream), {
-          durable_name: consumer.name,
-          filter_subject: subject(consumer.filterSubject),
-          ack_policy: AckPolicy.Explicit,
-          deliver_policy: DeliverPolicy.All,
-          ack_wait: nanos(consumer.ackWaitMs),
-          max_ack_pending: consumer.maxAckPending,
-          max_deliver: -1
+        const stream = streamName(consumer.stream)
+        const existing = await jsm.consumers.info(stream, consumer.name).catch((e: unknown) => {
+          if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.ConsumerNotFound)
+            return undefined
+          throw e
         })
+        if (existing === undefined) {
+          await jsm.consumers.add(stream, {
+            durable_name: consumer.name,
+            filter_subject: subject(consumer.filterSubject),
+            ack_policy: AckPolicy.Explicit,
+            deliver_policy: DeliverPolicy.All,
+            ack_wait: nanos(consumer.ackWaitMs),
+            max_ack_pending: consumer.maxAckPending,
+            max_deliver: -1,
+            num_replicas: options.replicas
+          })
+        } else {
+          const wanted = {
+            ack_wait: nanos(consumer.ackWaitMs),
+            max_ack_pending: consumer.maxAckPending,
+            num_replicas: options.replicas
+          }
+          if (
+            existing.config.ack_wait !== wanted.ack_wait ||
+            existing.config.max_ack_pending !== wanted.max_ack_pending ||
+            existing.config.num_replicas !== wanted.num_replicas
+          )
+            await jsm.consumers.update(stream, consumer.name, wanted)
+        }
       }
     }
     // One declaration at a time; callers that find something missing while one runs share it.

@@ -81,10 +81,13 @@ const replicasOf = (nc: NatsConnection, ns: string) =>
     return { streams, consumers }
   })
 
-/** Until the stream and every consumer have this many followers (a scaled group takes a moment to form). */
+/**
+ * Until the stream and every consumer have this many followers. A scaled group takes a moment to form, and on a
+ * machine running the whole suite at once its consumers' groups have taken over 30 s.
+ */
 const settledAt = (nc: NatsConnection, ns: string, followers: number) =>
   Effect.gen(function* () {
-    const until = Date.now() + 30_000
+    const until = Date.now() + 75_000
     let seen = yield* replicasOf(nc, ns)
     while (
       Date.now() < until &&
@@ -97,47 +100,58 @@ const settledAt = (nc: NatsConnection, ns: string, followers: number) =>
   })
 
 layer(ServersLive, { timeout: 60_000, excludeTestServices: true })("stream replicas", (it) => {
-  it.scoped("declares every stream with the replicas asked for; the consumers have as many", () =>
-    Effect.gen(function* () {
-      const { clusterConnection } = yield* Servers
-      const ns = namespace()
-      yield* makeJetStream(clusterConnection, ns, { replicas: 3 })
-      const seen = yield* settledAt(clusterConnection, ns, 2)
-      assert.deepStrictEqual(
-        seen.streams.map((s) => [s.configured, s.followers]),
-        STREAMS.map(() => [3, 2])
-      )
-      assert.deepStrictEqual(
-        seen.consumers,
-        CONSUMERS.map(() => 2)
-      )
-    })
+  it.scoped(
+    "declares every stream with the replicas asked for; the consumers have as many",
+    () =>
+      Effect.gen(function* () {
+        const { clusterConnection } = yield* Servers
+        const ns = namespace()
+        yield* makeJetStream(clusterConnection, ns, { replicas: 3 })
+        const seen = yield* settledAt(clusterConnection, ns, 2)
+        assert.deepStrictEqual(
+          seen.streams.map((s) => [s.configured, s.followers]),
+          STREAMS.map(() => [3, 2])
+        )
+        assert.deepStrictEqual(
+          seen.consumers,
+          CONSUMERS.map(() => 2)
+        )
+      }),
+    // Two waits for groups to form, each up to settledAt's limit.
+    180_000
   )
 
-  it.scoped("moves a stream made with one replica to three and back, keeping its messages", () =>
-    Effect.gen(function* () {
-      const { clusterConnection } = yield* Servers
-      const ns = namespace()
-      const one = yield* makeJetStream(clusterConnection, ns, { replicas: 1 })
-      yield* one.publish([
-        { subject: WEBHOOK_JOBS_SUBJECT, data: "kept-1", msgId: "kept-1" },
-        { subject: WEBHOOK_JOBS_SUBJECT, data: "kept-2", msgId: "kept-2" }
-      ])
-      const before = yield* replicasOf(clusterConnection, ns)
-      const webhooks = STREAMS.indexOf(WEBHOOKS_STREAM)
-      assert.deepStrictEqual(before.streams[webhooks], { configured: 1, followers: 0, messages: 2 })
+  it.scoped(
+    "moves a stream made with one replica to three and back, keeping its messages",
+    () =>
+      Effect.gen(function* () {
+        const { clusterConnection } = yield* Servers
+        const ns = namespace()
+        const one = yield* makeJetStream(clusterConnection, ns, { replicas: 1 })
+        yield* one.publish([
+          { subject: WEBHOOK_JOBS_SUBJECT, data: "kept-1", msgId: "kept-1" },
+          { subject: WEBHOOK_JOBS_SUBJECT, data: "kept-2", msgId: "kept-2" }
+        ])
+        const before = yield* replicasOf(clusterConnection, ns)
+        const webhooks = STREAMS.indexOf(WEBHOOKS_STREAM)
+        assert.deepStrictEqual(before.streams[webhooks], { configured: 1, followers: 0, messages: 2 })
 
-      // A start with the setting raised: the same streams, updated in place.
-      yield* makeJetStream(clusterConnection, ns, { replicas: 3 })
-      const raised = yield* settledAt(clusterConnection, ns, 2)
-      assert.deepStrictEqual(raised.streams[webhooks], { configured: 3, followers: 2, messages: 2 })
-      assert.isTrue(raised.consumers.every((n) => n === 2))
+        // A start with the setting raised: the same streams, updated in place.
+        yield* makeJetStream(clusterConnection, ns, { replicas: 3 })
+        const raised = yield* settledAt(clusterConnection, ns, 2)
+        assert.deepStrictEqual(raised.streams[webhooks], { configured: 3, followers: 2, messages: 2 })
+        assert.isTrue(
+          raised.consumers.every((n) => n === 2),
+          JSON.stringify(raised)
+        )
 
-      yield* makeJetStream(clusterConnection, ns, { replicas: 1 })
-      const lowered = yield* settledAt(clusterConnection, ns, 0)
-      assert.deepStrictEqual(lowered.streams[webhooks], { configured: 1, followers: 0, messages: 2 })
-      assert.isTrue(lowered.consumers.every((n) => n === 0))
-    })
+        yield* makeJetStream(clusterConnection, ns, { replicas: 1 })
+        const lowered = yield* settledAt(clusterConnection, ns, 0)
+        assert.deepStrictEqual(lowered.streams[webhooks], { configured: 1, followers: 0, messages: 2 })
+        assert.isTrue(lowered.consumers.every((n) => n === 0))
+      }),
+    // Two waits for groups to form, each up to settledAt's limit.
+    180_000
   )
 
   it.scoped("a single server asked for three replicas stops the start with what to do", () =>
