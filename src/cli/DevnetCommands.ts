@@ -1,7 +1,6 @@
 import { Effect, Either } from "effect"
 import { withRunningChain } from "../../infra/chain/EmbeddedChain"
 import { uuidFromId } from "../../services/domain/PrefixedId"
-import { publicBaseUrl } from "../../services/platform/Settings"
 import { loadConfig } from "../app/Config"
 import {
   attestWallet,
@@ -17,6 +16,7 @@ import {
 import { CliDatabase } from "./Database"
 import { CliError, type CliValues, print } from "./Output"
 import { attempt, runCommand } from "./Run"
+import { serviceUrlOf } from "./ServiceUrl"
 
 /** The sandbox's devnet commands: they talk to the local chain, and `attest` to the running service. */
 export type DevnetCommand =
@@ -35,9 +35,6 @@ const requestOf = (values: CliValues) => {
     ? Effect.fail(new CliError("--request must be a dr_ id"))
     : Effect.succeed({ uuid, id: values.request as string })
 }
-
-const serviceUrlOf = (values: CliValues) =>
-  values.url === undefined ? publicBaseUrl : Effect.succeed(values.url)
 
 const modes: ReadonlyArray<PayMode> = ["exact", "partial", "over", "late", "stranger"]
 
@@ -60,7 +57,7 @@ const program = (command: DevnetCommand, values: CliValues) =>
       }
       case "devnet attest": {
         const { id } = yield* requestOf(values)
-        const url = yield* serviceUrlOf(values)
+        const url = yield* serviceUrlOf(values.url)
         return print(json, yield* attempt(() => attestWallet(config, url, id)))
       }
       case "devnet pay": {
@@ -73,7 +70,7 @@ const program = (command: DevnetCommand, values: CliValues) =>
           let attested: string | null = null
           // A new request waits for its payer: attest the sandbox payer first, so `devnet pay` works alone.
           if (Either.isLeft(target) && target.left === NO_WALLET_YET) {
-            const url = yield* serviceUrlOf(values)
+            const url = yield* serviceUrlOf(values.url)
             attested = (yield* attempt(() => attestWallet(config, url, id))).wallet
             target = yield* payTargetOf(uuid)
           }

@@ -1,9 +1,9 @@
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
-import { publicBaseUrl } from "../../services/platform/Settings"
 import { CliError, type CliValues } from "./Output"
 import { attempt, runCommand } from "./Run"
+import { serviceUrlOf } from "./ServiceUrl"
 
 /**
  * `deposits listen`: local webhook forwarding in the sandbox, as `stripe listen` does
@@ -52,7 +52,7 @@ const settingsOf = (values: CliValues) =>
       return yield* Effect.fail(
         new CliError(`an API key is needed: --key KEY, or ${API_KEY_ENV} in the environment`)
       )
-    const api = (values.api ?? (yield* publicBaseUrl)).replace(/\/+$/, "")
+    const api = yield* serviceUrlOf(values.api)
     const events =
       values.events === undefined
         ? undefined

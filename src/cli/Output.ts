@@ -21,7 +21,7 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
   devnet fund --address 0x… --amount 12.500000  sandbox faucet: mint USDC (Circle's FiatToken v2.2) on the local chain
   devnet attest --request DR_ID [--url URL]   sandbox: attest the sandbox payer wallet (a dev account of the local
                                               chain) for a request waiting for its payer, through the running
-                                              service (default: PUBLIC_BASE_URL, or http://HOST:PORT)
+                                              service (--url, default: API, below)
   devnet pay --request DR_ID --mode exact|partial|over|late|stranger [--amount 1.500000] [--url URL]
                                               sandbox: pay a request on the local chain from its payer's wallet
                                               (impersonated) or a stranger's, to try every money path; a request
@@ -35,14 +35,17 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
                                               sandbox: forward the account's webhook deliveries to a server on
                                               this machine; prints the signing secret, then a line per delivery
                                               with the local answer (a failure is retried as for any endpoint).
-                                              Talks to the service over HTTP only (--api, default: PUBLIC_BASE_URL
-                                              or http://HOST:PORT) with the API key (--key, or DEPOSITS_API_KEY);
+                                              Talks to the service over HTTP only (--api, default: API, below)
+                                              with the API key (--key, or DEPOSITS_API_KEY);
                                               Ctrl-C removes the listener
   reconcile --account ACCT_ID [--from T] [--to T] [--json]
                                               per request: payments, settlements, returns, recoveries and the
                                               deposit address's finalized balance, with every difference named
 
   --json prints one JSON object on stdout and nothing else; messages and errors go to stderr.
+
+API names the service that devnet attest, devnet pay and listen reach over HTTP (the quickstart's API, e.g.
+http://localhost:8181); unset, PUBLIC_BASE_URL, or http://localhost:PORT.
 
 With DATABASE_URL set it uses that database; otherwise the embedded one under DATA_DIR (through the socket of a
 running \`npm start\`, or directly when none runs).`

@@ -227,7 +227,7 @@ export const attestWallet = async (
     })
   }).catch((e: unknown) => {
     throw new Error(
-      `no service answers at ${serviceUrl} (${e instanceof Error ? e.message : String(e)}): start it with \`npm start\`, or pass --url`
+      `no service answers at ${serviceUrl} (${e instanceof Error ? e.message : String(e)}): start it with \`npm start\`, or name it with API=http://localhost:PORT (or --url)`
     )
   })
   const body = (await res.json().catch(() => ({}))) as {

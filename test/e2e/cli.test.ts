@@ -27,9 +27,11 @@ const deposits = (args: ReadonlyArray<string>) =>
   )
 
 /** A failed run's exit code and output, or a defect when it succeeded. */
-const refusal = (args: ReadonlyArray<string>) =>
+const refusal = (args: ReadonlyArray<string>, settings: Record<string, string> = {}) =>
   Effect.flatMap(cliEnv, (env) =>
-    Effect.tryPromise(() => run(process.execPath, ["src/cli/deposits.mjs", ...args], { env })).pipe(
+    Effect.tryPromise(() =>
+      run(process.execPath, ["src/cli/deposits.mjs", ...args], { env: { ...env, ...settings } })
+    ).pipe(
       Effect.flip,
       Effect.map((e) => e.error as { code: number; stdout: string; stderr: string })
     )
@@ -190,6 +192,12 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })("the command l
           "http://127.0.0.1:9"
         ])
         assert.match(nobody.stderr, /no service answers at http:\/\/127\.0\.0\.1:9/)
+        // Without --url, `API` names the service (the quickstart's one setting), not PORT.
+        const named = yield* refusal(["devnet", "attest", "--request", request.id], {
+          API: "http://127.0.0.1:9",
+          PORT: new URL(service.baseUrl).port
+        })
+        assert.match(named.stderr, /no service answers at http:\/\/127\.0\.0\.1:9 .*API=/)
       })
   )
 })

@@ -8,8 +8,10 @@ import { spawnService, environmentWithout } from "../support/Process"
 
 /**
  * Issue 35: the README's quickstart works as written. The blocks marked `<!-- quickstart -->` are run, in order, in
- * one bash with `set -euo pipefail`, against `WEBHOOKS_ALLOW_PRIVATE=true npm start` on its embedded defaults (the
- * only difference: the port, which `API` names for curl and `PORT` for the CLI, as they would on 8080).
+ * one bash with `set -euo pipefail`, against `PORT=8181 WEBHOOKS_ALLOW_PRIVATE=true npm start` on its embedded
+ * defaults. Issue 48: the second terminal is given `API` alone, the one setting curl and the CLI read (no `PORT`, so
+ * a command that fell back to 8080 fails the run); against a plain `npm start` the run stops at the webhook step with
+ * the service's refusal printed, rather than carrying `null` on as the secret.
  */
 const README = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
 
@@ -18,8 +20,24 @@ const quickstartBlocks = (markdown: string): Array<string> =>
   [...markdown.matchAll(/<!-- quickstart -->\n```sh\n([\s\S]*?)\n```/g)].map((m) => m[1]!)
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-quickstart-"))
-const bare = environmentWithout(["DATABASE_URL", "NATS_URL", "CHAIN_RPC_URL"])
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+const plainDataDir = mkdtempSync(join(tmpdir(), "deposits-quickstart-plain-"))
+const bare = environmentWithout([
+  "DATABASE_URL",
+  "NATS_URL",
+  "CHAIN_RPC_URL",
+  "WEBHOOKS_ALLOW_PRIVATE",
+  "PORT",
+  "HOST",
+  "PUBLIC_BASE_URL",
+  "API"
+])
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true })
+  rmSync(plainDataDir, { recursive: true, force: true })
+})
+
+/** The issue's port: anything but the 8080 the README and the CLI default to. */
+const QUICKSTART_PORT = 8181
 
 const portIsFree = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -54,22 +72,25 @@ describe("the README's quickstart", () => {
     expect(blocks.join("\n")).toMatch(/devnet pay --request \$DR --mode exact/)
   })
 
-  it("runs as written: the request is settled and the receiver verified its webhooks", async () => {
-    // The receiver listens where the quickstart says.
+  it("runs as written on port 8181: the request is settled and the receiver verified its webhooks", async () => {
+    // The receiver listens where the quickstart says; the service where the issue put it.
     expect(await portIsFree(9000)).toBe(true)
+    expect(await portIsFree(QUICKSTART_PORT)).toBe(true)
     const service = await spawnService({
       ...bare,
       DATA_DIR: dataDir,
+      PORT: String(QUICKSTART_PORT),
       DATABASE_URL: "",
       NATS_URL: "",
       CHAIN_RPC_URL: "",
       WEBHOOKS_ALLOW_PRIVATE: "true"
     })
     try {
+      expect(service.baseUrl).toBe(`http://localhost:${QUICKSTART_PORT}`)
+      // `API` only: `devnet attest` and `devnet pay` find the service through it, not through PORT.
       const run = await bash(quickstartBlocks(README).join("\n"), {
         ...bare,
         DATA_DIR: dataDir,
-        PORT: new URL(service.baseUrl).port,
         API: service.baseUrl
       })
       expect(run.code, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`).toBe(0)
@@ -88,6 +109,34 @@ describe("the README's quickstart", () => {
       expect(verified.at(-1)).toMatch(/ dr_\S+ settled$/)
       // The service logged each change in one line.
       expect(service.output()).toMatch(/lifecycle dr_\S+ .*→ settled/)
+    } finally {
+      await service.stop()
+    }
+  }, 240_000)
+
+  it("stops at the webhook step with the service's refusal against a plain `npm start`", async () => {
+    const service = await spawnService({
+      ...bare,
+      DATA_DIR: plainDataDir,
+      DATABASE_URL: "",
+      NATS_URL: "",
+      CHAIN_RPC_URL: ""
+    })
+    try {
+      const run = await bash(quickstartBlocks(README).join("\n"), {
+        ...bare,
+        DATA_DIR: plainDataDir,
+        API: service.baseUrl
+      })
+      const shown = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`
+      expect(run.code, shown).not.toBe(0)
+      // The service's own envelope, as it answered, names the setting that fixes it.
+      const refusal = run.stderr.split("\n").find((l) => l.startsWith('{"error":'))
+      expect(refusal, shown).toBeDefined()
+      expect(refusal).toMatch(/WEBHOOKS_ALLOW_PRIVATE=true/)
+      // Nothing after the webhook step ran: no issuer, no request, no `null` secret carried on.
+      expect(run.stdout, shown).toBe("")
+      expect(service.output()).not.toMatch(/lifecycle dr_[0-9A-Za-z]/)
     } finally {
       await service.stop()
     }
