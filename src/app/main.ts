@@ -1,10 +1,11 @@
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { LifecycleLog } from "../../services/actors/LifecycleLog"
 import { describeDatabase } from "../../services/platform/Database"
 import { rpcEndpointsOf } from "../../services/chain/ChainSettings"
 import { embeddedChain, withChain } from "../../infra/chain/EmbeddedChain"
+import { alreadyRunning, announceRunning } from "./AlreadyRunning"
 import { ApiSettings, loadConfig, settingsLayer } from "./Config"
 import { baseUrlOf, sandboxBanner, withSandboxTreasury } from "./SandboxStart"
 import { AppLive } from "./Server"
@@ -23,6 +24,12 @@ const program = Effect.gen(function* () {
   if (refusals.length > 0) {
     process.stderr.write(`refusing to start: ${refusals.join("; ")}\n`)
     process.exit(78)
+  }
+  // Before anything embedded starts: a second start in the same folder would run a second chain on its files.
+  const running = yield* alreadyRunning(config)
+  if (Option.isSome(running)) {
+    process.stderr.write(`refusing to start: ${running.value}\n`)
+    process.exit(1)
   }
   // The sandbox with no CHAIN_RPC_URL gets the embedded local chain, stopped with the service.
   const effective = withSandboxTreasury(
@@ -44,6 +51,14 @@ const program = Effect.gen(function* () {
   )
   // The port is open (the layer is built): tell a newcomer what to do next.
   const address = Context.get(app, HttpServer.HttpServer).address
+  const ownsFolder =
+    Option.isNone(config.databaseUrl) || rpcEndpointsOf(config).length < rpcEndpointsOf(effective).length
+  if (ownsFolder && address._tag === "TcpAddress")
+    yield* announceRunning(
+      config.dataDir,
+      baseUrlOf(config.publicBaseUrl, address.hostname, address.port),
+      yield* Clock.currentTimeMillis
+    )
   if (sandbox && address._tag === "TcpAddress") {
     yield* Effect.logInfo(
       sandboxBanner({
