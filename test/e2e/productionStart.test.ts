@@ -170,6 +170,7 @@ describe("a production start", () => {
       expect(home.status).toBe(200)
       const page = await home.text()
       expect(page).toContain('href="/docs"')
+      expect(page).toContain('href="/dashboard/"')
       expect(page).not.toMatch(/sandbox|npm run cli/)
     } finally {
       await service.stop()

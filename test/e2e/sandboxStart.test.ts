@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -17,6 +18,7 @@ import { httpTarget } from "../support/Service"
 // somewhere, each lifecycle change is one line of the log, and a local receiver's refusal names the setting.
 
 const dataDir = mkdtempSync(join(tmpdir(), "deposits-sandbox-start-"))
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 const inherited = environmentWithout([
   "DATABASE_URL",
   "NATS_URL",
@@ -79,18 +81,24 @@ describe("npm start in the sandbox", () => {
     const res = await fetch(`${service.baseUrl}/`)
     expect(res.status).toBe(200)
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8")
+    // The dashboard's policy without its script: the stylesheet from this origin, nothing else.
     expect(res.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+      "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
     const html = await res.text()
-    for (const href of ["/docs", "/openapi.json", "/v1/health"]) expect(html).toContain(`href="${href}"`)
+    // Issue 48: styled as the dashboard, with links to it, the docs and how a checkout comes about.
+    expect(html).toContain('<link rel="stylesheet" href="/dashboard/assets/app.css">')
+    for (const href of ["/dashboard/", "/docs", "/openapi.json", "/v1/health", "#checkout"])
+      expect(html).toContain(`href="${href}"`)
+    expect(html).toMatch(/id="checkout"[\s\S]*checkout_url[\s\S]*POST \/v1\/deposit-requests/)
     expect(html).toContain("npm run cli -- sandbox")
-    // Every link stays on this origin: no scheme, no protocol-relative address.
+    // Every link stays on this origin (no scheme, no protocol-relative address) or on the page itself.
     const links = [...html.matchAll(/(?:href|src)="([^"]*)"/g)].map((m) => m[1]!)
     expect(links.length).toBeGreaterThan(0)
-    for (const link of links) expect(link).toMatch(/^\/[^/]/)
+    for (const link of links) expect(link).toMatch(/^(\/[^/]|#[a-z])/)
     // Each link answers.
-    for (const link of links) expect((await fetch(`${service.baseUrl}${link}`)).status).toBe(200)
+    for (const link of links.filter((l) => l.startsWith("/")))
+      expect((await fetch(`${service.baseUrl}${link}`)).status).toBe(200)
   })
 
   it("shows GET / in Chromium with no request to another origin and no CSP violation", async () => {
@@ -103,13 +111,31 @@ describe("npm start in the sandbox", () => {
       page.on("console", (m) => {
         if (m.type() === "error" || m.type() === "warning") complaints.push(m.text())
       })
+      const violations: Array<string> = []
+      await page.exposeFunction("reportViolation", (v: string) => violations.push(v))
+      await page.addInitScript(
+        "document.addEventListener('securitypolicyviolation', (e) => reportViolation(e.violatedDirective + ' ' + e.blockedURI))"
+      )
+      await page.setViewportSize({ width: 360, height: 780 })
       const res = await page.goto(`${service.baseUrl}/`)
       expect(res?.status()).toBe(200)
       expect(await page.textContent("h1")).toBe("Deposit requests (sandbox)")
       expect(await page.getAttribute("a[href='/docs']", "href")).toBe("/docs")
-      expect(requested.length).toBeGreaterThan(0)
+      expect(await page.getAttribute("a[href='/dashboard/']", "href")).toBe("/dashboard/")
+      // The dashboard's stylesheet applied: its font and its sandbox badge.
+      expect(await page.evaluate("getComputedStyle(document.body).fontFamily")).toMatch(/system-ui/)
+      expect(await page.evaluate("getComputedStyle(document.querySelector('.env')).borderTopStyle")).toBe(
+        "solid"
+      )
+      expect(requested).toContain(`${service.baseUrl}/dashboard/assets/app.css`)
       for (const url of requested) expect(new URL(url).origin).toBe(service.baseUrl)
       expect(complaints).toEqual([])
+      expect(violations).toEqual([])
+      // Accessible (axe-core: nothing serious or critical) and nothing wider than a 360 px screen.
+      await page.evaluate(axeSource)
+      const axe = (await page.evaluate("axe.run()")) as { violations: Array<{ id: string; impact: string }> }
+      expect(axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical")).toEqual([])
+      expect(await page.evaluate("document.documentElement.scrollWidth")).toBe(360)
     } finally {
       await browser.close()
     }
