@@ -5,6 +5,7 @@ import { Accounts } from "../../services/merchants/Accounts"
 import { accountOf, AccountsLive } from "./AccountsLayer"
 import { type CliValues, print } from "./Output"
 import { runCommand } from "./Run"
+import { dashboardLink } from "./ServiceUrl"
 
 const sandbox = (values: CliValues) =>
   Effect.gen(function* () {
@@ -18,6 +19,7 @@ const sandbox = (values: CliValues) =>
     const key = yield* accounts.issueApiKey(account.id)
     return print(values.json === true, {
       account_id: toId("acct", account.id),
+      dashboard_url: yield* dashboardLink(session.token),
       session_token: session.token,
       session_expires_at: formatTimestamp(session.expiresAt),
       api_key: key.apiKey,
@@ -46,6 +48,7 @@ const sessionsCreate = (values: CliValues) =>
     const session = yield* accounts.createSession(account.id)
     return print(values.json === true, {
       account_id: toId("acct", account.id),
+      dashboard_url: yield* dashboardLink(session.token),
       session_token: session.token,
       session_expires_at: formatTimestamp(session.expiresAt)
     })

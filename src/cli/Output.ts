@@ -10,14 +10,16 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
   sandbox [--name NAME] [--account ACCT_ID] [--json]
                                               an account with a dashboard session and an API key; with --account,
                                               the same account again: a new session, and a new API key while the
-                                              one it replaces keeps working for 24 hours (no new account per run)
+                                              one it replaces keeps working for 24 hours (no new account per run);
+                                              dashboard_url opens the dashboard signed into it (once: the token
+                                              rides in the URL fragment and is traded at once)
   accounts create [--name NAME] [--owner-email EMAIL] [--json]
                                               create an account and a dashboard session token; with
                                               --owner-email, invite its owner too (below)
   accounts invite --account ACCT_ID --email EMAIL [--json]
                                               invite someone to the account: prints the one-time link (valid 7
                                               days) and mails it when SMTP_URL is set
-  sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account
+  sessions create --account ACCT_ID [--json]  issue a dashboard session token for an account, and its dashboard_url
   devnet fund --address 0x… --amount 12.500000  sandbox faucet: mint USDC (Circle's FiatToken v2.2) on the local chain
   devnet attest --request DR_ID [--url URL]   sandbox: attest the sandbox payer wallet (a dev account of the local
                                               chain) for a request waiting for its payer, through the running
@@ -44,8 +46,8 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
 
   --json prints one JSON object on stdout and nothing else; messages and errors go to stderr.
 
-API names the service that devnet attest, devnet pay and listen reach over HTTP (the quickstart's API, e.g.
-http://localhost:8181); unset, PUBLIC_BASE_URL, or http://localhost:PORT.
+API names the service that devnet attest, devnet pay and listen reach over HTTP, and the one dashboard_url
+links to (the quickstart's API, e.g. http://localhost:8181); unset, PUBLIC_BASE_URL, or http://localhost:PORT.
 
 With DATABASE_URL set it uses that database; otherwise the embedded one under DATA_DIR (through the socket of a
 running \`npm start\`, or directly when none runs).`

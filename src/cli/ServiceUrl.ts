@@ -20,3 +20,23 @@ export const serviceUrl: Config.Config<string> = Config.all({
 /** The service a command talks to: its flag when given, else `API`, else the service's own URL. */
 export const serviceUrlOf = (flag: string | undefined) =>
   flag === undefined ? serviceUrl : Effect.succeed(flag.replace(/\/+$/, ""))
+
+/** `DASHBOARD_ORIGIN`, as the service reads it: where the dashboard is served when not on the service's origin. */
+const dashboardOriginSetting = optionalSetting(
+  "DASHBOARD_ORIGIN",
+  "must be an origin such as https://dashboard.example.com (scheme, host and optional port only)",
+  (url) => /^https?:\/\/[^/\s]+\/?$/.test(url)
+)
+
+/**
+ * A dashboard link that opens this session's account: the token rides in the fragment, which no server and no log
+ * sees, and the dashboard trades it for a fresh session at once, so the link works once.
+ */
+export const dashboardLink = (sessionToken: string) =>
+  Effect.map(Config.all({ origin: dashboardOriginSetting, service: serviceUrl }), ({ origin, service }) => {
+    const base = Option.getOrElse(
+      Option.map(origin, (o) => o.replace(/\/+$/, "")),
+      () => service
+    )
+    return `${base}/dashboard/#session=${encodeURIComponent(sessionToken)}`
+  })

@@ -1,7 +1,9 @@
+import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
@@ -199,5 +201,56 @@ describe("npm start in the sandbox", () => {
           "webhook deposit_request\\.recovered_funds$"
       )
     )
+  }, 120_000)
+
+  it("prints with `cli sandbox` a dashboard link that opens the same account once, its token never sent", async () => {
+    // The CLI as the quickstart runs it: the service named by API alone.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["src/cli/deposits.mjs", "sandbox", "--json"],
+      {
+        env: { ...inherited, DATABASE_URL: database.url, API: service.baseUrl, PORT: "9" }
+      }
+    )
+    const out = JSON.parse(stdout) as {
+      account_id: string
+      api_key: string
+      session_token: string
+      dashboard_url: string
+    }
+    const link = new URL(out.dashboard_url)
+    expect(`${link.origin}${link.pathname}${link.search}`).toBe(`${service.baseUrl}/dashboard/`)
+    expect(link.hash).toBe(`#session=${out.session_token}`)
+    const byKey = (await (
+      await fetch(`${service.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${out.api_key}` } })
+    ).json()) as { id: string }
+    expect(byKey.id).toBe(out.account_id)
+
+    const browser = await launchChromium()
+    try {
+      const page = await browser.newPage()
+      const requested: Array<string> = []
+      page.on("request", (r) => requested.push(`${r.url()} ${r.headers().authorization ?? ""}`))
+      await page.goto(out.dashboard_url)
+      await page.waitForSelector("button:text-is('Log out')", { timeout: 30_000 })
+      // Taken off the address at once, and never in a URL the page requested.
+      expect(new URL(page.url()).hash).not.toContain("session=")
+      expect(requested.filter((r) => r.split(" ")[0]!.includes(out.session_token))).toEqual([])
+      // Traded for a fresh session of the same account: the link's token has ended, so the link works once.
+      const kept = JSON.parse(
+        (await page.evaluate("sessionStorage.getItem('deposits.session')")) as string
+      ) as { token: string }
+      expect(kept.token).not.toBe(out.session_token)
+      const asPage = (await (
+        await fetch(`${service.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${kept.token}` } })
+      ).json()) as { id: string }
+      expect(asPage.id).toBe(out.account_id)
+      const again = await fetch(`${service.baseUrl}/v1/account`, {
+        headers: { authorization: `Bearer ${out.session_token}` }
+      })
+      expect(again.status).toBe(401)
+    } finally {
+      await browser.close()
+    }
   }, 120_000)
 })
