@@ -41,6 +41,7 @@ import signInBoundToBrowser from "./0040_sign_in_bound_to_browser"
 import auditLog from "./0041_audit_log"
 import payoutAddressHold from "./0042_payout_address_hold"
 import listSearch from "./0043_list_search"
+import webhookSecretRotation from "./0044_webhook_secret_rotation"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -85,7 +86,8 @@ export const migrations = {
   "0040_sign_in_bound_to_browser": signInBoundToBrowser,
   "0041_audit_log": auditLog,
   "0042_payout_address_hold": payoutAddressHold,
-  "0043_list_search": listSearch
+  "0043_list_search": listSearch,
+  "0044_webhook_secret_rotation": webhookSecretRotation
 }
 
 /**

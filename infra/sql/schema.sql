@@ -852,7 +852,10 @@ CREATE TABLE public.webhook_endpoints (
     disabled_at timestamp with time zone,
     listener boolean DEFAULT false NOT NULL,
     event_types text[],
-    last_polled_at timestamp with time zone
+    last_polled_at timestamp with time zone,
+    previous_secret text,
+    previous_secret_expires_at timestamp with time zone,
+    CONSTRAINT webhook_endpoints_previous_secret_expiry CHECK (((previous_secret IS NULL) = (previous_secret_expires_at IS NULL)))
 );
 
 --

@@ -20,6 +20,7 @@ export const AUDIT_ACTIONS = [
   "passkey.added",
   "passkey.removed",
   "webhook_endpoint.created",
-  "webhook_endpoint.disabled"
+  "webhook_endpoint.disabled",
+  "webhook_endpoint.secret_rotated"
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

@@ -62,6 +62,11 @@ export const NOTICES: Partial<Record<AuditAction, Notice>> = {
     what: "added a webhook endpoint",
     undo: "disable the endpoint in Webhooks",
     view: (id) => (id === null ? "/webhooks" : `/webhooks/${id}`)
+  },
+  "webhook_endpoint.secret_rotated": {
+    what: "rotated a webhook endpoint's secret",
+    undo: "rotate the secret again in Webhooks (the previous one cannot be restored)",
+    view: (id) => (id === null ? "/webhooks" : `/webhooks/${id}`)
   }
 }
 

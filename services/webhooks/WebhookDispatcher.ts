@@ -69,7 +69,7 @@ export const claimJob = (sql: PgClient.PgClient, message: JobMessage, now: Date,
       and j.next_attempt_at <= ${now} and (j.locked_until is null or j.locked_until < ${now})
       and e.id = j.endpoint_id and ev.id = j.event_id
     returning j.id, j.account_id, j.endpoint_id, j.event_id, j.redelivery, j.attempts, e.url, e.secret,
-      e.disabled_at, ev.type, ev.body, j.trace_parent`
+      case when e.previous_secret_expires_at > ${now} then e.previous_secret end as previous_secret, e.disabled_at, ev.type, ev.body, j.trace_parent`
 
 /** What decides a message the claim did not take (typed by `JobStateRow`, held to the schema as `claimJob` is). */
 export const jobState = (sql: PgClient.PgClient, jobId: string) =>
@@ -136,7 +136,11 @@ const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
     const outcome = yield* sender.send({
       url: job.url,
       body: job.body,
-      headers: deliveryHeaders(job, job.secret, t)
+      headers: deliveryHeaders(
+        job,
+        job.previous_secret === null ? [job.secret] : [job.secret, job.previous_secret],
+        t
+      )
     })
     const retryAt = yield* recordAttempt(job, outcome, now, settings.webhookFirstRetryMs)
     const settled = retryAt === null ? done : later(retryAt.getTime() - (yield* Clock.currentTimeMillis))

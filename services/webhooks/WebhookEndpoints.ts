@@ -86,6 +86,24 @@ const make = Effect.gen(function* () {
       order by id desc limit ${r.limit + 1}`
   })
 
+  // One statement: the row lock orders concurrent rotations, and each moves the secret it saw out, so the row never
+  // holds more than two. A grace of 0 ends the replaced secret at once.
+  const rotate = SqlSchema.single({
+    Request: Schema.Struct({
+      id: Schema.String,
+      account_id: Schema.String,
+      secret: Schema.String,
+      expires_at: Schema.NullOr(Schema.DateFromSelf)
+    }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      update webhook_endpoints
+      set previous_secret = case when ${r.expires_at}::timestamptz is null then null else secret end,
+        previous_secret_expires_at = ${r.expires_at}::timestamptz, secret = ${r.secret}
+      where id = ${r.id} and account_id = ${r.account_id} and not listener and disabled_at is null
+      returning *`
+  })
+
   const insertJob = SqlSchema.void({
     Request: Schema.Struct({
       id: Schema.String,
@@ -227,6 +245,35 @@ const make = Effect.gen(function* () {
       Effect.gen(function* () {
         yield* require(accountId, uuid)
         yield* cancelSeries(uuid, yield* now)
+      })
+    )
+
+  /**
+   * A new secret for the endpoint, shown once; the one it replaces keeps signing beside it for `graceHours`, and
+   * any older one still in its grace ends now.
+   */
+  const rotateSecret = (accountId: string, uuid: string, graceHours: number) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const endpoint = yield* require(accountId, uuid)
+        if (endpoint.disabled_at !== null) {
+          return yield* new InvalidState({
+            message: "The webhook endpoint is disabled; its secret cannot be rotated."
+          })
+        }
+        const at = yield* now
+        const secret = newWebhookSecret()
+        const expiresAt = graceHours === 0 ? null : new Date(at.getTime() + graceHours * 3_600_000)
+        const row = yield* rowsOrSqlError(
+          rotate({ id: uuid, account_id: accountId, secret, expires_at: expiresAt }),
+          "webhook_endpoints"
+        )
+        return {
+          ...endpointWire(row),
+          secret,
+          previous_secret_expires_at:
+            row.previous_secret_expires_at === null ? null : formatTimestamp(row.previous_secret_expires_at)
+        }
       })
     )
 
@@ -382,6 +429,7 @@ const make = Effect.gen(function* () {
     ),
     list: Effect.fn("WebhookEndpoints.list")(dieOnSqlErrors(list)),
     disable: Effect.fn("WebhookEndpoints.disable")(dieOnSqlErrors(disable)),
+    rotateSecret: Effect.fn("WebhookEndpoints.rotateSecret")(dieOnSqlErrors(rotateSecret)),
     sendTest: Effect.fn("WebhookEndpoints.sendTest")(dieOnSqlErrors(sendTest)),
     redeliver: Effect.fn("WebhookEndpoints.redeliver")(dieOnSqlErrors(redeliver)),
     deliveries: Effect.fn("WebhookEndpoints.deliveries")(dieOnSqlErrors(deliveries)),

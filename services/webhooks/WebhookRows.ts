@@ -23,7 +23,10 @@ export class WebhookEndpoint extends Model.Class<WebhookEndpoint>("WebhookEndpoi
   disabled_at: NullableTimestamp,
   listener: Schema.Boolean,
   event_types: Schema.NullOr(Schema.Array(Schema.String)),
-  last_polled_at: NullableTimestamp
+  last_polled_at: NullableTimestamp,
+  /** The secret a rotation replaced: it still signs, beside `secret`, until its expiry. */
+  previous_secret: Model.Sensitive(Schema.NullOr(Schema.String)),
+  previous_secret_expires_at: NullableTimestamp
 }) {}
 
 /** A row of `webhook_deliveries`: one attempt in the delivery log. */
@@ -79,6 +82,8 @@ export const ClaimedJobRow = Schema.Struct({
   ...AttemptedJobRow.fields,
   url: Schema.String,
   secret: Schema.String,
+  /** The rotated-out secret while it is still live at the claim (null otherwise). */
+  previous_secret: Schema.NullOr(Schema.String),
   disabled_at: NullableTimestamp,
   body: Schema.String,
   trace_parent: Schema.NullOr(Schema.String)

@@ -793,6 +793,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll an endpoint's signing secret, the previous one signing too until it expires
+         * @description Answers the endpoint with its new secret, shown once. Every delivery is signed with each live secret (at most two); rotating again while a previous secret is live ends that one at once.
+         */
+        post: operations["webhooks.rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/test": {
         parameters: {
             query?: never;
@@ -1502,7 +1522,7 @@ export interface components {
              * @description What changed, as `resource.event`.
              * @enum {string}
              */
-            action: "member.invited" | "member.invite_revoked" | "member.joined" | "member.removed" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "payout_address.created" | "payout_address.updated" | "payout_address.disabled" | "payout_address.hold_cancelled" | "issuer.created" | "issuer.updated" | "issuer.deleted" | "passkey.added" | "passkey.removed" | "webhook_endpoint.created" | "webhook_endpoint.disabled";
+            action: "member.invited" | "member.invite_revoked" | "member.joined" | "member.removed" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "payout_address.created" | "payout_address.updated" | "payout_address.disabled" | "payout_address.hold_cancelled" | "issuer.created" | "issuer.updated" | "issuer.deleted" | "passkey.added" | "passkey.removed" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.secret_rotated";
             actor: {
                 /** @enum {string} */
                 type: "member" | "api_key" | "operator";
@@ -2088,6 +2108,16 @@ export interface components {
             url: string;
             created_at: string;
             disabled_at: string | null;
+        };
+        RotatedWebhookEndpoint: {
+            id: string;
+            url: string;
+            created_at: string;
+            disabled_at: string | null;
+            /** @description `whsec_…`: the new signing secret, in this answer only. */
+            secret: string;
+            /** @description Until then every delivery is signed with the previous secret as well (a second `sha256=` element in `Service-Signature`); null when it ended at once. */
+            previous_secret_expires_at: string | null;
         };
         /** @description Error envelope. `error.code` is one of: `sandbox_only`. */
         SandboxOnly: {
@@ -6445,7 +6475,7 @@ export interface operations {
                         url: string;
                         created_at: string;
                         disabled_at: string | null;
-                        /** @description `whsec_…`: the signing secret, in this answer only. Register the same URL again to rotate it. */
+                        /** @description `whsec_…`: the signing secret, in this answer only. `POST /v1/webhooks/{id}/rotate-secret` replaces it. */
                         secret: string;
                     };
                 };
@@ -6589,6 +6619,92 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhooks.rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * between(0, 168)
+                     * @description Hours the previous secret keeps signing beside the new one, 0 to 168 (default 24). 0 ends it at once.
+                     */
+                    expires_in_hours?: components["schemas"]["Int"];
+                };
+            };
+        };
+        responses: {
+            /** @description RotatedWebhookEndpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedWebhookEndpoint"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description InvalidState */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidState"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
             /** @description RateLimited */

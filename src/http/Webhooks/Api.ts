@@ -23,9 +23,20 @@ export const CreatedWebhookEndpoint = Schema.Struct({
   ...WebhookEndpoint.fields,
   secret: Schema.String.annotations({
     description:
-      "`whsec_…`: the signing secret, in this answer only. Register the same URL again to rotate it."
+      "`whsec_…`: the signing secret, in this answer only. `POST /v1/webhooks/{id}/rotate-secret` replaces it."
   })
 }).annotations({ identifier: "CreatedWebhookEndpoint" })
+
+export const RotatedWebhookEndpoint = Schema.Struct({
+  ...CreatedWebhookEndpoint.fields,
+  secret: Schema.String.annotations({
+    description: "`whsec_…`: the new signing secret, in this answer only."
+  }),
+  previous_secret_expires_at: Schema.NullOr(Schema.String).annotations({
+    description:
+      "Until then every delivery is signed with the previous secret as well (a second `sha256=` element in `Service-Signature`); null when it ended at once."
+  })
+}).annotations({ identifier: "RotatedWebhookEndpoint" })
 
 export const WebhookDelivery = Schema.Struct({
   id: Schema.String,
@@ -81,6 +92,35 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Disable an endpoint: nothing more is delivered; its history stays readable")
+  )
+  .add(
+    HttpApiEndpoint.post("rotateSecret", "/webhooks/:id/rotate-secret")
+      .setPath(idPath)
+      .setPayload(
+        withExample(
+          StrictStruct({
+            expires_in_hours: Schema.optional(
+              Schema.Int.pipe(Schema.between(0, 168)).annotations({
+                description:
+                  "Hours the previous secret keeps signing beside the new one, 0 to 168 (default 24). 0 ends it at once."
+              })
+            )
+          }),
+          { expires_in_hours: 24 }
+        )
+      )
+      .addSuccess(RotatedWebhookEndpoint)
+      .addError(NotFound)
+      .addError(InvalidState)
+      .addError(PayloadTooLarge)
+      .annotate(
+        OpenApi.Summary,
+        "Roll an endpoint's signing secret, the previous one signing too until it expires"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Answers the endpoint with its new secret, shown once. Every delivery is signed with each live secret (at most two); rotating again while a previous secret is live ends that one at once."
+      )
   )
   .add(
     HttpApiEndpoint.post("test", "/webhooks/:id/test")

@@ -40,6 +40,15 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
           )
         )
       )
+      .handle("rotateSecret", ({ path, payload }) =>
+        Effect.flatMap(CurrentIdentity, ({ accountId }) =>
+          Effect.flatMap(requireId(path.id), (u) =>
+            webhooks
+              .rotateSecret(accountId, u, payload.expires_in_hours ?? 24)
+              .pipe(withChange("webhook_endpoint.secret_rotated", () => path.id))
+          )
+        )
+      )
       .handle("test", ({ path }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
           Effect.flatMap(requireId(path.id), (u) => webhooks.sendTest(accountId, u))
