@@ -30,6 +30,7 @@ export type ApiEvent = Schemas["Event"]
 export type WebhookEndpoint = Schemas["WebhookEndpoint"]
 /** The registration answer: an endpoint, with its signing secret once. */
 export type CreatedWebhookEndpoint = Answer<"/v1/webhooks", "post">
+export type RotatedWebhookEndpoint = Answer<"/v1/webhooks/{id}/rotate-secret", "post">
 export type Delivery = Schemas["WebhookDelivery"]
 export type Member = Schemas["Member"]
 export type Invite = Schemas["Invite"]

@@ -1,62 +1,58 @@
 import { useState } from "preact/hooks"
 import { api, query } from "./api"
-import type { Answer, CreatedWebhookEndpoint, Delivery, WebhookEndpoint } from "./types"
+import type {
+  Answer,
+  CreatedWebhookEndpoint,
+  Delivery,
+  RotatedWebhookEndpoint,
+  WebhookEndpoint
+} from "./types"
 import { Confirm, Field, Loading, Notice, OnceSecret, Refused, Scroll, useAction, useLoad, When } from "./ui"
 
 const loadEndpoints = () => api<Answer<"/v1/webhooks", "get">>("GET", "/v1/webhooks?limit=100")
 
 /**
- * Rotating a secret, guided: the same URL registered again (a second endpoint, with a new secret shown once),
- * then, once the receiver takes the new secret, the old endpoint disabled. Both sign meanwhile, so nothing is lost.
+ * Rotating a secret: the endpoint itself gets a new secret, shown once, and the previous one keeps signing beside it
+ * until it expires, so a receiver moves over at its own pace and no second endpoint is ever registered.
  */
-const Rotate = ({ endpoint, done }: { endpoint: WebhookEndpoint; done: () => void }) => {
-  const [fresh, setFresh] = useState<CreatedWebhookEndpoint>()
-  const [finished, setFinished] = useState(false)
+const Rotate = ({ endpoint }: { endpoint: WebhookEndpoint }) => {
+  const [rotated, setRotated] = useState<RotatedWebhookEndpoint>()
   const action = useAction()
   return (
     <section class="secret" aria-label={`Rotate the secret of ${endpoint.url}`}>
-      {fresh === undefined ? (
+      {rotated === undefined ? (
         <>
           <p>
-            Step 1 of 2: register the same URL again. It gets a new secret; both endpoints receive every event
-            until you disable the old one.
+            The endpoint gets a new secret. For 24 hours every delivery is signed with both the new and the
+            current secret, so your receiver can move over without missing an event.
           </p>
           <button
             type="button"
             disabled={action.busy}
             onClick={() =>
               void action.run(async () => {
-                setFresh(await api<CreatedWebhookEndpoint>("POST", "/v1/webhooks", { url: endpoint.url }))
+                setRotated(
+                  await api<RotatedWebhookEndpoint>("POST", `/v1/webhooks/${endpoint.id}/rotate-secret`, {})
+                )
               })
             }
           >
-            Register again with a new secret
+            Roll the secret
           </button>
         </>
-      ) : finished ? (
-        <p role="status">
-          Rotated: {fresh.id} signs with the new secret, and {endpoint.id} is disabled.
-        </p>
       ) : (
-        <>
-          <OnceSecret title="New signing secret" value={fresh.secret} />
-          <p>
-            Step 2 of 2: once your receiver checks signatures with the new secret, disable the old endpoint.
+        <OnceSecret title="New signing secret" value={rotated.secret}>
+          <p id="secret-grace" role="status">
+            {rotated.previous_secret_expires_at === null ? (
+              "The previous secret no longer signs."
+            ) : (
+              <>
+                The previous secret keeps signing beside it until{" "}
+                <When at={rotated.previous_secret_expires_at} />.
+              </>
+            )}
           </p>
-          <button
-            type="button"
-            disabled={action.busy}
-            onClick={() =>
-              void action.run(async () => {
-                await api("POST", `/v1/webhooks/${endpoint.id}/disable`, {})
-                setFinished(true)
-                done()
-              })
-            }
-          >
-            Disable the old endpoint
-          </button>
-        </>
+        </OnceSecret>
       )}
       <Refused error={action.error} />
     </section>
@@ -119,7 +115,7 @@ const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: 
           />
         </div>
       )}
-      {rotating ? <Rotate endpoint={endpoint} done={reload} /> : null}
+      {rotating ? <Rotate endpoint={endpoint} /> : null}
       <Refused error={test.error} />
       <Notice text={test.notice} />
     </li>
