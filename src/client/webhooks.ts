@@ -187,6 +187,7 @@ export const verify = (
     )
   }
   let matched = false
+  // During a rotation's grace the header carries one `sha256=` per live secret: any one that matches passes.
   for (const s of secrets) {
     const expected = signPayload(s, timestamp, raw).split("sha256=")[1] ?? ""
     // Every secret and digest is compared, so the time taken says nothing about which one matched.
@@ -207,10 +208,13 @@ export const verify = (
   return decodeEvent(raw, header(headers, EVENT_ID_HEADER))
 }
 
-/** The headers a delivery of `body` carries, signed with `secret` now or at `timestamp` (Unix seconds): for tests. */
+/**
+ * The headers a delivery of `body` carries, signed with `secret` now or at `timestamp` (Unix seconds): for tests.
+ * Several secrets (`[new, old]`) give the header of a delivery during a rotation's grace, one `sha256=` each.
+ */
 export const sign = (
   body: string | Uint8Array,
-  secret: string,
+  secret: string | ReadonlyArray<string>,
   options: { readonly timestamp?: number } = {}
 ): Record<string, string> => {
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000)

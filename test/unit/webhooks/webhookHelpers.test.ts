@@ -70,6 +70,26 @@ describe("verify", () => {
     expect(refusal(() => verify(body, byOld, [SECRET], { now: NOW }))).toBe("signature_mismatch")
   })
 
+  it("accepts a header with several signatures when any one matches, comparing each in constant time", () => {
+    const digestOf = (secret: string) => specHeader(secret, NOW, body).split("sha256=")[1]
+    // What a delivery carries during a rotation's grace: one `sha256=` per live secret, newest first.
+    const both = { "service-signature": `v1,t=${NOW},sha256=${digestOf(SECRET)},sha256=${digestOf(OLD)}` }
+    expect(verify(body, both, SECRET, { now: NOW }).id).toMatch(/^evt_/)
+    expect(verify(body, both, OLD, { now: NOW }).id).toMatch(/^evt_/)
+    expect(verify(body, both, [SECRET, OLD], { now: NOW }).id).toMatch(/^evt_/)
+    expect(refusal(() => verify(body, both, "whsec_other", { now: NOW }))).toBe("signature_mismatch")
+    expect(refusal(() => verify(`${body} `, both, [SECRET, OLD], { now: NOW }))).not.toBe(undefined)
+    // A malformed element beside a valid one does not stop the valid one from passing.
+    const withJunk = { "service-signature": `v1,t=${NOW},sha256=zz,sha256=${digestOf(OLD)}` }
+    expect(verify(body, withJunk, OLD, { now: NOW }).id).toMatch(/^evt_/)
+    const compare = vi.mocked(crypto.timingSafeEqual)
+    compare.mockClear()
+    verify(body, both, [SECRET, OLD], { now: NOW })
+    expect(compare).toHaveBeenCalledTimes(4)
+    // The service's signer and `sign` write that header.
+    expect(sign(body, [SECRET, OLD], { timestamp: NOW })["service-signature"]).toBe(both["service-signature"])
+  })
+
   it("refuses a missing or malformed header, and any scheme but v1", () => {
     expect(refusal(() => verify(body, {}, SECRET, { now: NOW }))).toBe("missing_header")
     expect(refusal(() => verify(body, { "service-signature": "v1,sha256=00" }, SECRET, { now: NOW }))).toBe(
