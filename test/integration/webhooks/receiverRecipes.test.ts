@@ -286,5 +286,50 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
           assert.strictEqual(receiver.refused.at(-1)!.code, "signature_mismatch")
         })
     )
+
+    it.effect(
+      "after a rotation in place, a recipe holding only the old or only the new secret verifies every delivery",
+      () =>
+        Effect.gen(function* () {
+          const fixture = yield* Fixture
+          const receiver = fixture.rotating
+          const api = yield* newMerchantClient(fixture.service)
+          const endpoint = yield* register(api, receiver)
+          const rotate = (body: unknown) =>
+            Effect.map(
+              call<Endpoint>(api, "POST", `/v1/webhooks/${endpoint.id}/rotate-secret`, body),
+              (rotated) => {
+                assert.strictEqual(rotated.status, 200, JSON.stringify(rotated.body))
+                return rotated.body.secret
+              }
+            )
+          const handledWith = (secret: string) =>
+            Effect.gen(function* () {
+              receiver.secrets.splice(0, receiver.secrets.length, secret)
+              const id = yield* sendTest(api, endpoint)
+              return yield* eventually(
+                Effect.sync(() => handledIds(receiver).includes(id)),
+                20_000
+              )
+            })
+          const fresh = yield* rotate({})
+          const refusedBefore = receiver.refused.length
+          // During the grace the receiver may still hold the old secret, or already the new one.
+          assert.isTrue(yield* handledWith(endpoint.secret))
+          assert.isTrue(yield* handledWith(fresh))
+          assert.strictEqual(receiver.refused.length, refusedBefore)
+          // A rotation without grace: the secret it replaced no longer signs.
+          yield* rotate({ expires_in_hours: 0 })
+          receiver.secrets.splice(0, receiver.secrets.length, fresh)
+          yield* sendTest(api, endpoint)
+          assert.isTrue(
+            yield* eventually(
+              Effect.sync(() => receiver.refused.length > refusedBefore),
+              20_000
+            )
+          )
+          assert.strictEqual(receiver.refused.at(-1)!.code, "signature_mismatch")
+        })
+    )
   })
 })
