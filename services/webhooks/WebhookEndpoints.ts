@@ -87,8 +87,8 @@ const make = Effect.gen(function* () {
   })
 
   // One statement: the row lock orders concurrent rotations, and each moves the secret it saw out, so the row never
-  // holds more than two. A grace of 0 ends the replaced secret at once.
-  const rotate = SqlSchema.single({
+  // holds more than two. A grace of 0 ends the replaced secret at once. No row: disabled since it was read.
+  const rotate = SqlSchema.findOne({
     Request: Schema.Struct({
       id: Schema.String,
       account_id: Schema.String,
@@ -252,22 +252,21 @@ const make = Effect.gen(function* () {
    * A new secret for the endpoint, shown once; the one it replaces keeps signing beside it for `graceHours`, and
    * any older one still in its grace ends now.
    */
+  const DISABLED_ROTATION = "The webhook endpoint is disabled; its secret cannot be rotated."
   const rotateSecret = (accountId: string, uuid: string, graceHours: number) =>
     sql.withTransaction(
       Effect.gen(function* () {
         const endpoint = yield* require(accountId, uuid)
-        if (endpoint.disabled_at !== null) {
-          return yield* new InvalidState({
-            message: "The webhook endpoint is disabled; its secret cannot be rotated."
-          })
-        }
+        if (endpoint.disabled_at !== null) return yield* new InvalidState({ message: DISABLED_ROTATION })
         const at = yield* now
         const secret = newWebhookSecret()
         const expiresAt = graceHours === 0 ? null : new Date(at.getTime() + graceHours * 3_600_000)
-        const row = yield* rowsOrSqlError(
+        const rotated = yield* rowsOrSqlError(
           rotate({ id: uuid, account_id: accountId, secret, expires_at: expiresAt }),
           "webhook_endpoints"
         )
+        if (Option.isNone(rotated)) return yield* new InvalidState({ message: DISABLED_ROTATION })
+        const row = rotated.value
         return {
           ...endpointWire(row),
           secret,
