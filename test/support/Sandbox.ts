@@ -1,6 +1,10 @@
+import { randomUUID } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
+import type { DepositRequestEvent } from "../../machines/step"
+import { ActorHost } from "../../services/actors/ActorHost"
 import { type MerchantClient, merchantClient } from "./Api"
 import { createMerchant, type Merchant } from "./Merchant"
+import { onService } from "./scopedResources"
 import { type RunningService, startService } from "./Service"
 
 /** A running service with one merchant account, for tests written with @effect/vitest's `layer`. */
@@ -41,4 +45,15 @@ export const sandboxPayerCall = <T>(method: string, path: string, body?: unknown
       })
       return { status: res.status, body: (await res.json()) as T }
     })
+  )
+
+/** An event given to the sandbox service's own actor host for a `dr_` request, as the watcher or treasury would. */
+export const sandboxApply = (id: string, event: DepositRequestEvent) =>
+  Effect.flatMap(Sandbox, ({ service }) =>
+    onService(
+      service,
+      Effect.flatMap(ActorHost, (host) =>
+        host.apply(id.slice(3), `${event.type}-${randomUUID()}`, event)
+      ).pipe(Effect.orDie)
+    )
   )

@@ -1,11 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { DepositRequestEvent } from "../../../machines/step"
-import { ActorHost } from "../../../services/actors/ActorHost"
 import { MerchantReferences, sandboxWithReferences } from "../../support/MerchantReferences"
-import { Sandbox, sandboxCall, sandboxLayer } from "../../support/Sandbox"
-import { onService } from "../../support/scopedResources"
+import { sandboxApply, sandboxCall, sandboxLayer } from "../../support/Sandbox"
 
 /**
  * Issue 48 (4): a merchant cancels a request nobody has paid. It expires at once with the reason kept, a
@@ -35,15 +32,7 @@ const created = Effect.gen(function* () {
   return made.body
 })
 
-const apply = (id: string, event: DepositRequestEvent) =>
-  Effect.flatMap(Sandbox, ({ service }) =>
-    onService(
-      service,
-      Effect.flatMap(ActorHost, (host) =>
-        host.apply(id.slice(3), `${event.type}-${randomUUID()}`, event)
-      ).pipe(Effect.orDie)
-    )
-  )
+const apply = sandboxApply
 
 const ready = (id: string) =>
   apply(id, {

@@ -2,13 +2,11 @@ import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import type pg from "pg"
-import type { DepositRequestEvent } from "../../../machines/step"
-import { ActorHost } from "../../../services/actors/ActorHost"
 import { type MerchantClient, merchantClient } from "../../support/Api"
 import { createMerchant } from "../../support/Merchant"
 import { MerchantReferences, sandboxWithReferences } from "../../support/MerchantReferences"
-import { Sandbox, sandboxCall, sandboxLayer } from "../../support/Sandbox"
-import { onService, scopedPgClient } from "../../support/scopedResources"
+import { Sandbox, sandboxApply, sandboxCall, sandboxLayer } from "../../support/Sandbox"
+import { scopedPgClient } from "../../support/scopedResources"
 
 /**
  * A request paused because USDC's issuer blacklisted its payout address is resumed to another payout address of the
@@ -42,15 +40,7 @@ const newPayout = (address: string) =>
 
 const randomAddress = () => `0x${randomUUID().replaceAll("-", "").padEnd(40, "7")}`
 
-const apply = (id: string, event: DepositRequestEvent) =>
-  Effect.flatMap(Sandbox, ({ service }) =>
-    onService(
-      service,
-      Effect.flatMap(ActorHost, (host) =>
-        host.apply(id.slice(3), `${event.type}-${randomUUID()}`, event)
-      ).pipe(Effect.orDie)
-    )
-  )
+const apply = sandboxApply
 
 /** The merchant's resume, with the dashboard session a resume needs; `body` undefined sends none. */
 const resume = (id: string, body?: unknown) =>

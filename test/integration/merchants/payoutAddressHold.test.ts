@@ -2,11 +2,9 @@ import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
 import type pg from "pg"
-import type { DepositRequestEvent } from "../../../machines/step"
-import { ActorHost } from "../../../services/actors/ActorHost"
 import { MerchantReferences, sandboxWithReferences } from "../../support/MerchantReferences"
-import { Sandbox, sandboxCall, sandboxLayer } from "../../support/Sandbox"
-import { onService, scopedPgClient } from "../../support/scopedResources"
+import { Sandbox, sandboxApply, sandboxCall, sandboxLayer } from "../../support/Sandbox"
+import { scopedPgClient } from "../../support/scopedResources"
 import { startService } from "../../support/Service"
 import { createMerchant } from "../../support/Merchant"
 import { merchantClient } from "../../support/Api"
@@ -84,15 +82,7 @@ const untilReleased = (payout: PayoutWire) =>
     () => new Promise((resolve) => setTimeout(resolve, Date.parse(payout.held_until!) - Date.now() + 50))
   )
 
-const apply = (id: string, event: DepositRequestEvent) =>
-  Effect.flatMap(Sandbox, ({ service }) =>
-    onService(
-      service,
-      Effect.flatMap(ActorHost, (host) =>
-        host.apply(id.slice(3), `${event.type}-${randomUUID()}`, event)
-      ).pipe(Effect.orDie)
-    )
-  )
+const apply = sandboxApply
 
 /** A funded request whose settlement the token gate held because the payout address is blacklisted (as 0072's test). */
 const blockedRequest = (payoutId: string) =>
