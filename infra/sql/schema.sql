@@ -1337,6 +1337,12 @@ CREATE UNIQUE INDEX deposit_requests_deposit_index ON public.deposit_requests US
 CREATE INDEX deposit_requests_issuer ON public.deposit_requests USING btree (issuer_id, id DESC);
 
 --
+-- Name: deposit_requests_needing_attention; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_needing_attention ON public.deposit_requests USING btree (id) WHERE (status = 'needs_attention'::text);
+
+--
 -- Name: deposit_requests_open_deadline; Type: INDEX; Schema: public; Owner: -
 --
 

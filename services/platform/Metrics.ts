@@ -25,8 +25,8 @@ const make = () => {
     }),
     webhookAttempts: new Counter({
       name: "deposits_webhook_attempts_total",
-      help: "Webhook delivery attempts, by outcome (succeeded, retrying, failed, cancelled)",
-      labelNames: ["outcome"] as const,
+      help: "Webhook delivery attempts, by endpoint (wh_ id) and outcome (succeeded, retrying, failed)",
+      labelNames: ["endpoint", "outcome"] as const,
       registers
     }),
     watcherLag: new Gauge({
@@ -37,6 +37,29 @@ const make = () => {
     treasuryGas: new Gauge({
       name: "deposits_treasury_gas_gwei",
       help: "The treasury account's native balance (gas), in gwei",
+      registers
+    }),
+    treasuryGasWarn: new Gauge({
+      name: "deposits_treasury_gas_warn_gwei",
+      help: "TREASURY_GAS_WARN_GWEI, set beside the balance by the instance that checks it (0 elsewhere)",
+      registers
+    }),
+    needingAttention: new Gauge({
+      name: "deposits_requests_needing_attention",
+      help: "Deposit requests paused in needs_attention, every account, by attention code",
+      labelNames: ["code"] as const,
+      registers
+    }),
+    rpcEndpointUp: new Gauge({
+      name: "deposits_chain_rpc_endpoint_up",
+      help: "1 while a chain RPC endpoint answers and keeps up, 0 while it cools down after faults or lags; by its place in CHAIN_RPC_URLS and its host",
+      labelNames: ["endpoint", "host"] as const,
+      registers
+    }),
+    rpcEndpointFailures: new Gauge({
+      name: "deposits_chain_rpc_endpoint_failures",
+      help: "Faults in a row of a chain RPC endpoint (0 once it answers again)",
+      labelNames: ["endpoint", "host"] as const,
       registers
     }),
     outboxBacklog: new Gauge({

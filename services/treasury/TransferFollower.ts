@@ -138,6 +138,7 @@ export const makeTransferFollower = (
       const wei = yield* chainCall("eth_getBalance", () => wallet.getBalance({ address: account.address }))
       const gwei = wei / 1_000_000_000n
       metrics.treasuryGas.set(Number(gwei))
+      metrics.treasuryGasWarn.set(settings.treasuryGasWarnGwei)
       if (gwei < BigInt(settings.treasuryGasWarnGwei)) {
         yield* Effect.logWarning(
           `treasury ${account.address} is low on gas: ${gwei} gwei left (warning below ${settings.treasuryGasWarnGwei} gwei)`

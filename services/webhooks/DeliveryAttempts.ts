@@ -56,6 +56,7 @@ export const recordAttempt = (
         ${Math.round(outcome.durationMs)},
         case when exists (select from cancelled) then null else ${retryAt}::timestamptz end`
     metrics.webhookAttempts.inc({
+      endpoint: `wh_${job.endpoint_id}`,
       outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"
     })
     return retryAt

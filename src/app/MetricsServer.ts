@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { Config, Effect, Layer, Option, Runtime } from "effect"
+import { ChainEndpoints } from "../../services/chain/ChainEndpoints"
 import { StepHistory } from "../../services/depositRequests/StepHistory"
 import { depositRequestStatuses } from "../../services/domain/Lifecycle"
 import { ChangeFeed } from "../../services/platform/ChangeFeed"
@@ -99,6 +100,14 @@ const makeInspectorFeed = Effect.gen(function* () {
   }
 })
 
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host
+  } catch {
+    return "unknown"
+  }
+}
+
 /**
  * Serves `GET /metrics` in Prometheus text format, reading the backlogs from PostgreSQL at each scrape, and
  * `GET /inspector/steps`, the all-accounts step feed.
@@ -109,6 +118,7 @@ export const MetricsServerLive = Layer.scopedDiscard(
     if (Option.isNone(metricsPort)) return
     const metrics = yield* Metrics
     const sql = yield* SqlClient.SqlClient
+    const { access } = yield* ChainEndpoints
     const run = Runtime.runPromise(yield* Effect.runtime<never>())
     const refresh = Effect.gen(function* () {
       const outbox = yield* sql<{ topic: string; n: string }>`
@@ -127,6 +137,21 @@ export const MetricsServerLive = Layer.scopedDiscard(
       // Every instance reports the token's pause as the treasury (on one instance) last recorded it.
       const [token] = yield* sql<{ paused: boolean }>`select bool_or(paused) as paused from token_status`
       metrics.tokenPaused.set(token?.paused === true ? 1 : 0)
+      // Read through a partial index of the paused requests only, so a scrape never walks the history.
+      const paused = yield* sql<{ code: string; n: string }>`
+        select coalesce(snapshot #>> '{context,attention,code}', 'unknown') as code, count(*)::text as n
+        from deposit_requests where status = 'needs_attention' group by 1`
+      metrics.needingAttention.reset()
+      for (const row of paused) metrics.needingAttention.set({ code: row.code }, Number(row.n))
+      if (Option.isSome(access)) {
+        const now = Date.now()
+        access.value.health().forEach((e, i) => {
+          // The host only: an RPC URL's path or query often holds the provider's key.
+          const labels = { endpoint: String(i + 1), host: hostOf(e.url) }
+          metrics.rpcEndpointUp.set(labels, e.coolingUntil > now || e.lagging ? 0 : 1)
+          metrics.rpcEndpointFailures.set(labels, e.failures)
+        })
+      }
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("metrics: reading the backlogs failed", cause)))
     const inspectorFeed = yield* makeInspectorFeed
     const server = createServer((request: IncomingMessage, response: ServerResponse) => {

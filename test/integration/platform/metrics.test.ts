@@ -73,6 +73,44 @@ layer(MetricsLive, { timeout: 60_000 })("the metrics endpoint", (it) => {
       assert.strictEqual(sample(text, "deposits_transfers_pending"), 0)
       assert.strictEqual(sample(text, "deposits_transfers_oldest_pending_seconds"), 0)
       assert.isAtLeast(sample(text, "deposits_webhook_jobs_pending"), 0)
+      assert.isAbove(sample(text, "deposits_treasury_gas_warn_gwei"), 0)
+      // The one RPC endpoint, by its place and host, never its URL.
+      const rpcPort = new URL(local.node.rpcUrl).port
+      assert.strictEqual(
+        sample(text, `deposits_chain_rpc_endpoint_up{endpoint="1",host="127.0.0.1:${rpcPort}"}`),
+        1
+      )
+      assert.strictEqual(
+        sample(text, `deposits_chain_rpc_endpoint_failures{endpoint="1",host="127.0.0.1:${rpcPort}"}`),
+        0
+      )
+      assert.notInclude(text, "deposits_requests_needing_attention{")
+    })
+  )
+
+  it.effect("counts the paused requests by attention code, read from the database at each scrape", () =>
+    Effect.gen(function* () {
+      const { local, service, api } = yield* ChainServiceFixture
+      const payout = privateKeyToAccount(generatePrivateKey()).address
+      const { id, address } = yield* Effect.promise(() =>
+        readyRequest({ service, api, payer }, "3.000000", payout)
+      )
+      yield* Effect.promise(() => local.controls.blacklist(payout))
+      yield* Effect.promise(() => local.mint(payer.address, 3_000_000n))
+      yield* Effect.promise(() => local.pay(payer, address, 3_000_000n))
+      yield* Effect.promise(() =>
+        local.mineUntil(async () => {
+          const view = await api.call<{ status: string }>("GET", `/v1/deposit-requests/${id}`)
+          return view.body.status === "needs_attention" ? true : undefined
+        })
+      )
+      const text = yield* scrape
+      assert.strictEqual(
+        sample(text, 'deposits_requests_needing_attention{code="payout_address_blocked"}'),
+        1
+      )
+      assert.isAtLeast(sample(text, 'deposits_transfers_held_total{code="payout_address_blocked"}'), 1)
+      yield* Effect.promise(() => local.controls.unBlacklist(payout))
     })
   )
 
