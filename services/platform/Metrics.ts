@@ -39,6 +39,11 @@ const make = () => {
       help: "The treasury account's native balance (gas), in gwei",
       registers
     }),
+    chainReady: new Gauge({
+      name: "deposits_chain_ready",
+      help: "1 once the chain's RPC answered the start-up checks, 0 while the instance waits for it (unready)",
+      registers
+    }),
     treasuryGasWarn: new Gauge({
       name: "deposits_treasury_gas_warn_gwei",
       help: "TREASURY_GAS_WARN_GWEI, set beside the balance by the instance that checks it (0 elsewhere)",

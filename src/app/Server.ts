@@ -9,6 +9,7 @@ import { AuditLogSweeperLive } from "../../services/merchants/AuditLogSweeper"
 import { SecurityNotices } from "../../services/merchants/SecurityNotices"
 import { ActorHost } from "../../services/actors/ActorHost"
 import { ChainEndpoints } from "../../services/chain/ChainEndpoints"
+import { ChainReadiness } from "../../services/chain/ChainReadiness"
 import { ChainWatcherLive } from "../../services/chain/ChainWatcher"
 import { CreditConsumerLive } from "../../services/chain/CreditConsumer"
 import { CreditRelayLive } from "../../services/chain/CreditRelay"
@@ -215,6 +216,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     RateLimiter.Default,
     ActorHost.Default,
     ChainEndpoints.Default,
+    ChainReadiness.Default,
     ChangeFeed.Default,
     Ids.Default,
     KeyVault.Default,

@@ -12,9 +12,10 @@ import type { AppConfigShape } from "./Config"
  * only on durable, shared parts with its own keys, and a configured chain is the right chain with a token the
  * treasury can move. Each refusal is one line naming the setting; the start-up prints them and exits 78.
  */
-export const startupRefusals = (config: AppConfigShape): Effect.Effect<ReadonlyArray<string>> =>
+export const startupRefusals = (config: AppConfigShape): Effect.Effect<StartupChecks> =>
   Effect.gen(function* () {
     const refusals: Array<string> = []
+    const unanswered: Array<string> = []
     const production = config.serviceEnv === "production"
     const endpoints = rpcEndpointsOf(config)
     const setting = Option.isSome(config.chainRpcUrls) ? "CHAIN_RPC_URLS" : "CHAIN_RPC_URL"
@@ -43,17 +44,26 @@ export const startupRefusals = (config: AppConfigShape): Effect.Effect<ReadonlyA
     // the token is checked through the first one.
     for (const [i, url] of endpoints.entries()) {
       const name = endpoints.length > 1 ? `${setting} (endpoint ${i + 1})` : setting
-      refusals.push(
-        ...(yield* chainRefusals(
-          name,
-          url,
-          chainIdOf(config.serviceEnv),
-          i === 0 ? config.tokenAddress : Option.none()
-        ))
+      const checked = yield* chainRefusals(
+        name,
+        url,
+        chainIdOf(config.serviceEnv),
+        i === 0 ? config.tokenAddress : Option.none()
       )
+      if ("unanswered" in checked) unanswered.push(checked.unanswered)
+      else refusals.push(...checked)
     }
-    return refusals
+    return { refusals, unanswered }
   })
+
+/**
+ * What the start-up found: settings it refuses (the service exits 78), and chain endpoints that did not answer, so
+ * nothing could be checked on them yet (the service starts unready and checks them again until they answer).
+ */
+export interface StartupChecks {
+  readonly refusals: ReadonlyArray<string>
+  readonly unanswered: ReadonlyArray<string>
+}
 
 /** The node answers with the environment's chain id, and the token has code, 6 decimals and EIP-3009. */
 const chainRefusals = (
@@ -65,7 +75,8 @@ const chainRefusals = (
   Effect.gen(function* () {
     const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) })
     const chainId = yield* Effect.either(chainCall("eth_chainId", () => client.getChainId()))
-    if (chainId._tag === "Left") return [`${setting}: the node does not answer (${chainId.left.message})`]
+    if (chainId._tag === "Left")
+      return { unanswered: `${setting}: the node does not answer (${chainId.left.message})` } as const
     if (chainId.right !== expectedChainId)
       return [
         `${setting}: the node serves chain ${chainId.right}, this environment needs chain ${expectedChainId}`

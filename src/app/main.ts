@@ -1,6 +1,7 @@
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { ChainReadiness } from "../../services/chain/ChainReadiness"
 import { LifecycleLog } from "../../services/actors/LifecycleLog"
 import { describeDatabase } from "../../services/platform/Database"
 import { rpcEndpointsOf } from "../../services/chain/ChainSettings"
@@ -11,6 +12,36 @@ import { baseUrlOf, sandboxBanner, withSandboxTreasury } from "./SandboxStart"
 import { AppLive } from "./Server"
 import { startupRefusals } from "./StartupChecks"
 
+const refuse = (refusals: ReadonlyArray<string>) => {
+  process.stderr.write(`refusing to start: ${refusals.join("; ")}\n`)
+  process.exit(78)
+}
+
+/**
+ * A chain RPC that does not answer at start does not stop the instance (a supervisor restarting it in a loop helps
+ * nobody): it serves unready and checks the chain again every few seconds; once it answers, the checks it could not
+ * make run, and a wrong chain or token then stops the instance as it would have at start.
+ */
+const awaitChain = (
+  config: Parameters<typeof startupRefusals>[0],
+  readiness: ChainReadiness,
+  unanswered: ReadonlyArray<string>
+) =>
+  Effect.gen(function* () {
+    yield* readiness.waiting(unanswered.join("; "))
+    yield* Effect.logWarning(
+      `starting unready: ${unanswered.join("; ")}; /v1/health answers 503 until the chain answers`
+    )
+    const recheck = Effect.gen(function* () {
+      const again = yield* startupRefusals(config)
+      if (again.refusals.length > 0) refuse(again.refusals)
+      if (again.unanswered.length > 0) return yield* Effect.fail(again.unanswered)
+      yield* readiness.ready
+      yield* Effect.logInfo("the chain answers: ready")
+    })
+    yield* Effect.forkScoped(Effect.retry(recheck, Schedule.spaced(Duration.millis(config.chainRpcProbeMs))))
+  })
+
 const program = Effect.gen(function* () {
   const config = yield* loadConfig().pipe(
     Effect.catchAll((line) =>
@@ -20,11 +51,8 @@ const program = Effect.gen(function* () {
       })
     )
   )
-  const refusals = yield* startupRefusals(config)
-  if (refusals.length > 0) {
-    process.stderr.write(`refusing to start: ${refusals.join("; ")}\n`)
-    process.exit(78)
-  }
+  const checks = yield* startupRefusals(config)
+  if (checks.refusals.length > 0) refuse(checks.refusals)
   // Before anything embedded starts: a second start in the same folder would run a second chain on its files.
   const running = yield* alreadyRunning(config)
   if (Option.isSome(running)) {
@@ -49,6 +77,8 @@ const program = Effect.gen(function* () {
       Layer.provide(sandbox ? LifecycleLog.Default : Layer.empty)
     )
   )
+  if (checks.unanswered.length > 0)
+    yield* awaitChain(config, Context.get(app, ChainReadiness), checks.unanswered)
   // The port is open (the layer is built): tell a newcomer what to do next.
   const address = Context.get(app, HttpServer.HttpServer).address
   const ownsFolder =

@@ -96,7 +96,7 @@ describe("a production start", () => {
       expect(line).toContain(setting)
   })
 
-  it("refuses the sandbox's chain, a token address with no contract, and a node that does not answer", async () => {
+  it("refuses the sandbox's chain and a token address with no contract", async () => {
     expect(
       await refusal({ ...production(), CHAIN_RPC_URL: testnet.node.rpcUrl, TOKEN_ADDRESS: testnet.token })
     ).toBe("refusing to start: CHAIN_RPC_URL: the node serves chain 10143, this environment needs chain 143")
@@ -104,9 +104,7 @@ describe("a production start", () => {
     expect(await refusal({ ...production(), TOKEN_ADDRESS: nobody })).toBe(
       `refusing to start: TOKEN_ADDRESS: no contract at ${nobody} on chain 143`
     )
-    expect(await refusal({ ...production(), CHAIN_RPC_URL: "http://127.0.0.1:9" })).toMatch(
-      /^refusing to start: CHAIN_RPC_URL: the node does not answer/
-    )
+    // A node that does not answer is not refused: the instance starts unready (test/e2e/chainDownAtStart.test.ts).
     // Every fallback endpoint must serve the same chain: one of another chain is named by its place in the list.
     expect(
       await refusal({ ...production(), CHAIN_RPC_URLS: `${mainnet.node.rpcUrl},${testnet.node.rpcUrl}` })

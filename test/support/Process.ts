@@ -28,7 +28,9 @@ export const spawnService = async (
   env: Record<string, string>,
   timeoutMs = 60_000,
   /** Node's arguments: the TypeScript entry through tsx (`npm start`), or a compiled one. */
-  entry: ReadonlyArray<string> = ["--import", "tsx", "src/app/main.ts"]
+  entry: ReadonlyArray<string> = ["--import", "tsx", "src/app/main.ts"],
+  /** The health status that means started: 200, or 503 for an instance expected to start unready. */
+  startedWith = 200
 ): Promise<ServiceProcess> => {
   const port = env.PORT ? Number(env.PORT) : await freePort()
   const child = spawn(process.execPath, [...entry], {
@@ -69,7 +71,7 @@ export const spawnService = async (
     if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`)
     try {
       const res = await fetch(`${baseUrl}/v1/health`)
-      if (res.status === 200) return { baseUrl, child, output: () => output, stop }
+      if (res.status === startedWith) return { baseUrl, child, output: () => output, stop }
     } catch {
       // not listening yet
     }

@@ -6,6 +6,7 @@ import { ApiSettings } from "../middleware/ApiSettings"
 import { chainIdOf } from "../../../services/domain/Environment"
 import { formatTimestamp } from "../../../services/domain/Timestamp"
 import { ServiceUnavailable } from "../Errors"
+import { ChainReadiness } from "../../../services/chain/ChainReadiness"
 
 const PROBE_TTL_MS = 500
 
@@ -13,6 +14,10 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const config = yield* ApiSettings
+    const readiness = yield* ChainReadiness
+    const chainUnanswered = new ServiceUnavailable({
+      message: "The chain node does not answer yet: this instance is not ready."
+    })
     // Load balancers poll health often: one database probe serves every check for half a second, so health
     // reflects the database (an outage shows within 500 ms) without a query per check. A plain variable, not a
     // locked cache: two checks refreshing it at once cost one extra probe, never a wrong answer.
@@ -49,11 +54,13 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
         })
       )
     return handlers.handle("health", () =>
-      Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-        last !== undefined && nowMs - last.atMs < PROBE_TTL_MS && nowMs >= last.atMs
-          ? answer(last.ok, last.token)
-          : refresh(nowMs)
-      )
+      readiness.waitingFor() !== undefined
+        ? Effect.fail(chainUnanswered)
+        : Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+            last !== undefined && nowMs - last.atMs < PROBE_TTL_MS && nowMs >= last.atMs
+              ? answer(last.ok, last.token)
+              : refresh(nowMs)
+          )
     )
   })
 )
