@@ -1301,6 +1301,12 @@ CREATE INDEX deposit_requests_account_created ON public.deposit_requests USING b
 CREATE INDEX deposit_requests_account_expected_email ON public.deposit_requests USING btree (account_id, lower(expected_email), id DESC) WHERE (expected_email IS NOT NULL);
 
 --
+-- Name: deposit_requests_account_open_deadline; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_account_open_deadline ON public.deposit_requests USING btree (account_id, expires_at) WHERE (status = ANY (ARRAY['awaiting_payer'::text, 'ready'::text, 'partially_deposited'::text]));
+
+--
 -- Name: deposit_requests_account_reference; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1377,6 +1383,12 @@ CREATE INDEX issuers_account ON public.issuers USING btree (account_id, id DESC)
 --
 
 CREATE INDEX lifecycle_events_account ON public.lifecycle_events USING btree (account_id, id DESC);
+
+--
+-- Name: lifecycle_events_account_type_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX lifecycle_events_account_type_time ON public.lifecycle_events USING btree (account_id, type, occurred_at);
 
 --
 -- Name: lifecycle_events_once; Type: INDEX; Schema: public; Owner: -
@@ -1485,6 +1497,12 @@ CREATE INDEX verification_attempts_request ON public.verification_attempts USING
 --
 
 CREATE INDEX webhook_deliveries_endpoint ON public.webhook_deliveries USING btree (endpoint_id, id DESC);
+
+--
+-- Name: webhook_deliveries_endpoint_failed_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_endpoint_failed_time ON public.webhook_deliveries USING btree (endpoint_id, attempted_at) WHERE (outcome = ANY (ARRAY['retrying'::text, 'failed'::text]));
 
 --
 -- Name: webhook_deliveries_endpoint_unsucceeded; Type: INDEX; Schema: public; Owner: -
