@@ -26,6 +26,7 @@ import { DepositRequestLedger } from "../../services/depositRequests/DepositRequ
 import { RateLimiter } from "../../services/platform/RateLimiter"
 import { Reconciliation } from "../../services/depositRequests/Reconciliation"
 import { StepHistory } from "../../services/depositRequests/StepHistory"
+import { AccountSummary } from "../../services/depositRequests/AccountSummary"
 import { StepHistorySweeperLive } from "../../services/depositRequests/StepHistorySweeper"
 import { OutboxRelayLive } from "../../services/webhooks/OutboxRelay"
 import { SchedulerLive } from "../../services/depositRequests/Deadlines"
@@ -211,6 +212,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     PayerFlow.Default,
     Reconciliation.Default,
     StepHistory.Default,
+    AccountSummary.Default,
     WebhookEndpoints.Default,
     WebhookListeners.Default,
     RateLimiter.Default,

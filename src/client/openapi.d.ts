@@ -37,6 +37,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Summarize the account's day: settled volume by local day, what needs action
+         * @description The figures the dashboard's overview shows. Settled volume is the sum of the amounts of requests settled in the period (a settlement sends exactly the amount); a settlement counts on the local day its `deposit_request.settled` event occurred.
+         */
+        get: operations["account.summary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/api-key": {
         parameters: {
             query?: never;
@@ -1394,6 +1414,110 @@ export interface components {
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
+        };
+        AccountSummary: {
+            /** @description The IANA zone the days are counted in. */
+            time_zone: string;
+            generated_at: components["schemas"]["Timestamp"];
+            /** @description Today, the last 7 and the last 30 local days, each up to now (today included). */
+            periods: {
+                today: components["schemas"]["SummaryPeriod"];
+                last_7_days: components["schemas"]["SummaryPeriod"];
+                last_30_days: components["schemas"]["SummaryPeriod"];
+            };
+            /** @description The last 30 local days, oldest first, today last. */
+            days: {
+                /** @description The local date, `YYYY-MM-DD`. */
+                date: string;
+                /** @description Decimal USDC with six fractional digits. */
+                settled_volume: string;
+                /** @description Integer base units as a string of digits. */
+                settled_volume_base_units: string;
+                settled_count: components["schemas"]["Int"];
+                created_count: components["schemas"]["Int"];
+            }[];
+            needs_action: {
+                /**
+                 * int
+                 * @description Requests paused (`needs_attention`).
+                 */
+                needs_attention_count: number;
+                /**
+                 * int
+                 * @description Requests with a settlement or a return held back (a blocked address, a paused token).
+                 */
+                held_transfer_count: number;
+                /**
+                 * int
+                 * @description Open requests whose deadline is within the hour.
+                 */
+                expiring_soon_count: number;
+                /** @description At most 10, each once, most urgent first: held transfers, then other pauses (oldest first), then deadlines (soonest first). */
+                requests: {
+                    deposit_request_id: string;
+                    /** @enum {string} */
+                    reason: "held_transfer" | "needs_attention" | "expiring_soon";
+                    status: string;
+                    /** @description Decimal USDC with six fractional digits. */
+                    amount: string;
+                    /** @description Integer base units as a string of digits. */
+                    amount_base_units: string;
+                    /** @description Decimal USDC with six fractional digits. */
+                    received: string;
+                    /** @description Integer base units as a string of digits. */
+                    received_base_units: string;
+                    reference: string;
+                    /**
+                     * @description When the transfer was held or the request paused; the deadline when expiring soon.
+                     * @example 2026-11-22T12:00:00Z
+                     */
+                    at: string;
+                    message: string | null;
+                }[];
+            };
+            /** @description Active endpoints whose latest attempt did not succeed (`retrying`, `failed`) or that failed within the last hour. */
+            failing_endpoints: {
+                webhook_id: string;
+                url: string;
+                /** @description The latest delivery attempt's outcome. */
+                last_outcome: string;
+                last_attempted_at: components["schemas"]["Timestamp"];
+                last_response_status: components["schemas"]["Int"] | null;
+                last_error: string | null;
+                failures_last_hour: components["schemas"]["Int"];
+            }[];
+            /** @description The last 10 events, newest first, as `GET /v1/events` lists them. */
+            recent_events: {
+                id: string;
+                type: string;
+                deposit_request_id: string | null;
+                occurred_at: components["schemas"]["Timestamp"];
+            }[];
+        };
+        SummaryPeriod: {
+            /**
+             * @description The local midnight the period starts at, in UTC.
+             * @example 2026-11-22T12:00:00Z
+             */
+            from: string;
+            /** @description Decimal USDC with six fractional digits. */
+            settled_volume: string;
+            /** @description Integer base units as a string of digits. */
+            settled_volume_base_units: string;
+            /**
+             * int
+             * @description Requests settled in the period.
+             */
+            settled_count: number;
+            /**
+             * int
+             * @description Requests created in the period.
+             */
+            created_count: number;
+            /** @description Funds sent back to payers in the period (every `recovered_funds` amount). */
+            returned_volume: string;
+            /** @description Integer base units as a string of digits. */
+            returned_volume_base_units: string;
         };
         ApiKeyInfo: {
             active: {
@@ -2819,6 +2943,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "account.summary": {
+        parameters: {
+            query?: {
+                /** @description An IANA time zone (`America/Los_Angeles`); the days are its local days. Default `UTC`. */
+                time_zone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AccountSummary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSummary"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
                 };
             };
             /** @description RateLimited */

@@ -1,9 +1,10 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Accounts } from "../../../services/merchants/Accounts"
+import { AccountSummary, canonicalTimeZone } from "../../../services/depositRequests/AccountSummary"
 import { Api } from "../Api"
 import { CurrentIdentity, requireSession } from "../middleware/Authentication"
-import { NotFound } from "../Errors"
+import { InvalidRequest, NotFound } from "../Errors"
 import { afterChange, recordChange } from "../middleware/AuditTrail"
 import { requestClient } from "../middleware/SignInTransport"
 import { toId } from "../../../services/domain/PrefixedId"
@@ -15,6 +16,7 @@ const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
 export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
   Effect.gen(function* () {
     const accounts = yield* Accounts
+    const summaries = yield* AccountSummary
     return handlers
       .handle("get", () =>
         Effect.gen(function* () {
@@ -27,6 +29,18 @@ export const AccountLive = HttpApiBuilder.group(Api, "account", (handlers) =>
             environment: account.value.environment,
             created_at: account.value.createdAt
           }
+        })
+      )
+      .handle("summary", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const identity = yield* CurrentIdentity
+          const zone = canonicalTimeZone(urlParams.time_zone ?? "UTC")
+          if (zone === undefined)
+            return yield* new InvalidRequest({
+              message: "'time_zone' must be an IANA time zone name, such as America/Los_Angeles or UTC.",
+              param: "time_zone"
+            })
+          return yield* summaries.summary(identity.accountId, zone)
         })
       )
       .handle("getApiKey", () =>
