@@ -86,4 +86,9 @@ ol.steps li { border-bottom: 1px solid var(--line); padding: 0.25rem 0; }
 ol.steps li[aria-current="step"] { background: var(--soft); }
 button.link { background: transparent; border: 0; color: var(--accent); padding: 0.25rem 0; text-align: left; text-decoration: underline; min-height: 44px; }
 pre { margin: 0; font-size: 0.85rem; }
+.tiles { display: grid; grid-template-columns: 1fr; gap: 0 1rem; }
+@media (min-width: 48rem) { .tiles { grid-template-columns: repeat(3, 1fr); } }
+svg.chart { display: block; width: 100%; height: 8rem; }
+svg.chart rect.track { fill: var(--soft); }
+svg.chart rect.bar { fill: var(--accent); }
 `

@@ -4,6 +4,7 @@ import { api, planRefresh, refreshSession, sentence, stopRefreshing, whenSignedO
 import { exchangeFragment } from "./confirmSignIn"
 import { Developers } from "./developers"
 import { Inspector } from "./inspector"
+import { Overview } from "./overview"
 import { Reconciliation } from "./reconciliation"
 import { Records } from "./records"
 import { RequestView } from "./request"
@@ -22,11 +23,12 @@ import type { Account, Answer, SignedIn } from "./types"
 import { Events, WebhookView, Webhooks } from "./webhooks"
 
 /**
- * The merchant dashboard: Preact views over the public API alone, routed by the URL's fragment (`#/requests`,
- * `#/requests/dr_…`, …) so the service serves one page, and a `#sign-in=`/`#invite=` token is told apart from a
- * route by its `=`.
+ * The merchant dashboard: Preact views over the public API alone, routed by the URL's fragment (`#/overview`, the
+ * home; `#/requests`, `#/requests/dr_…`, …) so the service serves one page, and a `#sign-in=`/`#invite=` token is
+ * told apart from a route by its `=`.
  */
 const views = [
+  ["overview", "Overview"],
   ["requests", "Requests"],
   ["webhooks", "Webhooks"],
   ["events", "Events"],
@@ -44,7 +46,7 @@ const routeOf = (hash: string): Array<string> => {
     .replace(/^#\/?/, "")
     .split("/")
     .filter((p) => p !== "")
-  return parts.length === 0 ? ["requests"] : parts.map(decodeURIComponent)
+  return parts.length === 0 ? ["overview"] : parts.map(decodeURIComponent)
 }
 
 const useRoute = () => {
@@ -61,6 +63,8 @@ const View = ({ route, account }: { route: Array<string>; account: Account | und
   const [name, id] = route
   const sandbox = account?.environment === "sandbox"
   switch (name) {
+    case "overview":
+      return <Overview />
     case "requests":
       return id === undefined ? <Requests /> : <RequestView id={id} sandbox={sandbox} />
     case "webhooks":
@@ -190,7 +194,7 @@ const App = () => {
   const signedIn = (s: SignedIn) => {
     storeSession({ token: s.session_token, expires_at: s.expires_at })
     planRefresh()
-    if (!location.hash.startsWith("#/")) history.replaceState(null, "", `${location.pathname}#/requests`)
+    if (!location.hash.startsWith("#/")) history.replaceState(null, "", `${location.pathname}#/overview`)
     setPhase({ tag: "signed-in" })
   }
   useEffect(() => {
