@@ -131,7 +131,8 @@ describe("the merchant dashboard", () => {
     await page.click("summary")
     await page.fill("#cli-token", running.merchant.sessionToken)
     await page.click("button:text-is('Use this token')")
-    await waitForText(page, "main h1", "equals", "Requests")
+    // The home is the overview; the requests list is one click away.
+    await waitForText(page, "main h1", "equals", "Overview")
     // The app traded it for a fresh session whose expiry it knows, kept in this tab's sessionStorage.
     const stored = JSON.parse((await storedSession()) ?? "null") as { token: string; expires_at: string }
     expect(stored.token).toMatch(/^session_/)
@@ -144,6 +145,8 @@ describe("the merchant dashboard", () => {
     expect(old.status).toBe(401)
     // The environment is always in the header.
     await waitForText(page, "#environment", "equals", "Sandbox")
+    await page.click("nav.views a[href='#/requests']")
+    await waitForText(page, "main h1", "equals", "Requests")
     await waitForText(page, "#requests", "includes", "Order 7")
     expect(await page.textContent("#requests")).toContain("12.50 USDC")
     await axe("requests")

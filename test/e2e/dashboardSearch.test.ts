@@ -41,7 +41,7 @@ beforeAll(async () => {
   await page.click("summary")
   await page.fill("#cli-token", running.merchant.sessionToken)
   await page.click("button:text-is('Use this token')")
-  await waitForText(page, "main h1", "equals", "Requests")
+  await waitForText(page, "main h1", "equals", "Overview")
 }, 90_000)
 
 afterAll(async () => {

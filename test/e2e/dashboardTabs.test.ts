@@ -73,7 +73,7 @@ describe("the dashboard's tabs", () => {
     await waitForText(first, "main h1", "equals", "Sign in to the dashboard")
     await keepOnly(first, { token: merchant.sessionToken, expires_at: null })
     await first.reload()
-    await waitForText(first, "main h1", "equals", "Requests")
+    await waitForText(first, "main h1", "equals", "Overview")
     const signedIn = (await stored(first))!
     expect(signedIn.token).not.toBe(merchant.sessionToken)
 

@@ -244,11 +244,11 @@ describe("the merchant's front door", () => {
     await page.goto(invitation)
     // Accepted only after the page naming the account and the inviter (0074).
     await page.click("#confirm-sign-in button:text-is('Join Shop of Owners')")
-    await waitForText(page, "main h1", "equals", "Requests")
+    await waitForText(page, "main h1", "equals", "Overview")
     await waitForText(page, "#environment", "equals", "Sandbox")
     expect(await page.textContent("header.top")).toContain("Shop of Owners")
     // The token left the address at once and never reached the server in a URL.
-    expect(page.url()).toBe(`${origin}/dashboard/#/requests`)
+    expect(page.url()).toBe(`${origin}/dashboard/#/overview`)
     expect(requested.filter((u) => u.includes(inviteToken))).toEqual([])
     // Used once: the same link again is refused with the API's sentence.
     const again = await owner.newPage()
@@ -278,7 +278,7 @@ describe("the merchant's front door", () => {
     const code = /sign-in code is (\d{6})/.exec(await nthMail(OWNER, 2))?.[1] ?? expect.fail("no code")
     await page.fill("#code", code)
     await page.click("button:text-is('Sign in')")
-    await waitForText(page, "main h1", "equals", "Requests")
+    await waitForText(page, "main h1", "equals", "Overview")
     expect(await signedInAs(await sessionOf(page))).toBe(200)
     step("code", t)
 
@@ -333,7 +333,7 @@ describe("the merchant's front door", () => {
     watch(theirs)
     await theirs.goto(inviteLinkIn(await nthMail(COLLEAGUE, 1)))
     await theirs.click("#confirm-sign-in button:text-is('Join Shop of Owners')")
-    await waitForText(theirs, "main h1", "equals", "Requests")
+    await waitForText(theirs, "main h1", "equals", "Overview")
     expect(await signedInAs(await sessionOf(theirs))).toBe(200)
     await open(page, "#/requests", "Requests")
     await open(page, "#/team", "Team")
