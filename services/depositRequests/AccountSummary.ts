@@ -180,6 +180,7 @@ const make = Effect.gen(function* () {
         where d.account_id = ${r.account_id}
           and d.status in ('awaiting_payer', 'ready', 'partially_deposited')
           and d.expires_at > ${r.now} and d.expires_at <= ${r.soon}
+          and d.id not in (select id from held)
       ), listed as (
         (select id, 'held_transfer' as kind, 0 as rank, at, message from held order by at limit ${r.limit})
         union all

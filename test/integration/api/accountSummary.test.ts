@@ -33,8 +33,16 @@ interface Summary {
   readonly needs_action: {
     readonly needs_attention_count: number
     readonly expiring_soon_count: number
+    readonly held_transfer_count: number
     readonly requests: ReadonlyArray<{ readonly deposit_request_id: string; readonly reason: string }>
   }
+  readonly failing_endpoints: ReadonlyArray<{
+    readonly webhook_id: string
+    readonly url: string
+    readonly last_outcome: string
+    readonly last_response_status: number | null
+    readonly failures_last_hour: number
+  }>
   readonly recent_events: ReadonlyArray<{
     readonly id: string
     readonly type: string
@@ -215,5 +223,59 @@ describe("GET /v1/account/summary", () => {
     ])
     const theirs = await summary(ZONE, other)
     expect(theirs.body.needs_action.requests).toEqual([])
+
+    // A transfer held by the token gate comes first: money is stuck. The request is listed once.
+    await running.db.query(
+      `insert into held_transfers (command_id, deposit_request_id, topic, payload, code, reason, held_at)
+       values ($1, $2, 'treasury.commands', '{}'::jsonb, 'payer_wallet_blocked', 'The payer wallet is blocked.', now())`,
+      [`cmd-${soon.body.id}`, soon.body.id.slice(3)]
+    )
+    const held = (await summary(ZONE)).body.needs_action
+    expect(held.held_transfer_count).toBe(1)
+    expect(held.expiring_soon_count).toBe(1)
+    expect(held.requests.map((r) => [r.deposit_request_id, r.reason])).toEqual([
+      [soon.body.id, "held_transfer"],
+      [paused.body.id, "needs_attention"]
+    ])
+  })
+
+  it("lists an endpoint whose latest delivery failed, linking it, and not another account's", async () => {
+    const endpointOf = async (accountId: string, url: string) => {
+      const endpoint = crypto.randomUUID()
+      await running.db.query(
+        "insert into webhook_endpoints (id, account_id, url, secret, created_at) values ($1, $2, $3, 'whsec_x', now())",
+        [endpoint, accountId.slice(5), url]
+      )
+      const event = await running.db.query<{ id: string }>(
+        "select id from lifecycle_events where account_id = $1 order by id desc limit 1",
+        [accountId.slice(5)]
+      )
+      const job = crypto.randomUUID()
+      await running.db.query(
+        `insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, attempts, state, next_attempt_at, created_at)
+         values ($1, $2, $3, $4, false, 1, 'pending', now() + interval '1 minute', now())`,
+        [job, accountId.slice(5), endpoint, event.rows[0]!.id]
+      )
+      await running.db.query(
+        `insert into webhook_deliveries (id, account_id, endpoint_id, job_id, event_id, event_type, attempt, redelivery,
+           outcome, response_status, error_kind, error_message, attempted_at, duration_ms, next_attempt_at)
+         values ($1, $2, $3, $4, $5, 'deposit_request.settled', 1, false, 'retrying', 503, 'status', 'HTTP 503',
+           now(), 12, now() + interval '1 minute')`,
+        [crypto.randomUUID(), accountId.slice(5), endpoint, job, event.rows[0]!.id]
+      )
+      return `wh_${endpoint}`
+    }
+    const mine = await endpointOf(running.merchant.accountId, "https://shop.example.com/hooks")
+    await endpointOf(other.accountId, "https://other.example.com/hooks")
+    const { body } = await summary(ZONE)
+    expect(
+      body.failing_endpoints.map((e) => [
+        e.webhook_id,
+        e.url,
+        e.last_outcome,
+        e.last_response_status,
+        e.failures_last_hour
+      ])
+    ).toEqual([[mine, "https://shop.example.com/hooks", "retrying", 503, 1]])
   })
 })
