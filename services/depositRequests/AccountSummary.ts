@@ -94,34 +94,40 @@ const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   /**
-   * One row per local day of the window, oldest first. Settlements and returns are read from the lifecycle events
-   * (an event exists exactly when its state change does, at the instant it happened); the settled volume is the
-   * requested amount, since a settlement sends exactly it.
+   * One row per local day of the window from `from` (a local midnight), oldest first. Settlements and returns are
+   * read from the lifecycle events (an event exists exactly when its state change does, at the instant it
+   * happened); the settled volume is the requested amount, since a settlement sends exactly it.
    */
   const days = SqlSchema.findAll({
-    Request: Schema.Struct({ account_id: Schema.String, zone: Schema.String, now: Schema.DateFromSelf }),
+    Request: Schema.Struct({
+      account_id: Schema.String,
+      zone: Schema.String,
+      from: Schema.DateFromSelf
+    }),
     Result: DayRow,
+    // The window's start is a parameter, not computed in the statement, so the planner sees how little it reads;
+    // each settled amount is one primary-key lookup, never a join that could scan the account's requests.
     execute: (r) => sql`
-      with win as (
-        select ((${r.now}::timestamptz at time zone ${r.zone})::date - ${SUMMARY_DAYS - 1}::int) as first_day
-      ), bounds as (
-        select first_day, (first_day::timestamp at time zone ${r.zone}) as from_at from win
-      ), events as (
-        select (e.occurred_at at time zone ${r.zone})::date as day,
-          count(*) filter (where e.type = 'deposit_request.settled') as settled_count,
-          coalesce(sum(d.amount_base_units) filter (where e.type = 'deposit_request.settled'), 0) as settled_volume,
-          coalesce(sum((e.body::jsonb #>> '{data,recovery,amount_base_units}')::numeric)
-            filter (where e.type = 'deposit_request.recovered_funds'), 0) as returned_volume
+      with moved as (
+        select (e.occurred_at at time zone ${r.zone})::date as day, e.type,
+          case when e.type = 'deposit_request.settled' then
+            (select d.amount_base_units from deposit_requests d
+              where d.id = e.deposit_request_id and d.account_id = e.account_id)
+          else (e.body::jsonb #>> '{data,recovery,amount_base_units}')::numeric end as amount
         from lifecycle_events e
-        left join deposit_requests d on d.id = e.deposit_request_id and d.account_id = e.account_id
         where e.account_id = ${r.account_id}
           and e.type in ('deposit_request.settled', 'deposit_request.recovered_funds')
-          and e.occurred_at >= (select from_at from bounds)
-        group by 1
+          and e.occurred_at >= ${r.from}
+      ), events as (
+        select day,
+          count(*) filter (where type = 'deposit_request.settled') as settled_count,
+          coalesce(sum(amount) filter (where type = 'deposit_request.settled'), 0) as settled_volume,
+          coalesce(sum(amount) filter (where type = 'deposit_request.recovered_funds'), 0) as returned_volume
+        from moved group by day
       ), created as (
         select (c.created_at at time zone ${r.zone})::date as day, count(*) as created_count
         from deposit_requests c
-        where c.account_id = ${r.account_id} and c.created_at >= (select from_at from bounds)
+        where c.account_id = ${r.account_id} and c.created_at >= ${r.from}
         group by 1
       )
       select to_char(g.day, 'YYYY-MM-DD') as day,
@@ -129,7 +135,10 @@ const make = Effect.gen(function* () {
         coalesce(ev.settled_volume, 0)::text as settled_volume,
         coalesce(ev.returned_volume, 0)::text as returned_volume,
         coalesce(cr.created_count, 0)::text as created_count
-      from (select (first_day + i)::date as day from bounds, generate_series(0, ${SUMMARY_DAYS - 1}::int) i) g
+      from (
+        select ((${r.from}::timestamptz at time zone ${r.zone})::date + i) as day
+        from generate_series(0, ${SUMMARY_DAYS - 1}::int) i
+      ) g
       left join events ev on ev.day = g.day
       left join created cr on cr.day = g.day
       order by g.day`
@@ -255,10 +264,10 @@ const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const now = new Date(yield* Clock.currentTimeMillis)
       const soon = new Date(now.getTime() + EXPIRING_SOON_MS)
-      const [dayRows, midnights, listed, counts, failing, events] = yield* Effect.all(
+      const midnights = yield* orDieOnStorage(localMidnights({ zone: timeZone, now }))
+      const [dayRows, listed, counts, failing, events] = yield* Effect.all(
         [
-          days({ account_id: accountId, zone: timeZone, now }),
-          localMidnights({ zone: timeZone, now }),
+          days({ account_id: accountId, zone: timeZone, from: midnights.last_30_days }),
           needsAction({ account_id: accountId, now, soon, limit: NEEDS_ACTION_LISTED }),
           needsActionCounts({ account_id: accountId, now, soon }),
           failingEndpoints({ account_id: accountId, since: new Date(now.getTime() - FAILING_WINDOW_MS) }),
