@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -8,7 +8,9 @@ import { CREDIT_PARTITIONS } from "../../infra/jetstream/Streams"
 import pg from "pg"
 import { getAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { parse } from "yaml"
+import { jetstreamManager } from "@nats-io/jetstream"
+import { connect } from "@nats-io/transport-node"
+import { parse, stringify } from "yaml"
 import { anvilDevAccount } from "../../infra/chain/Anvil"
 import { formatAmount } from "../../services/domain/Amount"
 import { merchantClient } from "../support/Api"
@@ -16,6 +18,7 @@ import { createTestDatabase } from "../support/Database"
 import { createMerchant } from "../support/Merchant"
 import { localChainClients } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
+import { natsCluster } from "../support/NatsCluster"
 import { freePort } from "../support/Process"
 import { httpTarget } from "../support/Service"
 
@@ -35,6 +38,7 @@ const compose = parse(readFileSync("docker-compose.yml", "utf8"), { merge: true 
 const scratch = mkdtempSync(join(tmpdir(), "deposits-compose-"))
 const children: Array<ChildProcess> = []
 let database: { url: string; drop: () => Promise<void> }
+let nats: Awaited<ReturnType<typeof natsCluster>>
 let chainPort: number
 let db: pg.Client | undefined
 const output = new Map<string, string>()
@@ -46,7 +50,7 @@ const start = (name: string, overrides: Record<string, string> = {}) => {
   for (const [key, value] of Object.entries(service.environment ?? {}))
     env[key] = String(value)
       .replace("postgres://postgres@postgres:5432/deposits", database.url)
-      .replace("nats://nats:4222", "nats://127.0.0.1:4222")
+      .replace("nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222", nats.urls.join(","))
       .replace("http://chain:8545", `http://127.0.0.1:${chainPort}`)
       .replace("/shared/token-address", join(scratch, "token-address"))
       .replace(/^0\.0\.0\.0$/, "127.0.0.1")
@@ -75,16 +79,66 @@ const healthy = async (port: number) => {
   throw new Error(`no health on ${port}: ${[...output].join("\n")}`)
 }
 
+/**
+ * The compose file's Prometheus (Debian's binary, as CI installs it for promtool) with its own configuration, only
+ * the replicas' addresses and the rules' path rewritten: it scrapes both replicas and loads every rule.
+ */
+const scrapedByPrometheus = async (metricsPorts: ReadonlyArray<number>) => {
+  const config = parse(readFileSync("infra/monitoring/prometheus.yml", "utf8")) as {
+    global: Record<string, string>
+    rule_files: Array<string>
+    scrape_configs: Array<{ static_configs: Array<{ targets: Array<string> }> }>
+  }
+  expect(config.scrape_configs[0]!.static_configs[0]!.targets).toEqual(["service-a:9464", "service-b:9464"])
+  config.global.scrape_interval = "1s"
+  config.global.evaluation_interval = "1s"
+  config.rule_files = config.rule_files.map((f) => join(process.cwd(), "infra/monitoring", f))
+  config.scrape_configs[0]!.static_configs[0]!.targets = metricsPorts.map((p) => `127.0.0.1:${p}`)
+  const file = join(scratch, "prometheus.yml")
+  writeFileSync(file, stringify(config))
+  const port = await freePort()
+  const prometheus = spawn(
+    "prometheus",
+    [
+      `--config.file=${file}`,
+      `--storage.tsdb.path=${join(scratch, "prometheus")}`,
+      `--web.listen-address=127.0.0.1:${port}`
+    ],
+    { stdio: "ignore" }
+  )
+  children.push(prometheus)
+  const api = async <A>(path: string): Promise<A | undefined> =>
+    fetch(`http://127.0.0.1:${port}${path}`).then(
+      async (r) => (r.ok ? ((await r.json()) as { data: A }).data : undefined),
+      () => undefined
+    )
+  let ready: Array<{ value: [number, string] }> = []
+  for (let i = 0; i < 120 && ready.length < metricsPorts.length; i++) {
+    await new Promise((r) => setTimeout(r, 500))
+    const answer = await api<{ result: Array<{ value: [number, string] }> }>(
+      `/api/v1/query?query=${encodeURIComponent('deposits_chain_ready{job="deposits"} == 1')}`
+    )
+    ready = answer?.result ?? []
+  }
+  expect(ready).toHaveLength(metricsPorts.length)
+  const rules = await api<{ groups: Array<{ rules: Array<{ type: string; health: string }> }> }>(
+    "/api/v1/rules"
+  )
+  const loaded = rules?.groups.flatMap((g) => g.rules) ?? []
+  expect(loaded.filter((r) => r.type === "alerting").length).toBeGreaterThanOrEqual(13)
+  expect(loaded.filter((r) => r.type === "recording").length).toBeGreaterThanOrEqual(7)
+}
+
 beforeAll(async () => {
   await run(process.execPath, ["infra/tooling/build.mjs"])
-  database = await createTestDatabase()
+  ;[database, nats] = await Promise.all([createTestDatabase(), natsCluster()])
   chainPort = await freePort()
-}, 60_000)
+}, 90_000)
 afterAll(async () => {
   for (const child of children) child.kill("SIGTERM")
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : null)))
   await db?.end()
-  await database?.drop()
+  await Promise.all([database?.drop(), nats?.stop()])
   rmSync(scratch, { recursive: true, force: true })
 })
 
@@ -96,7 +150,8 @@ describe("the compose stack", () => {
   it("runs from its own scripts: two replicas settle payments, and a SIGTERMed one hands its leases over at once", async () => {
     start("chain", { ANVIL_HOST: "127.0.0.1", ANVIL_PORT: String(chainPort) })
     const [portA, portB] = [await freePort(), await freePort()]
-    const replicaA = start("service-a", { PORT: String(portA) })
+    const [metricsA, metricsB] = [await freePort(), await freePort()]
+    const replicaA = start("service-a", { PORT: String(portA), METRICS_PORT: String(metricsA) })
     const init = start("init")
     expect(await new Promise<number | null>((r) => init.once("exit", r))).toBe(0)
     const written = readFileSync(join(scratch, "token-address"), "utf8").trim()
@@ -121,10 +176,22 @@ describe("the compose stack", () => {
       else await new Promise((r) => setTimeout(r, 200))
     }
     expect(holderA).not.toBe("")
-    start("service-b", { PORT: String(portB) })
+    start("service-b", { PORT: String(portB), METRICS_PORT: String(metricsB) })
     await healthy(portB)
-    for (const replica of ["service-a", "service-b"])
+    for (const replica of ["service-a", "service-b"]) {
       expect(output.get(replica)).toContain(`token ${written}`)
+      expect(output.get(replica)).toContain("(stream replicas 3)")
+    }
+    // The three NATS servers hold every stream three times.
+    const nc = await connect({ servers: nats.urls })
+    const streams = await (await jetstreamManager(nc)).streams.list().next()
+    await nc.close()
+    expect(streams.length).toBeGreaterThan(0)
+    for (const stream of streams) {
+      expect(stream.config.num_replicas, stream.config.name).toBe(3)
+      expect(stream.cluster?.replicas?.length, stream.config.name).toBe(2)
+    }
+    await scrapedByPrometheus([metricsA, metricsB])
 
     const merchant = await createMerchant(database.url)
     const over = (port: number) => {
