@@ -1,9 +1,9 @@
 /** The checkout's stylesheet: one column from 360 px up, system fonts, visible focus, no external resources. */
 export const styles = `
-:root { color-scheme: light dark; --ink: #1b1d21; --muted: #5b6270; --line: #d7dbe2; --accent: #0b57d0; --bad: #b3261e; --ok: #1e7a3c; }
-@media (prefers-color-scheme: dark) { :root { --ink: #eceef2; --muted: #a8afbd; --line: #3a3f4a; --accent: #8ab4f8; --bad: #f2b8b5; --ok: #7fd49a; } }
+:root { color-scheme: light dark; --bg: #ffffff; --on-accent: #ffffff; --ink: #1b1d21; --muted: #5b6270; --line: #d7dbe2; --accent: #0b57d0; --bad: #b3261e; --ok: #1e7a3c; }
+@media (prefers-color-scheme: dark) { :root { --bg: #15171b; --on-accent: #0d1b2e; --ink: #eceef2; --muted: #a8afbd; --line: #3a3f4a; --accent: #8ab4f8; --bad: #f2b8b5; --ok: #7fd49a; } }
 * { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
 .top { max-width: 32rem; margin: 0 auto; padding: 0.75rem 1rem 0; display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; }
 .badge { margin: 0; padding: 0.25rem 0.6rem; border-radius: 0.4rem; background: #fbe7a1; color: #3d2e00; font-size: 0.85rem; font-weight: 600; }
 .language { display: flex; gap: 0.4rem; align-items: center; margin-left: auto; font-size: 0.9rem; }
@@ -15,7 +15,7 @@ h1 { font-size: 1.35rem; margin: 0.25rem 0 1rem; }
 dl { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
 dt { color: var(--muted); } dd { margin: 0; font-variant-numeric: tabular-nums; text-align: right; }
 section { border-top: 1px solid var(--line); padding: 1rem 0; }
-button { font: inherit; padding: 0.65rem 1rem; border-radius: 0.5rem; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; min-height: 44px; }
+button { font: inherit; padding: 0.65rem 1rem; border-radius: 0.5rem; border: 1px solid var(--accent); background: var(--accent); color: var(--on-accent); cursor: pointer; min-height: 44px; }
 button.secondary { background: transparent; color: var(--accent); }
 button:disabled { opacity: 0.55; cursor: not-allowed; }
 :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
