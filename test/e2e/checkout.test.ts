@@ -216,7 +216,7 @@ describe("the hosted checkout", () => {
       { timeout: 30_000 }
     )
     expect(await page.isDisabled("#pay-from-wallet")).toBe(true)
-    expect(await page.getAttribute("#pay-from-wallet", "aria-describedby")).toBe("pay-reason")
+    expect(await page.getAttribute("#pay-from-wallet", "aria-describedby")).toBe("pay-reason wallet-funds")
     await page.screenshot({ path: join(artifacts, "checkout-on-its-way.png"), fullPage: true })
     await page.waitForSelector('body[data-status="settled"]', { timeout: 30_000 })
     expect(await page.textContent("#owed")).toBe("0.00 USDC")

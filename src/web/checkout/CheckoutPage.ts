@@ -76,12 +76,15 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
       network: '<strong id="network"></strong>'
     })}</p>
     <p class="address" id="address"></p>
+    <p class="address" id="wallet-line" hidden></p>
     <div id="qr" role="img" ${label("pay.qrLabel")}></div>
     <div class="row">
       <button id="copy" type="button" class="secondary" ${w("pay.copy")}</button>
-      <button id="pay-from-wallet" type="button" aria-describedby="pay-reason" ${w("pay.fromWallet")}</button>
+      <button id="pay-from-wallet" type="button" aria-describedby="pay-reason wallet-funds" ${w("pay.fromWallet")}</button>
+      <button id="reconnect-wallet" type="button" class="secondary" hidden ${w("pay.reconnect")}</button>
     </div>
     <p class="reason" id="pay-reason"></p>
+    <p class="reason" id="wallet-funds"></p>
   </section>
   <section id="phone" hidden aria-labelledby="phone-title">
     <h2 id="phone-title" ${w("phone.title")}</h2>

@@ -1,17 +1,35 @@
 import { encodeFunctionData, erc20Abi } from "viem"
-import { owed } from "./amounts"
-import { type Msg, Said } from "./i18n"
-import { $, call, say, sayError, state } from "./page"
-import { checkoutLink, paymentSent, refreshPayButtons, render } from "./render"
-import { discoverWallet } from "./wallet"
+import { networkName, owed } from "./amounts"
+import {
+  currentAccount,
+  followTransfer,
+  microCoin,
+  onChain,
+  type Outcome,
+  type Shortfall,
+  sameAccount,
+  shortfall
+} from "./chain"
+import { type Msg, money, Said, t, units } from "./i18n"
+import { $, call, id, sandbox, say, sayError, state } from "./page"
+import { checkoutLink, paymentSent, refreshPayButtons, release, render } from "./render"
+import { discoverWallet, type Eip1193, rememberWallet } from "./wallet"
 
-/** A wallet's refusal (EIP-1193 codes) or ours, as a sentence. */
+/**
+ * A wallet's refusal as a sentence: the EIP-1193 codes, and the node's "insufficient funds" a wallet passes on;
+ * anything else a wallet throws (it has a code) is said as a plain failure, never in its raw RPC words.
+ */
 const sentenceOf = (e: unknown): Msg | undefined => {
   const code = (e as { code?: unknown } | null)?.code
+  const message = String((e as { message?: unknown } | null)?.message ?? "")
+  if (e instanceof Said) return e.msg
   if (code === 4001) return { id: "wallet.declined" }
   if (code === 4902) return { id: "wallet.unknownChain", params: { chain: String(state.current?.chain_id) } }
   if (code === 4100 || code === 4200) return { id: "wallet.refused" }
-  return e instanceof Error ? undefined : { id: "wallet.failed" }
+  if (code === 4900 || code === 4901) return { id: "wallet.disconnected" }
+  if (code === -32002) return { id: "wallet.pendingRequest" }
+  if (/insufficient funds/i.test(message)) return { id: "wallet.insufficientFunds" }
+  return typeof code === "number" || !(e instanceof Error) ? { id: "wallet.failed" } : undefined
 }
 
 export const act = (button: HTMLButtonElement, run: () => Promise<void>) =>
@@ -72,11 +90,7 @@ export const wirePayerActions = () => {
     if (provider === undefined) throw new Said({ id: "wallet.none" })
     const [account] = (await provider.request({ method: "eth_requestAccounts" })) as Array<string>
     if (account === undefined) throw new Said({ id: "wallet.noAccount" })
-    const chainHex = `0x${current.chain_id.toString(16)}`
-    if ((await provider.request({ method: "eth_chainId" })) !== chainHex) {
-      say({ id: "wallet.switching" })
-      await provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chainHex }] })
-    }
+    await onRequestChain(provider, current.chain_id)
     const { expiresAt, typed } = statementFor(account)
     // A wallet's eth_signTypedData_v4 takes the domain's own type too (viem derives it; wallets do not).
     const withDomain = {
@@ -95,30 +109,63 @@ export const wirePayerActions = () => {
       method: "eth_signTypedData_v4",
       params: [account, JSON.stringify(withDomain)]
     })) as string
+    const read = await call("/wallet", {
+      wallet: account,
+      chain_id: current.chain_id,
+      expires_at: expiresAt,
+      signature
+    })
     state.wallet = { provider, account }
-    render(
-      await call("/wallet", { wallet: account, chain_id: current.chain_id, expires_at: expiresAt, signature })
-    )
+    state.attested = account
+    rememberWallet(id, account)
+    render(read)
     say({ id: "wallet.ready" })
+    void checkFunds()
+  })
+
+  act($("#reconnect-wallet"), async () => {
+    const expected = state.attested
+    if (expected === undefined) return
+    const provider = await discoverWallet()
+    if (provider === undefined) throw new Said({ id: "wallet.none" })
+    const [account] = (await provider.request({ method: "eth_requestAccounts" })) as Array<string>
+    if (!sameAccount(account, expected))
+      throw new Said({ id: "wallet.otherAccount", params: { actual: account ?? "—", expected } })
+    state.wallet = { provider, account: expected }
+    refreshPayButtons()
+    say("")
+    void checkFunds()
   })
 
   act($("#pay-from-wallet"), async () => {
-    const { current, wallet } = state
+    const { current, wallet, attested } = state
     if (
       current === undefined ||
       wallet === undefined ||
+      attested === undefined ||
       current.address === null ||
       current.token_address === null
     )
       return
     const value = owed(current.amount_base_units, current.received_base_units)
     if (value <= 0n) return
+    const { provider } = wallet
+    // The account first: only the attested wallet pays (a locked wallet shares none until asked).
+    const account =
+      (await currentAccount(provider)) ??
+      ((await provider.request({ method: "eth_requestAccounts" })) as Array<string>)[0]
+    if (!sameAccount(account, attested))
+      throw new Said({ id: "wallet.otherAccount", params: { actual: account ?? "—", expected: attested } })
+    // Then the network, right before sending: a transfer on another chain pays nothing here.
+    await onRequestChain(provider, current.chain_id)
+    const lacking = await checkFunds()
+    if (lacking !== undefined) throw new Said(lacking)
     say({ id: "wallet.confirmTransfer" })
-    await wallet.provider.request({
+    const hash = await provider.request({
       method: "eth_sendTransaction",
       params: [
         {
-          from: wallet.account,
+          from: attested,
           to: current.token_address,
           data: encodeFunctionData({
             abi: erc20Abi,
@@ -128,8 +175,11 @@ export const wirePayerActions = () => {
         }
       ]
     })
-    paymentSent()
-    say({ id: "wallet.sent" })
+    if (typeof hash !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(hash)) throw new Said({ id: "wallet.failed" })
+    // On its way, not paid: the page follows it to a receipt and says how it ended.
+    paymentSent(null)
+    say({ id: "wallet.submitted" })
+    void follow(provider, attested, hash, current.chain_id)
   })
 
   act($("#copy"), async () => {
@@ -144,4 +194,91 @@ export const wirePayerActions = () => {
     await navigator.clipboard.writeText(checkoutLink())
     say({ id: "copy.link" })
   })
+}
+
+const networkOf = (chainId: number) => networkName(chainId, sandbox, t)
+
+/** The wallet on the request's chain: switched when it is elsewhere (one prompt), and checked again after. */
+const onRequestChain = async (provider: Eip1193, chainId: number) => {
+  if (await onChain(provider, chainId)) return
+  say({ id: "wallet.switching" })
+  await provider.request({
+    method: "wallet_switchEthereumChain",
+    params: [{ chainId: `0x${chainId.toString(16)}` }]
+  })
+  if (!(await onChain(provider, chainId)))
+    throw new Said({ id: "wallet.wrongChain", params: { network: networkOf(chainId) } })
+}
+
+/** What the connected wallet lacks to pay, said beside the pay button before the payer confirms (none: cleared). */
+export const checkFunds = async (): Promise<Msg | undefined> => {
+  const { current, wallet } = state
+  const line = $("#wallet-funds")
+  if (current === undefined || wallet === undefined) {
+    line.textContent = ""
+    return undefined
+  }
+  const found = await shortfall(wallet.provider, wallet.account, current)
+  const lacking = found === undefined ? undefined : said(found, current.chain_id)
+  line.textContent = lacking === undefined ? "" : t(lacking.id, lacking.params)
+  return lacking
+}
+
+/** A shortfall in money: USDC as the page writes it, the fee in the network's coin (Monad's MON), never in wei. */
+const said = (lacking: Shortfall, chainId: number): Msg => {
+  if (lacking.kind === "usdc")
+    return {
+      id: "funds.usdc",
+      params: { have: money(lacking.have), missing: money(lacking.missing), amount: money(lacking.amount) }
+    }
+  const amount = units(microCoin(lacking.missingWei))
+  const missing = chainId === 143 || chainId === 10143 ? `${amount} MON` : t("funds.coin", { amount })
+  return { id: "funds.fee", params: { missing } }
+}
+
+const ENDINGS: Record<Exclude<Outcome, "confirmed">, Msg["id"]> = {
+  reverted: "wallet.reverted",
+  replaced: "wallet.replaced",
+  dropped: "wallet.dropped",
+  pending: "wallet.stillPending"
+}
+
+/** The transfer followed to its end: confirmed, the request shows it soon; anything else, said, and pay is back. */
+const follow = async (provider: Eip1193, account: string, hash: string, chainId: number) => {
+  const sending = state.sending
+  const outcome = await followTransfer(provider, account, hash, chainId, () =>
+    say({ id: "wallet.followElsewhere", params: { network: networkOf(chainId) } }, "error")
+  )
+  if (outcome === "confirmed") {
+    // Mined and paid: the request shows it at its next change; the buttons wait for that (two minutes at most).
+    if (state.sending === sending && sending !== undefined) {
+      say({ id: "wallet.confirmed" })
+      release(sending, 120_000)
+    }
+    return
+  }
+  if (sending !== undefined && state.sending === sending) release(sending, 0)
+  say({ id: ENDINGS[outcome] }, "error")
+  void checkFunds()
+}
+
+/**
+ * After a reload: the attested wallet reconnected without a prompt (`eth_accounts`) when the browser's wallet is
+ * still on it; otherwise the reconnect button stays, and an account that is not the attested one is named.
+ */
+export const reconnectSilently = async () => {
+  const { current } = state
+  const expected = state.attested
+  if (current === undefined || expected === undefined || state.wallet !== undefined) return
+  const provider = await discoverWallet()
+  if (provider === undefined) return
+  const account = await currentAccount(provider).catch(() => undefined)
+  if (account === undefined) return
+  if (!sameAccount(account, expected)) {
+    say({ id: "wallet.otherAccount", params: { actual: account, expected } }, "error")
+    return
+  }
+  state.wallet = { provider, account: expected }
+  refreshPayButtons()
+  await checkFunds()
 }

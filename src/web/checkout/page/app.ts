@@ -1,9 +1,10 @@
-import { wirePayerActions } from "./actions"
+import { checkFunds, reconnectSilently, wirePayerActions } from "./actions"
 import { follow } from "./follow"
 import { onLanguageChange, wireLanguagePicker } from "./i18n"
-import { call, say, sayAgain, sayError, state } from "./page"
+import { call, id, say, sayAgain, sayError, state } from "./page"
 import { countdown, render, renderNotFound } from "./render"
 import { wireSandboxActions } from "./sandboxActions"
+import { rememberedWallet } from "./wallet"
 
 /**
  * The hosted checkout: what a payer sees and does, from the payer routes alone. Plain DOM, no framework: one
@@ -19,6 +20,7 @@ onLanguageChange(() => {
   else if (state.current !== undefined) render(state.current)
   countdown()
   sayAgain()
+  void checkFunds()
 })
 
 /** The merchant's page hands the session secret over in the fragment, which never reaches a server log. */
@@ -31,6 +33,7 @@ const handOver = async () => {
 }
 
 const start = async () => {
+  state.attested = rememberedWallet(id)
   try {
     render(await call(""))
   } catch (e) {
@@ -42,5 +45,7 @@ const start = async () => {
   countdown()
   await handOver().catch(sayError)
   void follow()
+  // The wallet this browser attested, back without a prompt after a reload (or the reconnect button).
+  if (state.current?.address !== null) await reconnectSilently().catch(() => undefined)
 }
 void start()

@@ -109,7 +109,33 @@ const en = {
   "wallet.sign": "Sign the statement in your wallet: it proves the wallet is yours and moves no money.",
   "wallet.ready": "Your payment address is ready.",
   "wallet.confirmTransfer": "Confirm the transfer in your wallet…",
-  "wallet.sent": "Payment sent. Waiting for the network to confirm it…",
+  "pay.reconnect": "Reconnect wallet",
+  "wallet.attested": "Paying from your wallet {account}",
+  "wallet.otherAccount":
+    "Your wallet is on account {actual}, but this payment was set up for {expected}. Switch to {expected} in your wallet, then try again.",
+  "wallet.notConnected":
+    "Your wallet {account} is not connected in this browser. Reconnect it, or send {amount} to the address above from it.",
+  "wallet.wrongChain": "Your wallet is still on another network. Switch it to {network}, then try again.",
+  "wallet.pendingRequest": "Your wallet already has a request waiting: open your wallet to answer it.",
+  "wallet.insufficientFunds":
+    "Your wallet says it does not hold enough to pay this and the network fee. Add funds, then try again.",
+  "wallet.disconnected": "Your wallet is not connected to the network. Check it, then try again.",
+  "wallet.submitted": "Your wallet sent the transfer. Waiting for the network to confirm it…",
+  "wallet.confirmed": "The network confirmed your transfer. The request shows it in a moment…",
+  "wallet.reverted":
+    "The transfer failed on the network: no USDC left your wallet, only the network fee was used. Press Pay from this wallet to try again.",
+  "wallet.replaced":
+    "Your wallet replaced this transfer with another one. If the payment does not show here within a minute, press Pay from this wallet to try again.",
+  "wallet.dropped":
+    "The network dropped this transfer: nothing was paid. Press Pay from this wallet to try again.",
+  "wallet.stillPending":
+    "The transfer is still waiting after ten minutes. Speed it up or cancel it in your wallet; Pay from this wallet is back if you need it.",
+  "wallet.followElsewhere": "Switch your wallet back to {network} so this page can follow your transfer.",
+  "funds.usdc":
+    "This wallet holds {have}: {missing} more is needed to pay {amount}. Add USDC to it, or pay to the address above from another wallet.",
+  "funds.fee":
+    "This wallet needs about {missing} more for the network fee. Add a little to it, then try again.",
+  "funds.coin": "{amount} of the network's own coin",
   "copy.address": "Address copied.",
   "copy.link": "Link copied.",
   "status.reconnecting": "Reconnecting…",
@@ -240,7 +266,34 @@ const es: Catalogue = {
     "Firma la declaración en tu billetera: demuestra que la billetera es tuya y no mueve dinero.",
   "wallet.ready": "Tu dirección de pago está lista.",
   "wallet.confirmTransfer": "Confirma la transferencia en tu billetera…",
-  "wallet.sent": "Pago enviado. Esperando a que la red lo confirme…",
+  "pay.reconnect": "Volver a conectar la billetera",
+  "wallet.attested": "Pagas desde tu billetera {account}",
+  "wallet.otherAccount":
+    "Tu billetera está en la cuenta {actual}, pero este pago se preparó para {expected}. Cambia a {expected} en tu billetera y vuelve a intentarlo.",
+  "wallet.notConnected":
+    "Tu billetera {account} no está conectada en este navegador. Vuelve a conectarla, o envía {amount} desde ella a la dirección de arriba.",
+  "wallet.wrongChain": "Tu billetera sigue en otra red. Cámbiala a {network} y vuelve a intentarlo.",
+  "wallet.pendingRequest": "Tu billetera ya tiene una solicitud pendiente: ábrela para responderla.",
+  "wallet.insufficientFunds":
+    "Tu billetera indica que no tiene suficiente para pagar esto y la comisión de la red. Añade fondos y vuelve a intentarlo.",
+  "wallet.disconnected": "Tu billetera no está conectada a la red. Revísala y vuelve a intentarlo.",
+  "wallet.submitted": "Tu billetera envió la transferencia. Esperando a que la red la confirme…",
+  "wallet.confirmed": "La red confirmó tu transferencia. La solicitud la mostrará en un momento…",
+  "wallet.reverted":
+    "La transferencia falló en la red: no salió ningún USDC de tu billetera, solo se usó la comisión de la red. Pulsa Pagar desde esta billetera para volver a intentarlo.",
+  "wallet.replaced":
+    "Tu billetera sustituyó esta transferencia por otra. Si el pago no aparece aquí en un minuto, pulsa Pagar desde esta billetera para volver a intentarlo.",
+  "wallet.dropped":
+    "La red descartó esta transferencia: no se pagó nada. Pulsa Pagar desde esta billetera para volver a intentarlo.",
+  "wallet.stillPending":
+    "La transferencia sigue esperando después de diez minutos. Acelérala o cancélala en tu billetera; Pagar desde esta billetera vuelve a estar disponible si lo necesitas.",
+  "wallet.followElsewhere":
+    "Vuelve a poner tu billetera en {network} para que esta página pueda seguir tu transferencia.",
+  "funds.usdc":
+    "Esta billetera tiene {have}: faltan {missing} para pagar {amount}. Añádele USDC, o paga a la dirección de arriba desde otra billetera.",
+  "funds.fee":
+    "A esta billetera le faltan unos {missing} para la comisión de la red. Añádele un poco y vuelve a intentarlo.",
+  "funds.coin": "{amount} de la moneda propia de la red",
   "copy.address": "Dirección copiada.",
   "copy.link": "Enlace copiado.",
   "status.reconnecting": "Reconectando…",
@@ -370,7 +423,35 @@ const ptBR: Catalogue = {
     "Assine a declaração na sua carteira: ela prova que a carteira é sua e não movimenta dinheiro.",
   "wallet.ready": "Seu endereço de pagamento está pronto.",
   "wallet.confirmTransfer": "Confirme a transferência na sua carteira…",
-  "wallet.sent": "Pagamento enviado. Aguardando a confirmação da rede…",
+  "pay.reconnect": "Reconectar carteira",
+  "wallet.attested": "Pagando com a sua carteira {account}",
+  "wallet.otherAccount":
+    "Sua carteira está na conta {actual}, mas este pagamento foi preparado para {expected}. Mude para {expected} na sua carteira e tente de novo.",
+  "wallet.notConnected":
+    "Sua carteira {account} não está conectada neste navegador. Reconecte-a, ou envie {amount} a partir dela para o endereço acima.",
+  "wallet.wrongChain": "Sua carteira continua em outra rede. Mude-a para {network} e tente de novo.",
+  "wallet.pendingRequest":
+    "Sua carteira já tem uma solicitação aguardando: abra a carteira para respondê-la.",
+  "wallet.insufficientFunds":
+    "Sua carteira diz que não tem o suficiente para pagar isto e a taxa da rede. Adicione fundos e tente de novo.",
+  "wallet.disconnected": "Sua carteira não está conectada à rede. Verifique-a e tente de novo.",
+  "wallet.submitted": "Sua carteira enviou a transferência. Aguardando a confirmação da rede…",
+  "wallet.confirmed": "A rede confirmou sua transferência. A solicitação vai mostrá-la em instantes…",
+  "wallet.reverted":
+    "A transferência falhou na rede: nenhum USDC saiu da sua carteira, só a taxa da rede foi usada. Toque em Pagar com esta carteira para tentar de novo.",
+  "wallet.replaced":
+    "Sua carteira substituiu esta transferência por outra. Se o pagamento não aparecer aqui em um minuto, toque em Pagar com esta carteira para tentar de novo.",
+  "wallet.dropped":
+    "A rede descartou esta transferência: nada foi pago. Toque em Pagar com esta carteira para tentar de novo.",
+  "wallet.stillPending":
+    "A transferência continua aguardando depois de dez minutos. Acelere-a ou cancele-a na sua carteira; Pagar com esta carteira volta a estar disponível se precisar.",
+  "wallet.followElsewhere":
+    "Volte a sua carteira para {network} para que esta página possa acompanhar sua transferência.",
+  "funds.usdc":
+    "Esta carteira tem {have}: faltam {missing} para pagar {amount}. Adicione USDC a ela, ou pague para o endereço acima com outra carteira.",
+  "funds.fee":
+    "Esta carteira precisa de cerca de {missing} a mais para a taxa da rede. Adicione um pouco e tente de novo.",
+  "funds.coin": "{amount} da moeda própria da rede",
   "copy.address": "Endereço copiado.",
   "copy.link": "Link copiado.",
   "status.reconnecting": "Reconectando…",
@@ -505,7 +586,35 @@ const fr: Catalogue = {
     "Signez la déclaration dans votre portefeuille : elle prouve qu'il vous appartient et ne déplace aucun argent.",
   "wallet.ready": "Votre adresse de paiement est prête.",
   "wallet.confirmTransfer": "Confirmez le virement dans votre portefeuille…",
-  "wallet.sent": "Paiement envoyé. En attente de la confirmation du réseau…",
+  "pay.reconnect": "Reconnecter le portefeuille",
+  "wallet.attested": "Paiement depuis votre portefeuille {account}",
+  "wallet.otherAccount":
+    "Votre portefeuille est sur le compte {actual}, mais ce paiement a été préparé pour {expected}. Passez sur {expected} dans votre portefeuille, puis réessayez.",
+  "wallet.notConnected":
+    "Votre portefeuille {account} n'est pas connecté dans ce navigateur. Reconnectez-le, ou envoyez {amount} depuis celui-ci à l'adresse ci-dessus.",
+  "wallet.wrongChain":
+    "Votre portefeuille est toujours sur un autre réseau. Passez-le sur {network}, puis réessayez.",
+  "wallet.pendingRequest": "Votre portefeuille a déjà une demande en attente : ouvrez-le pour y répondre.",
+  "wallet.insufficientFunds":
+    "Votre portefeuille indique qu'il ne contient pas assez pour payer ceci et les frais du réseau. Ajoutez des fonds, puis réessayez.",
+  "wallet.disconnected": "Votre portefeuille n'est pas connecté au réseau. Vérifiez-le, puis réessayez.",
+  "wallet.submitted": "Votre portefeuille a envoyé le virement. En attente de la confirmation du réseau…",
+  "wallet.confirmed": "Le réseau a confirmé votre virement. La demande l'affichera dans un instant…",
+  "wallet.reverted":
+    "Le virement a échoué sur le réseau : aucun USDC n'a quitté votre portefeuille, seuls les frais du réseau ont été utilisés. Appuyez sur Payer depuis ce portefeuille pour réessayer.",
+  "wallet.replaced":
+    "Votre portefeuille a remplacé ce virement par un autre. Si le paiement n'apparaît pas ici d'ici une minute, appuyez sur Payer depuis ce portefeuille pour réessayer.",
+  "wallet.dropped":
+    "Le réseau a abandonné ce virement : rien n'a été payé. Appuyez sur Payer depuis ce portefeuille pour réessayer.",
+  "wallet.stillPending":
+    "Le virement attend toujours après dix minutes. Accélérez-le ou annulez-le dans votre portefeuille ; Payer depuis ce portefeuille est de nouveau disponible si besoin.",
+  "wallet.followElsewhere":
+    "Repassez votre portefeuille sur {network} pour que cette page puisse suivre votre virement.",
+  "funds.usdc":
+    "Ce portefeuille contient {have} : il manque {missing} pour payer {amount}. Ajoutez-y des USDC, ou payez à l'adresse ci-dessus depuis un autre portefeuille.",
+  "funds.fee":
+    "Il manque environ {missing} à ce portefeuille pour les frais du réseau. Ajoutez-en un peu, puis réessayez.",
+  "funds.coin": "{amount} de la monnaie propre au réseau",
   "copy.address": "Adresse copiée.",
   "copy.link": "Lien copié.",
   "status.reconnecting": "Reconnexion…",
@@ -640,7 +749,38 @@ const de: Catalogue = {
     "Signieren Sie die Erklärung in Ihrem Wallet: Sie beweist, dass das Wallet Ihnen gehört, und bewegt kein Geld.",
   "wallet.ready": "Ihre Zahlungsadresse ist bereit.",
   "wallet.confirmTransfer": "Bestätigen Sie die Überweisung in Ihrem Wallet…",
-  "wallet.sent": "Zahlung gesendet. Warten auf die Bestätigung durch das Netzwerk…",
+  "pay.reconnect": "Wallet erneut verbinden",
+  "wallet.attested": "Zahlung aus Ihrem Wallet {account}",
+  "wallet.otherAccount":
+    "Ihr Wallet ist auf dem Konto {actual}, diese Zahlung wurde aber für {expected} eingerichtet. Wechseln Sie in Ihrem Wallet zu {expected} und versuchen Sie es erneut.",
+  "wallet.notConnected":
+    "Ihr Wallet {account} ist in diesem Browser nicht verbunden. Verbinden Sie es erneut, oder senden Sie {amount} daraus an die Adresse oben.",
+  "wallet.wrongChain":
+    "Ihr Wallet ist noch in einem anderen Netzwerk. Wechseln Sie zu {network} und versuchen Sie es erneut.",
+  "wallet.pendingRequest":
+    "In Ihrem Wallet wartet bereits eine Anfrage: Öffnen Sie Ihr Wallet, um sie zu beantworten.",
+  "wallet.insufficientFunds":
+    "Ihr Wallet meldet, dass das Guthaben für diese Zahlung und die Netzwerkgebühr nicht reicht. Laden Sie Guthaben auf und versuchen Sie es erneut.",
+  "wallet.disconnected":
+    "Ihr Wallet ist nicht mit dem Netzwerk verbunden. Prüfen Sie es und versuchen Sie es erneut.",
+  "wallet.submitted":
+    "Ihr Wallet hat die Überweisung gesendet. Warten auf die Bestätigung durch das Netzwerk…",
+  "wallet.confirmed": "Das Netzwerk hat Ihre Überweisung bestätigt. Die Anfrage zeigt sie gleich an…",
+  "wallet.reverted":
+    "Die Überweisung ist im Netzwerk gescheitert: Es hat kein USDC Ihr Wallet verlassen, nur die Netzwerkgebühr wurde verbraucht. Tippen Sie auf „Mit diesem Wallet bezahlen“, um es erneut zu versuchen.",
+  "wallet.replaced":
+    "Ihr Wallet hat diese Überweisung durch eine andere ersetzt. Wenn die Zahlung nicht innerhalb einer Minute hier erscheint, tippen Sie auf „Mit diesem Wallet bezahlen“, um es erneut zu versuchen.",
+  "wallet.dropped":
+    "Das Netzwerk hat diese Überweisung verworfen: Es wurde nichts bezahlt. Tippen Sie auf „Mit diesem Wallet bezahlen“, um es erneut zu versuchen.",
+  "wallet.stillPending":
+    "Die Überweisung wartet nach zehn Minuten immer noch. Beschleunigen oder stornieren Sie sie in Ihrem Wallet; „Mit diesem Wallet bezahlen“ ist wieder da, falls Sie es brauchen.",
+  "wallet.followElsewhere":
+    "Wechseln Sie Ihr Wallet zurück zu {network}, damit diese Seite Ihre Überweisung verfolgen kann.",
+  "funds.usdc":
+    "Dieses Wallet enthält {have}: Es fehlen {missing}, um {amount} zu zahlen. Laden Sie USDC auf, oder zahlen Sie aus einem anderen Wallet an die Adresse oben.",
+  "funds.fee":
+    "Diesem Wallet fehlen etwa {missing} für die Netzwerkgebühr. Laden Sie etwas auf und versuchen Sie es erneut.",
+  "funds.coin": "{amount} der netzwerkeigenen Münze",
   "copy.address": "Adresse kopiert.",
   "copy.link": "Link kopiert.",
   "status.reconnecting": "Verbindung wird wiederhergestellt…",
@@ -771,7 +911,34 @@ const tr: Catalogue = {
     "Beyanı cüzdanınızda imzalayın: cüzdanın size ait olduğunu kanıtlar ve para hareket ettirmez.",
   "wallet.ready": "Ödeme adresiniz hazır.",
   "wallet.confirmTransfer": "Transferi cüzdanınızda onaylayın…",
-  "wallet.sent": "Ödeme gönderildi. Ağın onaylaması bekleniyor…",
+  "pay.reconnect": "Cüzdanı yeniden bağla",
+  "wallet.attested": "Ödeme cüzdanınızdan yapılıyor: {account}",
+  "wallet.otherAccount":
+    "Cüzdanınız {actual} hesabında, ancak bu ödeme {expected} için hazırlandı. Cüzdanınızda {expected} hesabına geçin ve yeniden deneyin.",
+  "wallet.notConnected":
+    "{account} cüzdanınız bu tarayıcıda bağlı değil. Yeniden bağlayın ya da {amount} tutarını bu cüzdandan yukarıdaki adrese gönderin.",
+  "wallet.wrongChain": "Cüzdanınız hâlâ başka bir ağda. {network} ağına geçin ve yeniden deneyin.",
+  "wallet.pendingRequest": "Cüzdanınızda bekleyen bir istek var: yanıtlamak için cüzdanınızı açın.",
+  "wallet.insufficientFunds":
+    "Cüzdanınız bu ödeme ve ağ ücreti için yeterli bakiye olmadığını söylüyor. Bakiye ekleyin ve yeniden deneyin.",
+  "wallet.disconnected": "Cüzdanınız ağa bağlı değil. Kontrol edin ve yeniden deneyin.",
+  "wallet.submitted": "Cüzdanınız transferi gönderdi. Ağın onaylaması bekleniyor…",
+  "wallet.confirmed": "Ağ transferinizi onayladı. Talep birazdan bunu gösterecek…",
+  "wallet.reverted":
+    "Transfer ağda başarısız oldu: cüzdanınızdan hiç USDC çıkmadı, yalnızca ağ ücreti harcandı. Yeniden denemek için Bu cüzdandan öde düğmesine basın.",
+  "wallet.replaced":
+    "Cüzdanınız bu transferi başka biriyle değiştirdi. Ödeme bir dakika içinde burada görünmezse yeniden denemek için Bu cüzdandan öde düğmesine basın.",
+  "wallet.dropped":
+    "Ağ bu transferi düşürdü: hiçbir şey ödenmedi. Yeniden denemek için Bu cüzdandan öde düğmesine basın.",
+  "wallet.stillPending":
+    "Transfer on dakikadır hâlâ bekliyor. Cüzdanınızda hızlandırın ya da iptal edin; gerekirse Bu cüzdandan öde yeniden kullanılabilir.",
+  "wallet.followElsewhere":
+    "Bu sayfanın transferinizi izleyebilmesi için cüzdanınızı yeniden {network} ağına geçirin.",
+  "funds.usdc":
+    "Bu cüzdanda {have} var: {amount} ödemek için {missing} daha gerekiyor. Cüzdana USDC ekleyin ya da başka bir cüzdandan yukarıdaki adrese ödeyin.",
+  "funds.fee":
+    "Bu cüzdanın ağ ücreti için yaklaşık {missing} daha ihtiyacı var. Biraz ekleyin ve yeniden deneyin.",
+  "funds.coin": "ağın kendi parasından {amount}",
   "copy.address": "Adres kopyalandı.",
   "copy.link": "Bağlantı kopyalandı.",
   "status.reconnecting": "Yeniden bağlanılıyor…",
@@ -900,7 +1067,35 @@ const ja: Catalogue = {
     "ウォレットで確認文に署名してください。ウォレットがあなたのものであることを証明するもので、お金は動きません。",
   "wallet.ready": "支払先アドレスの準備ができました。",
   "wallet.confirmTransfer": "ウォレットで送金を承認してください…",
-  "wallet.sent": "支払いを送りました。ネットワークの確認を待っています…",
+  "pay.reconnect": "ウォレットを再接続",
+  "wallet.attested": "お支払い元のウォレット: {account}",
+  "wallet.otherAccount":
+    "ウォレットはアカウント {actual} になっていますが、この支払いは {expected} 用に準備されています。ウォレットで {expected} に切り替えてから、もう一度お試しください。",
+  "wallet.notConnected":
+    "ウォレット {account} はこのブラウザーに接続されていません。再接続するか、そのウォレットから上のアドレスへ {amount} を送ってください。",
+  "wallet.wrongChain":
+    "ウォレットはまだ別のネットワークにあります。{network} に切り替えてから、もう一度お試しください。",
+  "wallet.pendingRequest": "ウォレットに未処理のリクエストがあります。ウォレットを開いて応答してください。",
+  "wallet.insufficientFunds":
+    "ウォレットによると、この支払いとネットワーク手数料に足りる残高がありません。入金してから、もう一度お試しください。",
+  "wallet.disconnected":
+    "ウォレットがネットワークに接続されていません。確認してから、もう一度お試しください。",
+  "wallet.submitted": "ウォレットが送金を送信しました。ネットワークの確認を待っています…",
+  "wallet.confirmed": "ネットワークが送金を確認しました。まもなくリクエストに反映されます…",
+  "wallet.reverted":
+    "送金はネットワーク上で失敗しました。ウォレットから USDC は出ておらず、ネットワーク手数料だけが使われました。「このウォレットで支払う」を押して、もう一度お試しください。",
+  "wallet.replaced":
+    "ウォレットがこの送金を別の送金に置き換えました。1 分以内にここに支払いが表示されない場合は、「このウォレットで支払う」を押して、もう一度お試しください。",
+  "wallet.dropped":
+    "ネットワークがこの送金を破棄しました。何も支払われていません。「このウォレットで支払う」を押して、もう一度お試しください。",
+  "wallet.stillPending":
+    "送金は 10 分たってもまだ待機中です。ウォレットで高速化するかキャンセルしてください。必要なら「このウォレットで支払う」を再び使えます。",
+  "wallet.followElsewhere": "このページが送金を追跡できるよう、ウォレットを {network} に戻してください。",
+  "funds.usdc":
+    "このウォレットの残高は {have} です。{amount} を支払うにはあと {missing} 必要です。USDC を追加するか、別のウォレットから上のアドレスへ支払ってください。",
+  "funds.fee":
+    "このウォレットはネットワーク手数料にあと約 {missing} 必要です。少し追加してから、もう一度お試しください。",
+  "funds.coin": "ネットワーク独自の通貨 {amount}",
   "copy.address": "アドレスをコピーしました。",
   "copy.link": "リンクをコピーしました。",
   "status.reconnecting": "再接続しています…",
@@ -1019,7 +1214,29 @@ const zhCN: Catalogue = {
   "wallet.sign": "请在钱包中签署声明：它证明钱包属于您，不会转移任何资金。",
   "wallet.ready": "您的付款地址已就绪。",
   "wallet.confirmTransfer": "请在钱包中确认转账…",
-  "wallet.sent": "付款已发送。正在等待网络确认…",
+  "pay.reconnect": "重新连接钱包",
+  "wallet.attested": "付款钱包：{account}",
+  "wallet.otherAccount":
+    "你的钱包当前是账户 {actual}，但这笔付款是为 {expected} 设置的。请在钱包中切换到 {expected}，然后重试。",
+  "wallet.notConnected":
+    "你的钱包 {account} 未在此浏览器中连接。请重新连接，或从该钱包向上面的地址发送 {amount}。",
+  "wallet.wrongChain": "你的钱包仍在其他网络上。请切换到 {network}，然后重试。",
+  "wallet.pendingRequest": "你的钱包中已有一个待处理的请求：请打开钱包处理它。",
+  "wallet.insufficientFunds": "你的钱包显示余额不足以支付这笔款项和网络手续费。请充值后重试。",
+  "wallet.disconnected": "你的钱包未连接到网络。请检查后重试。",
+  "wallet.submitted": "你的钱包已发送转账。正在等待网络确认…",
+  "wallet.confirmed": "网络已确认你的转账。付款请求稍后就会显示…",
+  "wallet.reverted":
+    "转账在网络上失败了：你的钱包没有转出任何 USDC，只花费了网络手续费。请点击“用此钱包付款”重试。",
+  "wallet.replaced":
+    "你的钱包用另一笔转账替换了这笔转账。如果一分钟内这里没有显示付款，请点击“用此钱包付款”重试。",
+  "wallet.dropped": "网络丢弃了这笔转账：没有支付任何款项。请点击“用此钱包付款”重试。",
+  "wallet.stillPending": "转账十分钟后仍在等待。请在钱包中加速或取消它；如有需要，“用此钱包付款”已重新可用。",
+  "wallet.followElsewhere": "请把钱包切换回 {network}，以便此页面跟踪你的转账。",
+  "funds.usdc":
+    "此钱包有 {have}：支付 {amount} 还差 {missing}。请向其中添加 USDC，或用另一个钱包向上面的地址付款。",
+  "funds.fee": "此钱包还需要约 {missing} 用于网络手续费。请充值一点后重试。",
+  "funds.coin": "{amount} 网络自有代币",
   "copy.address": "地址已复制。",
   "copy.link": "链接已复制。",
   "status.reconnecting": "正在重新连接…",

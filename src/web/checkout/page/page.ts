@@ -11,14 +11,16 @@ export const status = $<HTMLElement>("#status")
 export const sandbox = document.body.dataset.sandbox === "true"
 
 /**
- * The last read rendered, the wallet the payer connected (none until then), and a payment sent from this page
- * that the request has not shown yet (what had been received when it left, and until when to wait for it).
+ * The last read rendered, the wallet the payer connected (none until then), the account this browser attested
+ * for the request (kept across reloads), and a payment sent from this page that the request has not shown yet
+ * (what had been received when it left, and until when to wait for it; no end while the page follows it).
  */
 export const state: {
   current: PayerRead | undefined
   wallet: { provider: Eip1193; account: string } | undefined
+  attested: string | undefined
   sending: { receivedBefore: string; until: number } | undefined
-} = { current: undefined, wallet: undefined, sending: undefined }
+} = { current: undefined, wallet: undefined, attested: undefined, sending: undefined }
 
 /** What the live region says now: a message (said again when the language changes) or a wallet's own words. */
 let said: { readonly text: string | Msg; readonly tone: "info" | "error" } = { text: "", tone: "info" }

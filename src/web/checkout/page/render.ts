@@ -151,41 +151,59 @@ const isOpen = (read: PayerRead | undefined) =>
  * second click would pay twice), and "Pay from this wallet" only with a wallet connected in this browser.
  */
 export const refreshPayButtons = () => {
-  const { current, sending, wallet } = state
+  const { current, sending, wallet, attested } = state
   const leaving = document.querySelector(`:is(${PAY_BUTTONS})[data-busy]`) !== null
   const onItsWay = sending !== undefined || leaving
+  const amount =
+    current === undefined
+      ? t("reason.theAmount")
+      : money(owed(current.amount_base_units, current.received_base_units))
   const walletReason = leaving
     ? t("reason.sending")
     : onItsWay
       ? t("reason.onItsWay")
       : wallet === undefined
-        ? t("reason.noWallet", {
-            amount:
-              current === undefined
-                ? t("reason.theAmount")
-                : money(owed(current.amount_base_units, current.received_base_units))
-          })
+        ? attested === undefined
+          ? t("reason.noWallet", { amount })
+          : t("wallet.notConnected", { account: attested, amount })
         : ""
   for (const button of document.querySelectorAll<HTMLButtonElement>(PAY_BUTTONS))
     button.disabled =
       !isOpen(current) || onItsWay || (button.id === "pay-from-wallet" && wallet === undefined)
   $("#pay-reason").textContent = walletReason
   $("#sandbox-reason").textContent = onItsWay ? t("reason.sandboxOnItsWay") : ""
+  // The attested wallet, named; a way to reconnect it when this browser's wallet is not (or not yet) on it.
+  $("#wallet-line").hidden = attested === undefined
+  $("#wallet-line").textContent = attested === undefined ? "" : t("wallet.attested", { account: attested })
+  $("#reconnect-wallet").hidden = attested === undefined || wallet !== undefined || !isOpen(current)
+  if (wallet === undefined) $("#wallet-funds").textContent = ""
 }
 
-/** A payment just left this page: pay buttons wait for the request to show it (or two minutes). */
-export const paymentSent = () => {
+/**
+ * A payment just left this page: pay buttons wait for the request to show it, or for `waitMs` (two minutes);
+ * `null` waits with no end, for a transfer the page follows itself until it says how it ended (`release`).
+ */
+export const paymentSent = (waitMs: number | null = 120_000) => {
   const { current } = state
   if (current === undefined) return
-  const until = Date.now() + 120_000
-  state.sending = { receivedBefore: current.received_base_units, until }
-  setTimeout(() => {
-    if (state.sending?.until === until) {
+  const sending = { receivedBefore: current.received_base_units, until: Number.POSITIVE_INFINITY }
+  state.sending = sending
+  if (waitMs !== null) release(sending, waitMs)
+  refreshPayButtons()
+}
+
+/** The pay buttons come back after `ms` for this payment (none if another has left since, or it has arrived). */
+export const release = (sending: NonNullable<typeof state.sending>, ms: number) => {
+  const until = Date.now() + ms
+  sending.until = until
+  const free = () => {
+    if (state.sending === sending && sending.until === until) {
       state.sending = undefined
       refreshPayButtons()
     }
-  }, 120_000)
-  refreshPayButtons()
+  }
+  if (ms <= 0) free()
+  else setTimeout(free, ms)
 }
 
 export const render = (read: PayerRead) => {

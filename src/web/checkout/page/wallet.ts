@@ -20,3 +20,24 @@ export const discoverWallet = (): Promise<Eip1193 | undefined> =>
       resolve(found ?? (window as unknown as { ethereum?: Eip1193 }).ethereum)
     }, 150)
   })
+
+const walletKey = (requestId: string) => `checkout-wallet:${requestId}`
+
+/**
+ * The account this browser attested for a request, kept in localStorage so a reload reconnects to it without a
+ * prompt; storage that refuses only costs the silent reconnect.
+ */
+export const rememberWallet = (requestId: string, account: string) => {
+  try {
+    localStorage.setItem(walletKey(requestId), account)
+  } catch {
+    // Not kept: the payer reconnects with the button after a reload.
+  }
+}
+export const rememberedWallet = (requestId: string): string | undefined => {
+  try {
+    return localStorage.getItem(walletKey(requestId)) ?? undefined
+  } catch {
+    return undefined
+  }
+}
