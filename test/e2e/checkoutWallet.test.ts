@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { Option } from "effect"
@@ -74,7 +74,13 @@ const rpc = async (method: string, params: unknown): Promise<unknown> => {
 
 /** A page with a wallet on `first` (and on `chainId`): answers the page's EIP-1193 requests, records them all. */
 const openWallet = async (first: PrivateKeyAccount, chainId = RIGHT_CHAIN) => {
-  const wallet = { account: first, chainId }
+  /** `replace`/`drop`: the next transfer is never broadcast; its hash is known (with a nonce) or not at all. */
+  const wallet: { account: PrivateKeyAccount; chainId: string; fake: "replace" | "drop" | undefined } = {
+    account: first,
+    chainId,
+    fake: undefined
+  }
+  const pending = new Map<string, bigint>()
   const asked: Array<string> = []
   const sends: Array<{ hash: Hex; chainId: string; from: string }> = []
   const context: BrowserContext = await browser.newContext({ viewport: { width: 360, height: 780 } })
@@ -114,6 +120,19 @@ const openWallet = async (first: PrivateKeyAccount, chainId = RIGHT_CHAIN) => {
       }
       case "eth_sendTransaction": {
         const tx = args.params?.[0] as { to: Hex; data: Hex; from: string }
+        if (wallet.fake !== undefined) {
+          const hash = `0x${randomBytes(32).toString("hex")}` as Hex
+          if (wallet.fake === "replace")
+            pending.set(
+              hash,
+              await local.chain
+                .getTransactionCount({ address: account.address, blockTag: "pending" })
+                .then(BigInt)
+            )
+          wallet.fake = undefined
+          sends.push({ hash, chainId: wallet.chainId, from: tx.from })
+          return hash
+        }
         const client = createWalletClient({
           account,
           chain: anvilChain({ chainId: 10143, rpcUrl: local.node.rpcUrl }),
@@ -123,6 +142,12 @@ const openWallet = async (first: PrivateKeyAccount, chainId = RIGHT_CHAIN) => {
         const hash = await client.sendTransaction({ to: tx.to, data: tx.data, gas: 100_000n })
         sends.push({ hash, chainId: wallet.chainId, from: tx.from })
         return hash
+      }
+      case "eth_getTransactionByHash": {
+        // A transfer waiting in the wallet's own pool: known, with its nonce, until that nonce is used.
+        const nonce = pending.get(String(args.params?.[0]))
+        if (nonce !== undefined) return { hash: args.params?.[0], nonce: `0x${nonce.toString(16)}` }
+        return rpc(args.method, args.params)
       }
       default:
         return rpc(args.method, args.params)
@@ -150,7 +175,19 @@ const openWallet = async (first: PrivateKeyAccount, chainId = RIGHT_CHAIN) => {
       }))
     )`)
   const prompts = () => asked.filter((m) => PROMPTS.has(m)).length
-  return { page, context, wallet, asked, sends, foreign, errors, click, clicks: () => clicks, prompts }
+  return {
+    page,
+    context,
+    wallet,
+    pending,
+    asked,
+    sends,
+    foreign,
+    errors,
+    click,
+    clicks: () => clicks,
+    prompts
+  }
 }
 
 const createRequest = async (amount: string) => {
@@ -349,4 +386,40 @@ describe("the payer's wallet path", () => {
     expect(g.errors).toEqual([])
     await g.context.close()
   }, 90_000)
+
+  it("says a replaced transfer and a dropped one in plain words, and gives pay back each time", async () => {
+    const request = await createRequest("1.000000")
+    const account = await payer(1_000_000n)
+    const w = await openWallet(account)
+    await connect(w, request.checkout_url)
+    // Replaced: the wallet's pool holds the transfer, then another transaction of the account takes its nonce.
+    w.wallet.fake = "replace"
+    await w.click("#pay-from-wallet")
+    await waitForText(w.page, "#status", "startsWith", "Your wallet sent the transfer")
+    expect(await w.page.isDisabled("#pay-from-wallet")).toBe(true)
+    const hash = w.sends[0]!.hash
+    while (w.asked.filter((m) => m === "eth_getTransactionByHash").length === 0)
+      await new Promise((r) => setTimeout(r, 100))
+    const nonce = w.pending.get(hash)!
+    w.pending.delete(hash)
+    const client = createWalletClient({
+      account,
+      chain: anvilChain({ chainId: 10143, rpcUrl: local.node.rpcUrl }),
+      transport: http(local.node.rpcUrl)
+    })
+    await client.sendTransaction({ to: account.address, value: 0n, nonce: Number(nonce) })
+    await waitForText(w.page, "#status", "startsWith", "Your wallet replaced this transfer with another one.")
+    expect(await w.page.getAttribute("#status", "data-tone")).toBe("error")
+    await w.page.waitForSelector("#pay-from-wallet:enabled")
+    // Dropped: a hash the network never learns of, given up after the page's bound (60 s).
+    w.wallet.fake = "drop"
+    await w.click("#pay-from-wallet")
+    await waitForText(w.page, "#status", "startsWith", "Your wallet sent the transfer")
+    await waitForText(w.page, "#status", "startsWith", "The network dropped this transfer", 75_000)
+    await w.page.waitForSelector("#pay-from-wallet:enabled")
+    expect(await w.page.textContent("#owed")).toBe("1.00 USDC")
+    await axe(w.page, "dropped")
+    expect(w.errors).toEqual([])
+    await w.context.close()
+  }, 150_000)
 })
