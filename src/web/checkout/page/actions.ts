@@ -236,7 +236,7 @@ const said = (lacking: Shortfall, chainId: number): Msg => {
   return { id: "funds.fee", params: { missing } }
 }
 
-const ENDINGS: Record<Exclude<Outcome, "confirmed">, Msg["id"]> = {
+const ENDINGS: Record<Exclude<Outcome, "confirmed" | "unanswered">, Msg["id"]> = {
   reverted: "wallet.reverted",
   replaced: "wallet.replaced",
   dropped: "wallet.dropped",
@@ -258,6 +258,8 @@ const follow = async (provider: Eip1193, account: string, hash: string, chainId:
     return
   }
   if (sending !== undefined && state.sending === sending) release(sending, 0)
+  // Not followed (the wallet would not say): nothing is concluded; the request shows the money if it arrives.
+  if (outcome === "unanswered") return
   say({ id: ENDINGS[outcome] }, "error")
   void checkFunds()
 }

@@ -19,6 +19,8 @@ export const TRANSFER_GAS = 100_000n
 export const POLL_MS = 1_000
 /** A transfer the wallet's node has never shown (or no longer shows) for this long is dropped. */
 export const DROP_AFTER_MS = 60_000
+/** A wallet that cannot be asked about its transfer for this long is no longer followed (pay comes back). */
+export const UNANSWERED_MS = 120_000
 /** Past this, a transfer still waiting is left to the wallet: the payer can speed it up or cancel it there. */
 export const FOLLOW_FOR_MS = 10 * 60_000
 
@@ -93,7 +95,7 @@ export const shortfall = async (
 }
 
 /** How a transfer ended, as far as this page follows it. */
-export type Outcome = "confirmed" | "reverted" | "replaced" | "dropped" | "pending"
+export type Outcome = "confirmed" | "reverted" | "replaced" | "dropped" | "pending" | "unanswered"
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -101,7 +103,8 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
  * Follows a transfer the wallet sent to its receipt on the request's chain, through the wallet's provider:
  * `eth_getTransactionReceipt` every `POLL_MS`; while there is none, `eth_getTransactionByHash` for its nonce. A
  * receipt with status 0 is a revert; a transaction gone from the node after its nonce was used (the account's
- * count passed it) is replaced; one unknown for `DROP_AFTER_MS` is dropped. Only looked up on the request's chain:
+ * count passed it) is replaced; one unknown for `DROP_AFTER_MS` is dropped; a wallet that does not answer these
+ * reads for `UNANSWERED_MS` is no longer followed. Only looked up on the request's chain:
  * while the wallet is elsewhere nothing is concluded and `elsewhere` is told.
  */
 export const followTransfer = async (
@@ -113,6 +116,7 @@ export const followTransfer = async (
 ): Promise<Outcome> => {
   const started = Date.now()
   let seen = started
+  let answered = started
   let nonce: bigint | undefined
   const receipt = async () =>
     (await provider.request({ method: "eth_getTransactionReceipt", params: [hash] })) as {
@@ -127,6 +131,7 @@ export const followTransfer = async (
         continue
       }
       const got = await receipt()
+      answered = Date.now()
       if (got !== null && got !== undefined) return big(got.status) === 1n ? "confirmed" : "reverted"
       const tx = (await provider.request({ method: "eth_getTransactionByHash", params: [hash] })) as {
         nonce?: string
@@ -143,7 +148,9 @@ export const followTransfer = async (
       }
       if (Date.now() - seen > DROP_AFTER_MS) return "dropped"
     } catch {
-      // A wallet or node hiccup: asked again at the next poll; the bounds still hold.
+      // A wallet or node hiccup: asked again at the next poll. A wallet that never answers these reads is left
+      // after UNANSWERED_MS, as the page did before it followed transfers.
+      if (Date.now() - answered > UNANSWERED_MS) return "unanswered"
     }
     await pause(POLL_MS)
   }
