@@ -75,11 +75,13 @@ const rpc = async (method: string, params: unknown): Promise<unknown> => {
 /** A page with a wallet on `first` (and on `chainId`): answers the page's EIP-1193 requests, records them all. */
 const openWallet = async (first: PrivateKeyAccount, chainId = RIGHT_CHAIN) => {
   /** `replace`/`drop`: the next transfer is never broadcast; its hash is known (with a nonce) or not at all. */
-  const wallet: { account: PrivateKeyAccount; chainId: string; fake: "replace" | "drop" | undefined } = {
-    account: first,
-    chainId,
-    fake: undefined
-  }
+  const wallet: {
+    account: PrivateKeyAccount
+    chainId: string
+    fake: "replace" | "drop" | undefined
+    /** The wallet's refusal of the next transfer, as its node gave it. */
+    refuse: { code: number; message: string } | undefined
+  } = { account: first, chainId, fake: undefined, refuse: undefined }
   const pending = new Map<string, bigint>()
   const asked: Array<string> = []
   const sends: Array<{ hash: Hex; chainId: string; from: string }> = []
@@ -120,6 +122,11 @@ const openWallet = async (first: PrivateKeyAccount, chainId = RIGHT_CHAIN) => {
       }
       case "eth_sendTransaction": {
         const tx = args.params?.[0] as { to: Hex; data: Hex; from: string }
+        if (wallet.refuse !== undefined) {
+          const { code, message } = wallet.refuse
+          wallet.refuse = undefined
+          throw Object.assign(new Error(message), { code })
+        }
         if (wallet.fake !== undefined) {
           const hash = `0x${randomBytes(32).toString("hex")}` as Hex
           if (wallet.fake === "replace")
@@ -422,4 +429,43 @@ describe("the payer's wallet path", () => {
     expect(w.errors).toEqual([])
     await w.context.close()
   }, 150_000)
+
+  it("says a wallet's refusals in sentences, never in its RPC words", async () => {
+    const request = await createRequest("1.000000")
+    const account = await payer(1_000_000n)
+    const w = await openWallet(account)
+    await connect(w, request.checkout_url)
+    const refusals = [
+      {
+        code: -32000,
+        message: "insufficient funds for gas * price + value: balance 0, tx cost 210000000000000",
+        said: "Your wallet says it does not hold enough to pay this and the network fee. Add funds, then try again."
+      },
+      {
+        code: 4001,
+        message: "User rejected the request.",
+        said: "You declined in your wallet. Try again when you are ready."
+      },
+      {
+        code: -32002,
+        message: "Request of type 'eth_sendTransaction' already pending",
+        said: "Your wallet already has a request waiting: open your wallet to answer it."
+      },
+      {
+        code: -32603,
+        message: "execution reverted: 0x08c379a0",
+        said: "Your wallet could not do that. Try again."
+      }
+    ]
+    for (const refusal of refusals) {
+      w.wallet.refuse = { code: refusal.code, message: refusal.message }
+      await w.click("#pay-from-wallet")
+      await waitForText(w.page, "#status", "equals", refusal.said)
+      expect(await w.page.getAttribute("#status", "data-tone")).toBe("error")
+      await w.page.waitForSelector("#pay-from-wallet:enabled")
+    }
+    expect(w.sends).toEqual([])
+    expect(await w.page.textContent("main")).not.toMatch(/insufficient funds for|0x08c379a0|already pending/)
+    await w.context.close()
+  }, 90_000)
 })
