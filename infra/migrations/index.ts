@@ -42,6 +42,7 @@ import auditLog from "./0041_audit_log"
 import payoutAddressHold from "./0042_payout_address_hold"
 import listSearch from "./0043_list_search"
 import webhookSecretRotation from "./0044_webhook_secret_rotation"
+import memberNoticePreferences from "./0045_member_notice_preferences"
 import accountSummary from "./0047_account_summary"
 import needingAttentionIndex from "./0048_needing_attention_index"
 
@@ -90,6 +91,7 @@ export const migrations = {
   "0042_payout_address_hold": payoutAddressHold,
   "0043_list_search": listSearch,
   "0044_webhook_secret_rotation": webhookSecretRotation,
+  "0045_member_notice_preferences": memberNoticePreferences,
   "0047_account_summary": accountSummary,
   "0048_needing_attention_index": needingAttentionIndex
 }

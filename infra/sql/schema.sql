@@ -241,6 +241,34 @@ begin
 end $$;
 
 --
+-- Name: queue_member_notice(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.queue_member_notice() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if tg_table_name = 'deposit_requests' then
+    insert into pending_notices (account_id, kind, cause, subject_id, code, occurred_at)
+    values (new.account_id, 'request_paused', 'request_paused:' || new.id || ':' || new.version, new.id,
+            new.snapshot #>> '{context,attention,code}', now())
+    on conflict (cause) do nothing;
+  elsif tg_table_name = 'held_transfers' then
+    insert into pending_notices (account_id, kind, cause, subject_id, code, occurred_at)
+    select r.account_id, 'return_held', 'return_held:' || new.command_id || ':' || new.held_at, new.deposit_request_id,
+           new.code, now()
+    from deposit_requests r where r.id = new.deposit_request_id
+    on conflict (cause) do nothing;
+  elsif tg_table_name = 'webhook_deliveries' then
+    insert into pending_notices (account_id, kind, cause, subject_id, code, occurred_at)
+    values (new.account_id, 'endpoint_failing', 'series_failed:' || new.job_id, new.endpoint_id, 'series_failed', now())
+    on conflict (cause) do nothing;
+  end if;
+  return null;
+end
+$$;
+
+--
 -- Name: refuse_audit_log_change(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -612,6 +640,18 @@ CREATE TABLE public.member_invites (
 );
 
 --
+-- Name: member_notice_preferences; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.member_notice_preferences (
+    member_id uuid NOT NULL,
+    kind text NOT NULL,
+    enabled boolean NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT member_notice_preferences_kind_check CHECK ((kind = ANY (ARRAY['request_paused'::text, 'endpoint_failing'::text, 'return_held'::text])))
+);
+
+--
 -- Name: members; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -622,6 +662,15 @@ CREATE TABLE public.members (
     created_at timestamp with time zone NOT NULL,
     invited_by uuid,
     removed_at timestamp with time zone
+);
+
+--
+-- Name: notice_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.notice_deliveries (
+    notice_id bigint NOT NULL,
+    member_id uuid NOT NULL
 );
 
 --
@@ -686,6 +735,35 @@ CREATE TABLE public.payout_addresses (
     disabled_at timestamp with time zone,
     disabled_reason text,
     held_until timestamp with time zone
+);
+
+--
+-- Name: pending_notices; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.pending_notices (
+    id bigint NOT NULL,
+    account_id uuid NOT NULL,
+    kind text NOT NULL,
+    cause text NOT NULL,
+    subject_id uuid NOT NULL,
+    code text,
+    occurred_at timestamp with time zone NOT NULL,
+    sent_at timestamp with time zone,
+    CONSTRAINT pending_notices_kind_check CHECK ((kind = ANY (ARRAY['request_paused'::text, 'endpoint_failing'::text, 'return_held'::text])))
+);
+
+--
+-- Name: pending_notices_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.pending_notices ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.pending_notices_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 --
@@ -1041,11 +1119,25 @@ ALTER TABLE ONLY public.member_invites
     ADD CONSTRAINT member_invites_token_digest_key UNIQUE (token_digest);
 
 --
+-- Name: member_notice_preferences member_notice_preferences_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.member_notice_preferences
+    ADD CONSTRAINT member_notice_preferences_pkey PRIMARY KEY (member_id, kind);
+
+--
 -- Name: members members_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.members
     ADD CONSTRAINT members_pkey PRIMARY KEY (id);
+
+--
+-- Name: notice_deliveries notice_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notice_deliveries
+    ADD CONSTRAINT notice_deliveries_pkey PRIMARY KEY (notice_id, member_id);
 
 --
 -- Name: outbox outbox_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1074,6 +1166,20 @@ ALTER TABLE ONLY public.passkeys
 
 ALTER TABLE ONLY public.payout_addresses
     ADD CONSTRAINT payout_addresses_pkey PRIMARY KEY (id);
+
+--
+-- Name: pending_notices pending_notices_cause_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.pending_notices
+    ADD CONSTRAINT pending_notices_cause_key UNIQUE (cause);
+
+--
+-- Name: pending_notices pending_notices_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.pending_notices
+    ADD CONSTRAINT pending_notices_pkey PRIMARY KEY (id);
 
 --
 -- Name: rate_limit_buckets rate_limit_buckets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1445,6 +1551,18 @@ CREATE INDEX payout_addresses_account ON public.payout_addresses USING btree (ac
 CREATE INDEX payout_addresses_account_address ON public.payout_addresses USING btree (account_id, lower(address));
 
 --
+-- Name: pending_notices_sent; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX pending_notices_sent ON public.pending_notices USING btree (sent_at) WHERE (sent_at IS NOT NULL);
+
+--
+-- Name: pending_notices_unsent; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX pending_notices_unsent ON public.pending_notices USING btree (account_id, id) WHERE (sent_at IS NULL);
+
+--
 -- Name: sign_in_attempts_client; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1559,6 +1677,24 @@ CREATE INDEX webhook_jobs_unpublished ON public.webhook_jobs USING btree (create
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION public.refuse_audit_log_change();
 
 --
+-- Name: deposit_requests deposit_requests_paused_notice; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER deposit_requests_paused_notice AFTER UPDATE OF status ON public.deposit_requests FOR EACH ROW WHEN (((new.status = 'needs_attention'::text) AND (old.status IS DISTINCT FROM 'needs_attention'::text))) EXECUTE FUNCTION public.queue_member_notice();
+
+--
+-- Name: held_transfers held_transfers_return_notice; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER held_transfers_return_notice AFTER INSERT ON public.held_transfers FOR EACH ROW WHEN (((new.payload ->> 'type'::text) = 'return'::text)) EXECUTE FUNCTION public.queue_member_notice();
+
+--
+-- Name: webhook_deliveries webhook_deliveries_failed_notice; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_deliveries_failed_notice AFTER INSERT ON public.webhook_deliveries FOR EACH ROW WHEN ((new.outcome = 'failed'::text)) EXECUTE FUNCTION public.queue_member_notice();
+
+--
 -- Name: api_keys api_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1657,6 +1793,13 @@ ALTER TABLE ONLY public.member_invites
     ADD CONSTRAINT member_invites_invited_by_fkey FOREIGN KEY (invited_by) REFERENCES public.members(id);
 
 --
+-- Name: member_notice_preferences member_notice_preferences_member_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.member_notice_preferences
+    ADD CONSTRAINT member_notice_preferences_member_id_fkey FOREIGN KEY (member_id) REFERENCES public.members(id) ON DELETE CASCADE;
+
+--
 -- Name: members members_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1669,6 +1812,13 @@ ALTER TABLE ONLY public.members
 
 ALTER TABLE ONLY public.members
     ADD CONSTRAINT members_invited_by_fkey FOREIGN KEY (invited_by) REFERENCES public.members(id);
+
+--
+-- Name: notice_deliveries notice_deliveries_notice_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notice_deliveries
+    ADD CONSTRAINT notice_deliveries_notice_id_fkey FOREIGN KEY (notice_id) REFERENCES public.pending_notices(id) ON DELETE CASCADE;
 
 --
 -- Name: passkeys passkeys_member_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

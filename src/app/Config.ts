@@ -20,6 +20,7 @@ import { attachmentSettings } from "../../services/merchants/Attachments"
 import { signUpSetting } from "../../services/merchants/Members"
 import { payoutAddressHoldSetting } from "../../services/merchants/MerchantResources"
 import { signInLimits } from "../../services/merchants/SignInAttempts"
+import { noticeBatchWindowMs } from "../../services/merchants/MemberNotices"
 import { objectStoreSettings } from "../../services/platform/objectStore/ObjectStore"
 
 /**
@@ -43,7 +44,8 @@ export const appConfig = Config.all([
     instanceId: instanceIdSetting,
     webhooksAllowPrivate: webhooksAllowPrivateSetting,
     signUp: signUpSetting,
-    payoutAddressHoldSeconds: payoutAddressHoldSetting
+    payoutAddressHoldSeconds: payoutAddressHoldSetting,
+    noticeBatchWindowMs
   }),
   signInLimits,
   tracingSettings,

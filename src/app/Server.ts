@@ -6,6 +6,7 @@ import { Accounts } from "../../services/merchants/Accounts"
 import { Members } from "../../services/merchants/Members"
 import { AuditLog } from "../../services/merchants/AuditLog"
 import { AuditLogSweeperLive } from "../../services/merchants/AuditLogSweeper"
+import { MemberNotices, MemberNoticesLive } from "../../services/merchants/MemberNotices"
 import { SecurityNotices } from "../../services/merchants/SecurityNotices"
 import { ActorHost } from "../../services/actors/ActorHost"
 import { ChainEndpoints } from "../../services/chain/ChainEndpoints"
@@ -204,6 +205,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     Members.Default,
     AuditLog.Default,
     SecurityNotices.Default,
+    MemberNotices.Default,
     Attachments.Default,
     Passkeys.Default,
     DepositRequests.Default,
@@ -241,7 +243,8 @@ export const WorkersLive = Layer.mergeAll(
   TreasuryLive,
   AttachmentSweeperLive,
   StepHistorySweeperLive,
-  AuditLogSweeperLive
+  AuditLogSweeperLive,
+  MemberNoticesLive
 )
 
 /**

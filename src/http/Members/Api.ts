@@ -11,6 +11,7 @@ import {
   ServiceUnavailable,
   Unauthenticated
 } from "../Errors"
+import type { NoticeKind } from "../../../services/merchants/MemberNotices"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Timestamp } from "../../../services/domain/Timestamp"
 import { SESSIONS_ONLY, IdParam, ListOf, StrictStruct, withExample } from "../Schemas"
@@ -51,6 +52,39 @@ export const SessionInfo = Schema.Struct({
   current: Schema.Boolean.annotations({ description: "True for the session making this request." })
 }).annotations({ identifier: "SessionInfo", description: "A dashboard session of the calling member." })
 
+const KIND_DESCRIPTIONS = {
+  request_paused: "A deposit request entered `needs_attention` (the mail names its attention code).",
+  endpoint_failing:
+    "A webhook endpoint's delivery series failed for good after its last attempt, or every delivery to it has failed for an hour.",
+  return_held: "A return or recovery to a payer was held (for example `payer_wallet_blocked`)."
+} as const satisfies Record<NoticeKind, string>
+
+export const NoticePreferences = withExample(
+  Schema.Struct({
+    request_paused: Schema.Boolean.annotations({ description: KIND_DESCRIPTIONS.request_paused }),
+    endpoint_failing: Schema.Boolean.annotations({ description: KIND_DESCRIPTIONS.endpoint_failing }),
+    return_held: Schema.Boolean.annotations({ description: KIND_DESCRIPTIONS.return_held })
+  }).annotations({
+    identifier: "NoticePreferences",
+    description:
+      "Which notices the calling member is mailed, per kind (every kind is on until turned off). Notices are batched: the first one of a burst waits `NOTICE_BATCH_WINDOW_MS` (default 60 s), then one mail lists them all."
+  }),
+  { request_paused: true, endpoint_failing: true, return_held: false }
+)
+
+export const NoticePreferencesChange = withExample(
+  StrictStruct({
+    request_paused: Schema.optional(Schema.Boolean),
+    endpoint_failing: Schema.optional(Schema.Boolean),
+    return_held: Schema.optional(Schema.Boolean)
+  }).annotations({
+    identifier: "NoticePreferencesChange",
+    description:
+      "The kinds to turn on (true) or off (false); kinds not named stay as they are. Any other field: 400."
+  }),
+  { request_paused: false }
+)
+
 export class MembersApi extends HttpApiGroup.make("members")
   .add(
     HttpApiEndpoint.get("me", "/account/member")
@@ -60,6 +94,28 @@ export class MembersApi extends HttpApiGroup.make("members")
       .annotate(
         OpenApi.Description,
         `${SESSIONS_ONLY} A session the operator's CLI issued belongs to no member: 404 \`member_not_found\`.`
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("notices", "/account/member/notices")
+      .addSuccess(NoticePreferences)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Read which notices the calling member is mailed")
+      .annotate(
+        OpenApi.Description,
+        `${SESSIONS_ONLY} A session the operator's CLI issued belongs to no member: 404 \`member_not_found\`.`
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("updateNotices", "/account/member/notices")
+      .setPayload(NoticePreferencesChange)
+      .addSuccess(NoticePreferences)
+      .addError(NotFound)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Turn kinds of notice on or off for the calling member")
+      .annotate(
+        OpenApi.Description,
+        `${SESSIONS_ONLY} Only the caller's own choices change; a mail already on its way is not recalled, a burst not yet mailed follows the new choice. An unknown kind answers 400 \`invalid_request\`; a session without a member 404 \`member_not_found\`.`
       )
   )
   .add(

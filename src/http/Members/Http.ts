@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { type IdPrefix, toId, uuidFromId } from "../../../services/domain/PrefixedId"
+import { MemberNotices } from "../../../services/merchants/MemberNotices"
 import { type Invite, Members } from "../../../services/merchants/Members"
 import { Api } from "../Api"
 import { requireSession } from "../middleware/Authentication"
@@ -34,11 +35,24 @@ const inviteWire = (invite: Invite) => ({
 export const MembersLive = HttpApiBuilder.group(Api, "members", (handlers) =>
   Effect.gen(function* () {
     const members = yield* Members
+    const notices = yield* MemberNotices
     return handlers
       .handle("me", () =>
         Effect.gen(function* () {
           const identity = yield* requireSession(what)
           return memberWire(yield* members.getMember(identity.accountId, identity.memberId))
+        })
+      )
+      .handle("notices", () =>
+        Effect.gen(function* () {
+          const identity = yield* requireMember
+          return yield* notices.preferences(identity.memberId)
+        })
+      )
+      .handle("updateNotices", ({ payload }) =>
+        Effect.gen(function* () {
+          const identity = yield* requireMember
+          return yield* notices.setPreferences(identity.memberId, payload)
         })
       )
       .handle("list", () =>
