@@ -123,6 +123,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/member/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read which notices the calling member is mailed
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. A session the operator's CLI issued belongs to no member: 404 `member_not_found`.
+         */
+        get: operations["members.notices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn kinds of notice on or off for the calling member
+         * @description Dashboard sessions only: an API key here answers 401 `identity_unauthorized`. Body limit 16 KiB. Only the caller's own choices change; a mail already on its way is not recalled, a burst not yet mailed follows the new choice. An unknown kind answers 400 `invalid_request`; a session without a member 404 `member_not_found`.
+         */
+        patch: operations["members.updateNotices"];
+        trace?: never;
+    };
     "/v1/account/members": {
         parameters: {
             query?: never;
@@ -1582,6 +1606,33 @@ export interface components {
             passkeys: number;
         };
         mem_id: string;
+        /**
+         * @description Which notices the calling member is mailed, per kind (every kind is on until turned off). Notices are batched: the first one of a burst waits `NOTICE_BATCH_WINDOW_MS` (default 60 s), then one mail lists them all.
+         * @example {
+         *       "request_paused": true,
+         *       "endpoint_failing": true,
+         *       "return_held": false
+         *     }
+         */
+        NoticePreferences: {
+            /** @description A deposit request entered `needs_attention` (the mail names its attention code). */
+            request_paused: boolean;
+            /** @description A webhook endpoint's delivery series failed for good after its last attempt, or every delivery to it has failed for an hour. */
+            endpoint_failing: boolean;
+            /** @description A return or recovery to a payer was held (for example `payer_wallet_blocked`). */
+            return_held: boolean;
+        };
+        /**
+         * @description The kinds to turn on (true) or off (false); kinds not named stay as they are. Any other field: 400.
+         * @example {
+         *       "request_paused": false
+         *     }
+         */
+        NoticePreferencesChange: {
+            request_paused?: boolean;
+            endpoint_failing?: boolean;
+            return_held?: boolean;
+        };
         /** @description Error envelope. `error.code` is one of: `invalid_state`. */
         InvalidState: {
             error: {
@@ -3297,6 +3348,131 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "members.notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Which notices the calling member is mailed, per kind (every kind is on until turned off). Notices are batched: the first one of a burst waits `NOTICE_BATCH_WINDOW_MS` (default 60 s), then one mail lists them all. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoticePreferences"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"] | components["schemas"]["IdentityUnauthorized"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "members.updateNotices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoticePreferencesChange"];
+            };
+        };
+        responses: {
+            /** @description Which notices the calling member is mailed, per kind (every kind is on until turned off). Notices are batched: the first one of a burst waits `NOTICE_BATCH_WINDOW_MS` (default 60 s), then one mail lists them all. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoticePreferences"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"] | components["schemas"]["IdentityUnauthorized"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
             /** @description RateLimited */
