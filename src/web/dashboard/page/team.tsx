@@ -1,7 +1,7 @@
 import { type PublicKeyCredentialCreationOptionsJSON, startRegistration } from "@simplewebauthn/browser"
 import { api, Refusal, sentence } from "./api"
 import { AuditLogTable } from "./auditLog"
-import type { Answer, Invite, Member, Passkey, SessionInfo } from "./types"
+import type { Answer, Invite, Member, NoticePreferences, Passkey, SessionInfo } from "./types"
 import {
   Confirm,
   Field,
@@ -193,6 +193,7 @@ const Own = () => {
           )}
         </Listed>
       </section>
+      <MyNotices />
       <section aria-labelledby="passkeys-title">
         <h2 id="passkeys-title">My passkeys</h2>
         <PasskeysNeedAName />
@@ -253,5 +254,64 @@ const Own = () => {
         </Listed>
       </section>
     </>
+  )
+}
+
+const NOTICE_CHOICES: ReadonlyArray<{ readonly kind: keyof NoticePreferences; readonly label: string }> = [
+  { kind: "request_paused", label: "A deposit request is paused (needs attention)" },
+  { kind: "endpoint_failing", label: "A webhook endpoint fails for good, or for an hour" },
+  { kind: "return_held", label: "A return to a payer is held" }
+]
+
+/** Which notices by email the signed-in member gets: a checkbox per kind, each change saved at once. */
+const MyNotices = () => {
+  const choices = useLoad(
+    () => api<Answer<"/v1/account/member/notices", "get">>("GET", "/v1/account/member/notices"),
+    []
+  )
+  const save = useAction()
+  return (
+    <section aria-labelledby="notices-title">
+      <h2 id="notices-title">My notices by email</h2>
+      <p>A burst of these is one mail, sent a minute after the first. Every member chooses their own.</p>
+      <Refused error={choices.error} />
+      {choices.data === undefined ? (
+        choices.error === undefined ? (
+          <Loading what="notice choices" />
+        ) : null
+      ) : (
+        <fieldset>
+          <legend>Mail me when</legend>
+          {NOTICE_CHOICES.map(({ kind, label }) => (
+            <div key={kind}>
+              <label>
+                <input
+                  type="checkbox"
+                  name={kind}
+                  checked={choices.data?.[kind] ?? true}
+                  disabled={save.busy}
+                  onChange={(e) => {
+                    const on = e.currentTarget.checked
+                    void save.run(async () => {
+                      choices.set(
+                        await api<Answer<"/v1/account/member/notices", "patch">>(
+                          "PATCH",
+                          "/v1/account/member/notices",
+                          { [kind]: on }
+                        )
+                      )
+                      return `${label}: ${on ? "on" : "off"}.`
+                    })
+                  }}
+                />{" "}
+                {label}
+              </label>
+            </div>
+          ))}
+        </fieldset>
+      )}
+      <Refused error={save.error} />
+      <Notice text={save.notice} />
+    </section>
   )
 }

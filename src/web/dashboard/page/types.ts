@@ -33,6 +33,7 @@ export type CreatedWebhookEndpoint = Answer<"/v1/webhooks", "post">
 export type RotatedWebhookEndpoint = Answer<"/v1/webhooks/{id}/rotate-secret", "post">
 export type Delivery = Schemas["WebhookDelivery"]
 export type Member = Schemas["Member"]
+export type NoticePreferences = Schemas["NoticePreferences"]
 export type Invite = Schemas["Invite"]
 export type SessionInfo = Schemas["SessionInfo"]
 export type Passkey = Schemas["Passkey"]
