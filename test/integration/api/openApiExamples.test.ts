@@ -43,6 +43,8 @@ const answeredOtherwise: Record<string, { readonly status: number; readonly code
   // A passkey belongs to a member, and the test's session is the operator CLI's, which has none.
   "POST /v1/account/passkeys/options": { status: 404, code: "member_not_found" },
   "POST /v1/account/passkeys": { status: 404, code: "member_not_found" },
+  // Notice choices are a member's own, and the test's session belongs to no member.
+  "PATCH /v1/account/member/notices": { status: 404, code: "member_not_found" },
   // A fixed WebAuthn answer cannot sign a fresh challenge.
   "POST /v1/sign-in/passkey": { status: 400, code: "invalid_request" },
   // An answer is taken only for a delivery the listener handed out, which an example cannot have polled.
@@ -114,7 +116,8 @@ const order = [
   // Before the session examples, which end the session the others use.
   "POST /v1/account/invites",
   "POST /v1/account/passkeys/options",
-  "POST /v1/account/passkeys"
+  "POST /v1/account/passkeys",
+  "PATCH /v1/account/member/notices"
 ]
 
 describe("OpenAPI examples", () => {
