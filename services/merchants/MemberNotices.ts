@@ -22,7 +22,7 @@ export const noticeBatchWindowMs = positiveInteger("NOTICE_BATCH_WINDOW_MS", 60_
 
 /** An endpoint whose every attempt has failed for this long, and which is still being tried, is failing. */
 export const FAILING_FOR = Duration.hours(1)
-/** How often the worker looks for endpoints failing for an hour. */
+/** How often the worker looks for endpoints failing for an hour (or each batch window, when that is shorter). */
 export const FAILING_CHECK_EVERY = Duration.minutes(1)
 /** Accounts mailed per pass, and notices listed per mail (the rest go in the next mail, a pass later). */
 export const ACCOUNTS_PER_PASS = 50
@@ -263,7 +263,7 @@ export class MemberNotices extends Effect.Service<MemberNotices>()("deposits/Mem
     /** One pass: due accounts mailed; how many accounts were due (a full pass is followed by another at once). */
     const send = Effect.fn("MemberNotices.send")(function* () {
       const now = new Date(yield* Clock.currentTimeMillis)
-      if (now.getTime() - lastFailingCheck >= Duration.toMillis(FAILING_CHECK_EVERY)) {
+      if (now.getTime() - lastFailingCheck >= Math.min(Duration.toMillis(FAILING_CHECK_EVERY), windowMs)) {
         yield* queueFailingEndpoints(now)
         yield* sql`delete from pending_notices where sent_at < ${new Date(now.getTime() - Duration.toMillis(SENT_KEPT))}`
         lastFailingCheck = now.getTime()

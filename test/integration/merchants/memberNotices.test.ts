@@ -289,6 +289,63 @@ layer(Live, { timeout: 120_000 })((it) => {
         })
     )
 
+    it.effect(
+      "an endpoint whose every attempt has failed for an hour is mailed once, as failing for an hour",
+      () =>
+        Effect.gen(function* () {
+          const frank = yield* member
+          const db = yield* Db
+          const endpoint = yield* sandboxCall<{ id: string }>("POST", "/v1/webhooks", {
+            url: "https://127.0.0.1:9/down-for-an-hour"
+          })
+          assert.strictEqual(endpoint.status, 201)
+          const uuid = endpoint.body.id.slice(3)
+          yield* sandboxCall("POST", `/v1/webhooks/${endpoint.body.id}/test`)
+          const attempts = Effect.promise(async () => {
+            const rows = await db.query<{ n: number }>(
+              "select count(*)::int as n from webhook_deliveries where endpoint_id = $1",
+              [uuid]
+            )
+            return rows.rows[0]!.n
+          })
+          assert.isTrue(
+            yield* eventually(
+              Effect.map(attempts, (n) => n >= 3),
+              20_000,
+              100
+            )
+          )
+          // Its first failure moved an hour and a minute back: failing since then, the latest attempt recent.
+          yield* Effect.promise(() =>
+            db.query(
+              `update webhook_deliveries set attempted_at = attempted_at - interval '61 minutes'
+             where id = (select id from webhook_deliveries where endpoint_id = $1 order by attempted_at limit 1)`,
+              [uuid]
+            )
+          )
+          const hour = (mails: ReadonlyArray<string>) =>
+            mails.filter((m) => m.includes(`${endpoint.body.id}: every delivery has failed for an hour`))
+          assert.isTrue(
+            yield* eventually(
+              Effect.map(noticesTo(frank.email), (m) => hour(m).length > 0),
+              30_000,
+              200
+            ),
+            "the failing-for-an-hour notice arrived"
+          )
+          yield* sandboxCall("POST", `/v1/webhooks/${endpoint.body.id}/disable`)
+          yield* pause(WINDOW_MS * 2 + 1_000)
+          assert.lengthOf(hour(yield* noticesTo(frank.email)), 1)
+          const queued = yield* Effect.promise(() =>
+            db.query<{ n: number }>(
+              "select count(*)::int as n from pending_notices where subject_id = $1 and code = 'failing_for_an_hour'",
+              [uuid]
+            )
+          )
+          assert.strictEqual(queued.rows[0]!.n, 1)
+        })
+    )
+
     it.effect("a held return is queued as return_held, once per hold", () =>
       Effect.gen(function* () {
         const id = yield* pausedRequest("payer_wallet_blocked")
