@@ -55,6 +55,19 @@ const heldRows = (id: string) =>
     )
   )
 
+/** The member notices the request's pauses and holds queued (infra/decisions/0085-notices-by-email.md), by kind. */
+const noticeRows = (id: string) =>
+  Effect.flatMap(ChainServiceFixture, ({ db }) =>
+    Effect.promise(async () =>
+      (
+        await db.query<{ kind: string; code: string }>(
+          "select kind, code from pending_notices where subject_id = $1 order by kind",
+          [id.slice(3)]
+        )
+      ).rows.map((r) => `${r.kind} ${r.code}`)
+    )
+  )
+
 const balance = (who: Address) =>
   Effect.flatMap(ChainServiceFixture, ({ local }) => Effect.promise(() => local.balanceOf(who)))
 
@@ -135,6 +148,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
           yield* Effect.promise(() => local.pay(payer, address, 2_000_000n))
           const paused = yield* untilStatus(id, "needs_attention")
           assert.strictEqual(paused.attention?.code, "payout_address_blocked")
+          assert.deepStrictEqual(yield* noticeRows(id), ["request_paused payout_address_blocked"])
           assert.include(paused.attention?.message ?? "", payout)
           assert.deepStrictEqual(yield* heldRows(id), ["payout_address_blocked"])
           // Blocks go by: no transaction was sent, none is tried again while the request waits.
@@ -171,6 +185,10 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
               return found
             }).pipe(Effect.ensuring(control((c) => c.unBlacklist(payer.address))))
             assert.strictEqual(paused.attention?.code, "payer_wallet_blocked")
+            assert.deepStrictEqual(yield* noticeRows(id), [
+              "request_paused payer_wallet_blocked",
+              "return_held payer_wallet_blocked"
+            ])
             assert.strictEqual(yield* balance(address), 500_000n)
             // Owed, not lost: the request's books still show the remainder as on its way back.
             const recoveries = yield* Effect.promise(() =>
