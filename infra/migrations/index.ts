@@ -43,6 +43,7 @@ import payoutAddressHold from "./0042_payout_address_hold"
 import listSearch from "./0043_list_search"
 import webhookSecretRotation from "./0044_webhook_secret_rotation"
 import memberNoticePreferences from "./0045_member_notice_preferences"
+import webhookEnabledEvents from "./0046_webhook_enabled_events"
 import accountSummary from "./0047_account_summary"
 import needingAttentionIndex from "./0048_needing_attention_index"
 
@@ -92,6 +93,7 @@ export const migrations = {
   "0043_list_search": listSearch,
   "0044_webhook_secret_rotation": webhookSecretRotation,
   "0045_member_notice_preferences": memberNoticePreferences,
+  "0046_webhook_enabled_events": webhookEnabledEvents,
   "0047_account_summary": accountSummary,
   "0048_needing_attention_index": needingAttentionIndex
 }

@@ -914,7 +914,11 @@ CREATE TABLE public.webhook_deliveries (
     attempted_at timestamp with time zone NOT NULL,
     duration_ms integer NOT NULL,
     next_attempt_at timestamp with time zone,
-    CONSTRAINT webhook_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'retrying'::text, 'failed'::text, 'cancelled'::text])))
+    request_headers jsonb,
+    response_body text,
+    response_body_truncated boolean DEFAULT false NOT NULL,
+    CONSTRAINT webhook_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'retrying'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT webhook_deliveries_response_body_bounded CHECK ((char_length(response_body) <= 4096))
 );
 
 --
@@ -933,6 +937,7 @@ CREATE TABLE public.webhook_endpoints (
     last_polled_at timestamp with time zone,
     previous_secret text,
     previous_secret_expires_at timestamp with time zone,
+    CONSTRAINT webhook_endpoints_event_types_not_empty CHECK (((event_types IS NULL) OR (cardinality(event_types) > 0))),
     CONSTRAINT webhook_endpoints_previous_secret_expiry CHECK (((previous_secret IS NULL) = (previous_secret_expires_at IS NULL)))
 );
 

@@ -21,6 +21,7 @@ export const AUDIT_ACTIONS = [
   "passkey.removed",
   "webhook_endpoint.created",
   "webhook_endpoint.disabled",
+  "webhook_endpoint.updated",
   "webhook_endpoint.secret_rotated"
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

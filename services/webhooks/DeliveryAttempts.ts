@@ -5,7 +5,7 @@ import { Ids } from "../platform/Ids"
 import { Metrics } from "../platform/Metrics"
 import { gapMs, MAX_ATTEMPTS } from "./RetrySchedule"
 import { type AttemptedJobRow, IdRow, rowsOrSqlError } from "./WebhookRows"
-import type { DeliveryOutcome } from "./WebhookSender"
+import { type DeliveryOutcome, RESPONSE_BODY_KEPT } from "./WebhookSender"
 
 /** The job an attempt was made for, as its claim read it. */
 export type AttemptedJob = typeof AttemptedJobRow.Type
@@ -13,13 +13,15 @@ export type AttemptedJob = typeof AttemptedJobRow.Type
 /**
  * Records one attempt of a job, however it was made (the dispatcher's POST, or a listening CLI's forward): the
  * job's next state after the retry schedule, and the attempt's row in the delivery log. Returns when the job is
- * due again (null: it is over).
+ * due again (null: it is over). `sentHeaders`: the headers the attempt sent, kept with the answer's start so the
+ * attempt can be read back (infra/decisions/0086-webhook-event-filters-and-bodies.md).
  */
 export const recordAttempt = (
   job: AttemptedJob,
   outcome: DeliveryOutcome,
   startedAt: Date,
-  firstRetryMs: number
+  firstRetryMs: number,
+  sentHeaders?: Readonly<Record<string, string>>
 ) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
@@ -47,14 +49,18 @@ export const recordAttempt = (
         returning id
       )
       insert into webhook_deliveries (id, account_id, endpoint_id, job_id, event_id, event_type, attempt, redelivery,
-        outcome, response_status, error_kind, error_message, attempted_at, duration_ms, next_attempt_at)
+        outcome, response_status, error_kind, error_message, attempted_at, duration_ms, next_attempt_at,
+        request_headers, response_body, response_body_truncated)
       select ${ids.next()}, ${job.account_id}, ${job.endpoint_id}, ${job.id}, ${job.event_id}, ${job.type},
         ${attempt}, ${job.redelivery},
         case when ${outcome.ok} then 'succeeded' when exists (select from cancelled) then 'cancelled'
           else ${retryAt === null ? "failed" : "retrying"} end,
         ${outcome.status ?? null}, ${outcome.errorKind ?? null}, ${outcome.errorMessage ?? null}, ${startedAt},
         ${Math.round(outcome.durationMs)},
-        case when exists (select from cancelled) then null else ${retryAt}::timestamptz end`
+        case when exists (select from cancelled) then null else ${retryAt}::timestamptz end,
+        ${sentHeaders === undefined ? null : JSON.stringify(sentHeaders)}::jsonb,
+        ${outcome.responseBody === undefined ? null : outcome.responseBody.slice(0, RESPONSE_BODY_KEPT)},
+        ${outcome.responseTruncated === true}`
     metrics.webhookAttempts.inc({
       endpoint: `wh_${job.endpoint_id}`,
       outcome: outcome.ok ? "succeeded" : state === "failed" ? "failed" : "retrying"

@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { Agent as HttpAgent, request as httpRequest } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import type { LookupFunction } from "node:net"
-import { type DeliveryOutcome, WebhookSender } from "./WebhookSender"
+import { type DeliveryOutcome, RESPONSE_BODY_KEPT, WebhookSender } from "./WebhookSender"
 import { type ResolvedAddress, WebhookUrlCheck } from "./WebhookUrlRules"
 
 /** Connect and total timeouts of one attempt, and how much of an answer is read. */
@@ -161,19 +161,25 @@ const post = (
             else res.destroy()
           })
           const finish = () => {
-            if (status >= 200 && status < 300) return done({ ok: true, status })
+            const whole = Buffer.concat(excerpt).toString("utf8")
+            const answer = {
+              status,
+              responseBody: whole.slice(0, RESPONSE_BODY_KEPT),
+              responseTruncated: whole.length > RESPONSE_BODY_KEPT || read > RESPONSE_CAP_BYTES
+            }
+            if (status >= 200 && status < 300) return done({ ok: true, ...answer })
             if (status >= 300 && status < 400) {
               return done({
                 ok: false,
-                status,
+                ...answer,
                 errorKind: "redirect_refused",
                 errorMessage: "redirects are not followed"
               })
             }
-            const text = Buffer.concat(excerpt).toString("utf8").slice(0, 500)
+            const text = whole.slice(0, 500)
             done({
               ok: false,
-              status,
+              ...answer,
               errorKind: "non_2xx",
               errorMessage: text === "" ? `HTTP ${status}` : text
             })

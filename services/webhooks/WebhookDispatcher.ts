@@ -133,16 +133,13 @@ const deliver = (job: ClaimedJob, now: Date, settings: DispatchSettings) =>
   Effect.gen(function* () {
     const sender = yield* WebhookSender
     const t = Math.floor(now.getTime() / 1000)
-    const outcome = yield* sender.send({
-      url: job.url,
-      body: job.body,
-      headers: deliveryHeaders(
-        job,
-        job.previous_secret === null ? [job.secret] : [job.secret, job.previous_secret],
-        t
-      )
-    })
-    const retryAt = yield* recordAttempt(job, outcome, now, settings.webhookFirstRetryMs)
+    const headers = deliveryHeaders(
+      job,
+      job.previous_secret === null ? [job.secret] : [job.secret, job.previous_secret],
+      t
+    )
+    const outcome = yield* sender.send({ url: job.url, body: job.body, headers })
+    const retryAt = yield* recordAttempt(job, outcome, now, settings.webhookFirstRetryMs, headers)
     const settled = retryAt === null ? done : later(retryAt.getTime() - (yield* Clock.currentTimeMillis))
     return { ...settled, attemptMs: outcome.durationMs }
   })

@@ -17,6 +17,7 @@ export type DeliveryRow = WebhookDelivery
 export const endpointWire = (row: EndpointRow) => ({
   id: toId("wh", row.id) as string,
   url: row.url,
+  enabled_events: row.event_types === null ? ["*"] : [...row.event_types],
   created_at: formatTimestamp(row.created_at),
   disabled_at: row.disabled_at === null ? null : formatTimestamp(row.disabled_at)
 })
@@ -36,6 +37,48 @@ export const deliveryWire = (row: DeliveryRow) => ({
   duration_ms: row.duration_ms,
   next_attempt_at: row.next_attempt_at === null ? null : formatTimestamp(row.next_attempt_at)
 })
+
+/**
+ * One attempt as it went over the wire: the event's fixed bytes it sent (exactly what was signed), the headers,
+ * and the start of the answer (infra/decisions/0086-webhook-event-filters-and-bodies.md).
+ */
+export const deliveryDetailWire = (row: DeliveryRow, body: string) => ({
+  ...deliveryWire(row),
+  request: { headers: row.request_headers, body },
+  response:
+    row.response_status === null
+      ? null
+      : {
+          status: row.response_status,
+          body: row.response_body,
+          body_truncated: row.response_body_truncated
+        }
+})
+
+/**
+ * An endpoint's event filter as stored: `["*"]` (or nothing given) is every type, stored as null, as a listener's
+ * is; otherwise the types, once each. `*` beside a type is refused: it would read as a filter and filter nothing.
+ */
+export const storedEventTypes = (enabled: ReadonlyArray<string> | undefined | null) =>
+  enabled === undefined || enabled === null
+    ? Effect.succeed(null)
+    : enabled.includes("*")
+      ? enabled.length === 1
+        ? Effect.succeed(null)
+        : Effect.fail(
+            new InvalidRequest({
+              message: "'enabled_events': '*' (every type) stands alone, without other types.",
+              param: "enabled_events"
+            })
+          )
+      : enabled.length === 0
+        ? Effect.fail(
+            new InvalidRequest({
+              message: "'enabled_events' needs at least one event type, or [\"*\"] for every type.",
+              param: "enabled_events"
+            })
+          )
+        : Effect.succeed([...new Set(enabled)])
 
 const page = <T extends { id: string }>(rows: ReadonlyArray<T>, limit: number) => ({
   items: rows.slice(0, limit),
@@ -58,13 +101,37 @@ const make = Effect.gen(function* () {
       account_id: Schema.String,
       url: Schema.String,
       secret: Schema.String,
+      event_types: Schema.NullOr(Schema.Array(Schema.String)),
       created_at: Schema.DateFromSelf
     }),
     Result: WebhookEndpoint,
     execute: (r) => sql`
-      insert into webhook_endpoints (id, account_id, url, secret, created_at)
-      values (${r.id}, ${r.account_id}, ${r.url}, ${r.secret}, ${r.created_at})
+      insert into webhook_endpoints (id, account_id, url, secret, event_types, created_at)
+      values (${r.id}, ${r.account_id}, ${r.url}, ${r.secret}, ${r.event_types}::text[], ${r.created_at})
       returning *`
+  })
+
+  // The relay reads the filter when it fans an event out: a change holds for every event relayed after it.
+  const setEventTypes = SqlSchema.findOne({
+    Request: Schema.Struct({
+      id: Schema.String,
+      account_id: Schema.String,
+      event_types: Schema.NullOr(Schema.Array(Schema.String))
+    }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      update webhook_endpoints set event_types = ${r.event_types}::text[]
+      where id = ${r.id} and account_id = ${r.account_id} and not listener and disabled_at is null
+      returning *`
+  })
+
+  // One attempt with its event's bytes (the body every attempt of the event sent).
+  const findDelivery = SqlSchema.findOne({
+    Request: Schema.Struct({ id: Schema.String, endpoint_id: Schema.String, account_id: Schema.String }),
+    Result: Schema.Struct({ ...WebhookDelivery.fields, body: Schema.String }),
+    execute: (r) => sql`
+      select d.*, ev.body from webhook_deliveries d join lifecycle_events ev on ev.id = d.event_id
+      where d.id = ${r.id} and d.endpoint_id = ${r.endpoint_id} and d.account_id = ${r.account_id}`
   })
 
   // Listeners (`WebhookListeners.ts`) share the table but none of these routes but the delivery log: they have no
@@ -202,8 +269,9 @@ const make = Effect.gen(function* () {
       order by id desc limit ${r.limit + 1}`
   })
 
-  const create = (accountId: string, url: string) =>
+  const create = (accountId: string, url: string, enabledEvents?: ReadonlyArray<string>) =>
     Effect.gen(function* () {
+      const eventTypes = yield* storedEventTypes(enabledEvents)
       yield* urlCheck
         .check(url)
         .pipe(
@@ -214,7 +282,14 @@ const make = Effect.gen(function* () {
       const at = yield* now
       const secret = newWebhookSecret()
       const row = yield* rowsOrSqlError(
-        insertEndpoint({ id: ids.next(), account_id: accountId, url, secret, created_at: at }),
+        insertEndpoint({
+          id: ids.next(),
+          account_id: accountId,
+          url,
+          secret,
+          event_types: eventTypes,
+          created_at: at
+        }),
         "webhook_endpoints"
       )
       return { ...endpointWire(row), secret }
@@ -247,6 +322,44 @@ const make = Effect.gen(function* () {
         yield* cancelSeries(uuid, yield* now)
       })
     )
+
+  /**
+   * PATCH: the fields given change, the others stay (`enabled_events: null` clears the filter to every type). Events
+   * relayed after the change follow it; deliveries already scheduled go on.
+   */
+  const DISABLED_UPDATE = "The webhook endpoint is disabled; it cannot be changed."
+  const update = (
+    accountId: string,
+    uuid: string,
+    patch: { readonly enabled_events?: ReadonlyArray<string> | null | undefined }
+  ) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const endpoint = yield* require(accountId, uuid)
+        if (endpoint.disabled_at !== null) return yield* new InvalidState({ message: DISABLED_UPDATE })
+        if (patch.enabled_events === undefined) return endpointWire(endpoint)
+        const eventTypes = yield* storedEventTypes(patch.enabled_events)
+        const updated = yield* rowsOrSqlError(
+          setEventTypes({ id: uuid, account_id: accountId, event_types: eventTypes }),
+          "webhook_endpoints"
+        )
+        if (Option.isNone(updated)) return yield* new InvalidState({ message: DISABLED_UPDATE })
+        return endpointWire(updated.value)
+      })
+    )
+
+  /** One attempt of the endpoint's log with what it sent and the start of what came back. */
+  const delivery = (accountId: string, endpointUuid: string, deliveryUuid: string) =>
+    Effect.gen(function* () {
+      yield* require(accountId, endpointUuid, "with listeners")
+      const found = yield* rowsOrSqlError(
+        findDelivery({ id: deliveryUuid, endpoint_id: endpointUuid, account_id: accountId }),
+        "webhook_deliveries"
+      )
+      if (Option.isNone(found)) return yield* NotFound.of("webhook_delivery")
+      const { body, ...row } = found.value
+      return deliveryDetailWire(row as DeliveryRow, body)
+    })
 
   /**
    * A new secret for the endpoint, shown once; the one it replaces keeps signing beside it for `graceHours`, and
@@ -428,6 +541,8 @@ const make = Effect.gen(function* () {
     ),
     list: Effect.fn("WebhookEndpoints.list")(dieOnSqlErrors(list)),
     disable: Effect.fn("WebhookEndpoints.disable")(dieOnSqlErrors(disable)),
+    update: Effect.fn("WebhookEndpoints.update")(dieOnSqlErrors(update)),
+    delivery: Effect.fn("WebhookEndpoints.delivery")(dieOnSqlErrors(delivery)),
     rotateSecret: Effect.fn("WebhookEndpoints.rotateSecret")(dieOnSqlErrors(rotateSecret)),
     sendTest: Effect.fn("WebhookEndpoints.sendTest")(dieOnSqlErrors(sendTest)),
     redeliver: Effect.fn("WebhookEndpoints.redeliver")(dieOnSqlErrors(redeliver)),

@@ -257,6 +257,8 @@ const make = Effect.gen(function* () {
               : answer.status !== null
                 ? `HTTP ${answer.status}`
                 : `the local URL gave no answer (${answer.error ?? "connection"})`,
+          // The CLI reports at most 500 characters of the local answer; that is what the log keeps of it.
+          responseBody: answer.status === null ? undefined : (answer.excerpt ?? ""),
           durationMs: answer.durationMs
         }
         const finished = yield* now

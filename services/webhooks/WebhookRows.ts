@@ -45,7 +45,12 @@ export class WebhookDelivery extends Model.Class<WebhookDelivery>("WebhookDelive
   error_message: Schema.NullOr(Schema.String),
   attempted_at: Timestamp,
   duration_ms: Schema.Int,
-  next_attempt_at: NullableTimestamp
+  next_attempt_at: NullableTimestamp,
+  /** The headers the attempt sent (null before migration 0046); its body is its event's fixed bytes. */
+  request_headers: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
+  /** The first RESPONSE_BODY_KEPT characters of the answer's body; null when there was no answer. */
+  response_body: Schema.NullOr(Schema.String),
+  response_body_truncated: Schema.Boolean
 }) {}
 
 /** A row's id, for statements that answer which rows they touched or found. */

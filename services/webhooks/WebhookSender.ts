@@ -1,5 +1,8 @@
 import { Context, type Effect } from "effect"
 
+/** How much of an answer's body each attempt keeps for the delivery log (characters, after UTF-8 decoding). */
+export const RESPONSE_BODY_KEPT = 4096
+
 /** How one delivery attempt ended. */
 export interface DeliveryOutcome {
   readonly ok: boolean
@@ -14,6 +17,10 @@ export interface DeliveryOutcome {
     | "tls"
     | undefined
   readonly errorMessage?: string | undefined
+  /** The start of the answer's body (RESPONSE_BODY_KEPT characters at most), when an answer came. */
+  readonly responseBody?: string | undefined
+  /** True when the answer's body was longer than `responseBody`. */
+  readonly responseTruncated?: boolean | undefined
   readonly durationMs: number
 }
 

@@ -817,7 +817,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change which event types an endpoint receives
+         * @description Events that happen after the change follow it; deliveries already scheduled go on. A disabled endpoint answers 409 `invalid_state`.
+         */
+        patch: operations["webhooks.update"];
         trace?: never;
     };
     "/v1/webhooks/{id}/disable": {
@@ -886,6 +890,23 @@ export interface paths {
         };
         /** The delivery log of an endpoint: one row per attempt, newest first */
         get: operations["webhooks.deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One delivery attempt with the request it sent and the start of the answer */
+        get: operations["webhooks.delivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1697,7 +1718,7 @@ export interface components {
              * @description What changed, as `resource.event`.
              * @enum {string}
              */
-            action: "member.invited" | "member.invite_revoked" | "member.joined" | "member.removed" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "payout_address.created" | "payout_address.updated" | "payout_address.disabled" | "payout_address.hold_cancelled" | "issuer.created" | "issuer.updated" | "issuer.deleted" | "passkey.added" | "passkey.removed" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.secret_rotated";
+            action: "member.invited" | "member.invite_revoked" | "member.joined" | "member.removed" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "payout_address.created" | "payout_address.updated" | "payout_address.disabled" | "payout_address.hold_cancelled" | "issuer.created" | "issuer.updated" | "issuer.deleted" | "passkey.added" | "passkey.removed" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.updated" | "webhook_endpoint.secret_rotated";
             actor: {
                 /** @enum {string} */
                 type: "member" | "api_key" | "operator";
@@ -2281,18 +2302,57 @@ export interface components {
         WebhookEndpoint: {
             id: string;
             url: string;
+            /** @description The event types delivered, or `["*"]`: every type. */
+            enabled_events: string[];
             created_at: string;
             disabled_at: string | null;
         };
         RotatedWebhookEndpoint: {
             id: string;
             url: string;
+            /** @description The event types delivered, or `["*"]`: every type. */
+            enabled_events: string[];
             created_at: string;
             disabled_at: string | null;
             /** @description `whsec_…`: the new signing secret, in this answer only. */
             secret: string;
             /** @description Until then every delivery is signed with the previous secret as well (a second `sha256=` element in `Service-Signature`); null when it ended at once. */
             previous_secret_expires_at: string | null;
+        };
+        WebhookDeliveryDetail: {
+            id: string;
+            webhook_id: string;
+            event_id: string;
+            event_type: string;
+            /** @description 1 to 12 within a series. */
+            attempt: number;
+            /** @description True for a series started by a manual redelivery. */
+            redelivery: boolean;
+            /** @enum {string} */
+            outcome: "succeeded" | "retrying" | "failed" | "cancelled";
+            response_status: number | null;
+            /** @description timeout, connection, dns, ssrf_refused, redirect_refused, non_2xx or tls. */
+            error_kind: string | null;
+            error_message: string | null;
+            attempted_at: string;
+            duration_ms: number;
+            next_attempt_at: string | null;
+            request: {
+                /** @description The headers the attempt sent, `service-signature` included (it proves nothing without the secret); null for attempts recorded before they were kept, and for a listener's (its CLI sent them). */
+                headers: {
+                    [key: string]: string;
+                } | null;
+                /** @description The exact bytes sent and signed (UTF-8): the event, the same on every attempt. */
+                body: string;
+            };
+            /** @description The endpoint's answer; null when none came (see `error_kind`). */
+            response: {
+                status: number;
+                /** @description The first 4096 characters of the answer's body; null for attempts recorded before bodies were kept. */
+                body: string | null;
+                /** @description True when the answer's body was longer. */
+                body_truncated: boolean;
+            } | null;
         };
         /** @description Error envelope. `error.code` is one of: `sandbox_only`. */
         SandboxOnly: {
@@ -6810,6 +6870,11 @@ export interface operations {
                      * @description a string at most 2048 character(s) long
                      */
                     url: string;
+                    /**
+                     * maxItems(9)
+                     * @description The event types delivered to the endpoint, or `["*"]` for every type (the default). `webhook.test` is always delivered to the endpoint it was sent to, and a redelivery to the endpoint named.
+                     */
+                    enabled_events?: ("*" | "deposit_request.ready" | "verification.approved" | "deposit_request.deposited" | "deposit_request.settled" | "deposit_request.expired" | "deposit_request.returned" | "deposit_request.recovered_funds" | "deposit_request.likely_unsolicited" | "deposit_request.needs_attention")[];
                 };
             };
         };
@@ -6823,6 +6888,8 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
+                        /** @description The event types delivered, or `["*"]`: every type. */
+                        enabled_events: string[];
                         created_at: string;
                         disabled_at: string | null;
                         /** @description `whsec_…`: the signing secret, in this answer only. `POST /v1/webhooks/{id}/rotate-secret` replaces it. */
@@ -6913,6 +6980,89 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhooks.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The new filter; `null` clears it to `["*"]`. Omitted: unchanged. */
+                    enabled_events?: ("*" | "deposit_request.ready" | "verification.approved" | "deposit_request.deposited" | "deposit_request.settled" | "deposit_request.expired" | "deposit_request.returned" | "deposit_request.recovered_funds" | "deposit_request.likely_unsolicited" | "deposit_request.needs_attention")[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description WebhookEndpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description InvalidState */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidState"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
             /** @description RateLimited */
@@ -7164,6 +7314,65 @@ export interface operations {
                         /** @description Pass as `starting_after` to read the next page; null on the last page. */
                         next_cursor: string | null;
                     };
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhooks.delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryDetail */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryDetail"];
                 };
             };
             /** @description The request did not match the expected schema */

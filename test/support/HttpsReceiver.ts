@@ -10,6 +10,8 @@ import { WebhookTrust } from "../../services/webhooks/HttpsWebhookSender"
 import { WebhookResolver } from "../../services/webhooks/WebhookUrlRules"
 
 export interface Received {
+  /** The request's path (and query). */
+  readonly url: string
   readonly headers: IncomingHttpHeaders
   readonly body: Buffer
   readonly at: number
@@ -77,20 +79,24 @@ export const makeCertificates = (hostname: string, ...alsoFor: Array<string>) =>
   return out
 }
 
-/** A local HTTPS merchant receiver that records every request and answers with the status `respond` picks. */
+/**
+ * A local HTTPS merchant receiver that records every request and answers with the status `respond` picks, and the
+ * body `answer` picks (by default `ok`, or `nope` when not 2xx).
+ */
 export const startReceiver = async (
   tls: { key: Buffer; cert: Buffer },
-  respond: (n: number) => number = () => 200
+  respond: (n: number) => number = () => 200,
+  answer?: (url: string, status: number) => string | undefined
 ) => {
   const received: Array<Received> = []
   const server: Server = createServer(tls, (req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks), at: Date.now() })
+      received.push({ url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks), at: Date.now() })
       const status = respond(received.length)
       res.writeHead(status, status >= 300 && status < 400 ? { location: "https://127.0.0.1/elsewhere" } : {})
-      res.end(status >= 200 && status < 300 ? "ok" : "nope")
+      res.end(answer?.(req.url ?? "", status) ?? (status >= 200 && status < 300 ? "ok" : "nope"))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))

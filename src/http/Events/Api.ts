@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema, Struct } from "effect"
 import { webhookFields } from "../../../services/depositRequests/WebhookFields"
+import type { SubscribableEventType } from "../../../services/domain/Lifecycle"
 import { Attention, DepositRequest, Recovery } from "../DepositRequests/Api"
 import { Authentication } from "../Security"
 import { InvalidRequest, InvalidState, NotFound, RateLimited, Unauthenticated } from "../Errors"
@@ -78,6 +79,16 @@ export const WebhookTestEvent = Schema.Struct({
   identifier: eventName("webhook.test"),
   description: "Sent on request to one endpoint (`POST /v1/webhooks/{id}/test`). Carries no deposit request."
 })
+
+/** Every event type fanned out is one an endpoint can subscribe to (`enabled_events`), and the other way round. */
+type FannedOut = keyof typeof depositRequestEvents | "deposit_request.recovered_funds"
+const _sameTypes: [
+  Exclude<FannedOut, SubscribableEventType>,
+  Exclude<SubscribableEventType, FannedOut>
+] extends [never, never]
+  ? true
+  : false = true
+void _sameTypes
 
 /** Every event type, in the order of the `Event` union. */
 export const eventTypes = [

@@ -11,10 +11,21 @@ import {
 } from "../Errors"
 import { Id } from "../../../services/domain/PrefixedId"
 import { IdParam, Limit, ListOf, StrictStruct, withExample } from "../Schemas"
+import { subscribableEventTypes } from "../../../services/domain/Lifecycle"
+
+const EnabledEvents = Schema.Array(Schema.Literal("*", ...subscribableEventTypes))
+  .pipe(Schema.minItems(1), Schema.maxItems(subscribableEventTypes.length))
+  .annotations({
+    description:
+      'The event types delivered to the endpoint, or `["*"]` for every type (the default). `webhook.test` is always delivered to the endpoint it was sent to, and a redelivery to the endpoint named.'
+  })
 
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,
   url: Schema.String,
+  enabled_events: Schema.Array(Schema.String).annotations({
+    description: 'The event types delivered, or `["*"]`: every type.'
+  }),
   created_at: Schema.String,
   disabled_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "WebhookEndpoint" })
@@ -58,6 +69,29 @@ export const WebhookDelivery = Schema.Struct({
   next_attempt_at: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "WebhookDelivery" })
 
+export const WebhookDeliveryDetail = Schema.Struct({
+  ...WebhookDelivery.fields,
+  request: Schema.Struct({
+    headers: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })).annotations({
+      description:
+        "The headers the attempt sent, `service-signature` included (it proves nothing without the secret); null for attempts recorded before they were kept, and for a listener's (its CLI sent them)."
+    }),
+    body: Schema.String.annotations({
+      description: "The exact bytes sent and signed (UTF-8): the event, the same on every attempt."
+    })
+  }),
+  response: Schema.NullOr(
+    Schema.Struct({
+      status: Schema.Number,
+      body: Schema.NullOr(Schema.String).annotations({
+        description:
+          "The first 4096 characters of the answer's body; null for attempts recorded before bodies were kept."
+      }),
+      body_truncated: Schema.Boolean.annotations({ description: "True when the answer's body was longer." })
+    })
+  ).annotations({ description: "The endpoint's answer; null when none came (see `error_kind`)." })
+}).annotations({ identifier: "WebhookDeliveryDetail" })
+
 const idPath = Schema.Struct({ id: IdParam("wh") })
 const page = Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("wh")) })
 
@@ -65,9 +99,16 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("create", "/webhooks")
       .setPayload(
-        withExample(StrictStruct({ url: Schema.String.pipe(Schema.maxLength(2048)) }), {
-          url: "https://shop.example.com/webhooks/deposits"
-        })
+        withExample(
+          StrictStruct({
+            url: Schema.String.pipe(Schema.maxLength(2048)),
+            enabled_events: Schema.optional(EnabledEvents)
+          }),
+          {
+            url: "https://shop.example.com/webhooks/deposits",
+            enabled_events: ["deposit_request.settled", "deposit_request.needs_attention"]
+          }
+        )
       )
       .addSuccess(CreatedWebhookEndpoint, { status: 201 })
       .addError(PayloadTooLarge)
@@ -85,6 +126,29 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addSuccess(WebhookEndpoint)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Read a webhook endpoint (never its secret)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/webhooks/:id")
+      .setPath(idPath)
+      .setPayload(
+        withExample(
+          StrictStruct({
+            enabled_events: Schema.optional(Schema.NullOr(EnabledEvents)).annotations({
+              description: 'The new filter; `null` clears it to `["*"]`. Omitted: unchanged.'
+            })
+          }),
+          { enabled_events: ["deposit_request.settled"] }
+        )
+      )
+      .addSuccess(WebhookEndpoint)
+      .addError(NotFound)
+      .addError(InvalidState)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Change which event types an endpoint receives")
+      .annotate(
+        OpenApi.Description,
+        "Events that happen after the change follow it; deliveries already scheduled go on. A disabled endpoint answers 409 `invalid_state`."
+      )
   )
   .add(
     HttpApiEndpoint.post("disable", "/webhooks/:id/disable")
@@ -150,6 +214,13 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addSuccess(ListOf("deliveries", WebhookDelivery))
       .addError(NotFound)
       .annotate(OpenApi.Summary, "The delivery log of an endpoint: one row per attempt, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("delivery", "/webhooks/:id/deliveries/:delivery_id")
+      .setPath(Schema.Struct({ id: IdParam("wh"), delivery_id: IdParam("whd") }))
+      .addSuccess(WebhookDeliveryDetail)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "One delivery attempt with the request it sent and the start of the answer")
   )
   .addError(Unauthenticated)
   .addError(RateLimited)

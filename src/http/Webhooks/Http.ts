@@ -20,7 +20,9 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
-          webhooks.create(accountId, payload.url).pipe(withChange("webhook_endpoint.created", (w) => w.id))
+          webhooks
+            .create(accountId, payload.url, payload.enabled_events)
+            .pipe(withChange("webhook_endpoint.created", (w) => w.id))
         )
       )
       .handle("list", ({ urlParams }) =>
@@ -31,6 +33,23 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
       .handle("get", ({ path }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
           Effect.flatMap(requireId(path.id), (u) => webhooks.get(accountId, u))
+        )
+      )
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentIdentity, ({ accountId }) =>
+          Effect.flatMap(requireId(path.id), (u) =>
+            webhooks.update(accountId, u, payload).pipe(withChange("webhook_endpoint.updated", () => path.id))
+          )
+        )
+      )
+      .handle("delivery", ({ path }) =>
+        Effect.flatMap(CurrentIdentity, ({ accountId }) =>
+          Effect.flatMap(requireId(path.id), (u) => {
+            const d = uuidFromId("whd", path.delivery_id)
+            return d === undefined
+              ? Effect.fail(NotFound.of("webhook_delivery"))
+              : webhooks.delivery(accountId, u, d)
+          })
         )
       )
       .handle("disable", ({ path }) =>

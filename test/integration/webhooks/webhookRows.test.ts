@@ -81,6 +81,7 @@ layer(FixtureLive, { timeout: 120_000, excludeTestServices: true })((it) => {
         assert.deepStrictEqual(got, {
           id: created.id,
           url: "https://receiver.example/hooks",
+          enabled_events: ["*"],
           created_at: created.created_at,
           disabled_at: null
         })
