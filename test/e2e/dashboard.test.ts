@@ -388,6 +388,16 @@ describe("the merchant dashboard", () => {
     await page.selectOption("#delivery-outcome", "failed")
     await page.waitForSelector("#deliveries")
     await waitForText(page, "#deliveries", "includes", "HTTP 500")
+    // The unfiltered rows stay until the filtered list arrives.
+    await page
+      .waitForFunction(
+        `!(document.querySelector("#deliveries")?.textContent ?? "").includes("HTTP 200")`,
+        null,
+        {
+          timeout: 5_000
+        }
+      )
+      .catch(() => undefined)
     expect((await page.textContent("#deliveries")) ?? "").not.toContain("HTTP 200")
     await page.selectOption("#delivery-outcome", "")
     await page.waitForSelector("#deliveries")
@@ -424,6 +434,57 @@ describe("the merchant dashboard", () => {
     )
     expect(after.body.webhooks).toEqual(before.body.webhooks)
     await axe("webhook rotation")
+  }, 60_000)
+
+  it("picks an endpoint's event types in the form, and opens a delivery to its event and answer", async () => {
+    await open("#/webhooks", "Webhooks")
+    const url = `https://${HOST}:${receiver.port}/picked`
+    await page.fill("#webhook-url", url)
+    // Every type by default; one type once "Only these" is chosen.
+    expect(await page.isDisabled("input[name='new-webhook-type'][value='deposit_request.settled']")).toBe(
+      true
+    )
+    await page.check("input[name='new-webhook-scope'][value='some']")
+    await page.check("input[name='new-webhook-type'][value='deposit_request.settled']")
+    await page.click("button:text-is('Add endpoint')")
+    // An earlier endpoint's secret may still be shown: wait for this one's.
+    await waitForText(page, "main", "includes", `Signing secret of ${url}`)
+    const listed = await running.api.call<{
+      webhooks: Array<{ id: string; url: string; enabled_events: Array<string> }>
+    }>("GET", "/v1/webhooks")
+    const endpoint = listed.body.webhooks.find((w) => w.url === url)
+    expect(endpoint?.enabled_events).toEqual(["deposit_request.settled"])
+    const row = `#endpoints li[data-id='${endpoint?.id}']`
+    await waitForText(page, row, "includes", "Receives deposit_request.settled")
+    await axe("webhook event types")
+
+    // A test event goes to the endpoint named, whatever its filter; its delivery opens to what went over the wire.
+    const before = receiver.received.length
+    await page.click(`${row} button:text-is('Send a test event')`)
+    await waitForText(page, row, "includes", "Test event evt_")
+    await page.click(`${row} a`)
+    await waitForText(page, "main h1", "startsWith", "Deliveries to")
+    const until = Date.now() + 20_000
+    while (Date.now() < until) {
+      await page.click("button:text-is('Refresh')")
+      await page.waitForTimeout(300)
+      if (((await page.textContent("#deliveries").catch(() => "")) ?? "").includes("HTTP 200")) break
+    }
+    await page.click("#deliveries button:text-is('Details')")
+    await page.waitForSelector("#attempt pre.wire[id^='event-']")
+    const sent = receiver.received.slice(before).find((r) => r.url === "/picked")
+    expect(sent).toBeDefined()
+    // The event's JSON pretty-printed as text, exactly the bytes the receiver got; the answer it gave.
+    expect(await page.textContent("#attempt pre.wire[id^='event-']")).toBe(
+      JSON.stringify(JSON.parse(sent!.body.toString("utf8")), null, 2)
+    )
+    expect(await page.textContent("#attempt pre.wire[id^='answer-']")).toBe("ok")
+    expect(await page.textContent("#attempt")).toContain(
+      `service-signature: ${String(sent!.headers["service-signature"])}`
+    )
+    expect(await page.getAttribute("#deliveries button:text-is('Details')", "aria-expanded")).toBe("true")
+    await axe("delivery detail")
+    await shot("delivery-detail")
   }, 60_000)
 
   it("rotates the API key, showing the new key once and the previous key's grace", async () => {

@@ -81,6 +81,9 @@ svg.machine .transition.taken path { stroke: var(--accent); stroke-width: 3; }
 svg.machine .transition.taken .label { stroke: var(--accent); stroke-width: 1.5; }
 svg.machine .transition.taken text, svg.machine .transition.taken .guard { fill: var(--accent); font-weight: 700; }
 fieldset.history { border: 0; padding: 0; margin: 0.5rem 0 0; }
+fieldset.events { border: 1px solid var(--line); margin: 0.5rem 0; }
+fieldset.events label { display: block; min-height: 44px; }
+pre.wire { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 24rem; overflow: auto; }
 ol.steps { padding-left: 0; list-style: none; }
 ol.steps li { border-bottom: 1px solid var(--line); padding: 0.25rem 0; }
 ol.steps li[aria-current="step"] { background: var(--soft); }

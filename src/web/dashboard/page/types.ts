@@ -32,6 +32,8 @@ export type WebhookEndpoint = Schemas["WebhookEndpoint"]
 export type CreatedWebhookEndpoint = Answer<"/v1/webhooks", "post">
 export type RotatedWebhookEndpoint = Answer<"/v1/webhooks/{id}/rotate-secret", "post">
 export type Delivery = Schemas["WebhookDelivery"]
+/** One attempt with the request it sent (the event's bytes, the headers) and the start of the answer. */
+export type DeliveryDetail = Schemas["WebhookDeliveryDetail"]
 export type Member = Schemas["Member"]
 export type NoticePreferences = Schemas["NoticePreferences"]
 export type Invite = Schemas["Invite"]

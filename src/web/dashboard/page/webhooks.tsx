@@ -4,10 +4,102 @@ import type {
   Answer,
   CreatedWebhookEndpoint,
   Delivery,
+  DeliveryDetail,
   RotatedWebhookEndpoint,
   WebhookEndpoint
 } from "./types"
 import { Confirm, Field, Loading, Notice, OnceSecret, Refused, Scroll, useAction, useLoad, When } from "./ui"
+
+/** The types an endpoint can subscribe to (`webhook.test` always reaches the endpoint it was sent to). */
+const SUBSCRIBABLE = [
+  "deposit_request.ready",
+  "verification.approved",
+  "deposit_request.deposited",
+  "deposit_request.settled",
+  "deposit_request.expired",
+  "deposit_request.returned",
+  "deposit_request.recovered_funds",
+  "deposit_request.likely_unsolicited",
+  "deposit_request.needs_attention"
+]
+
+/**
+ * The event types an endpoint receives: every type, or the ones ticked. Read from the form by `pickedEvents`.
+ * `name` tells several pickers on one page apart.
+ */
+const EventPicker = ({ name, initial }: { name: string; initial: ReadonlyArray<string> }) => {
+  const [all, setAll] = useState(initial.includes("*"))
+  return (
+    <fieldset class="events">
+      <legend>Event types</legend>
+      <label>
+        <input type="radio" name={`${name}-scope`} value="all" checked={all} onChange={() => setAll(true)} />{" "}
+        All event types
+      </label>
+      <label>
+        <input
+          type="radio"
+          name={`${name}-scope`}
+          value="some"
+          checked={!all}
+          onChange={() => setAll(false)}
+        />{" "}
+        Only these:
+      </label>
+      {SUBSCRIBABLE.map((t) => (
+        <label key={t}>
+          <input
+            type="checkbox"
+            name={`${name}-type`}
+            value={t}
+            disabled={all}
+            defaultChecked={initial.includes(t)}
+          />{" "}
+          <span class="mono">{t}</span>
+        </label>
+      ))}
+    </fieldset>
+  )
+}
+
+/** The picker's choice as `enabled_events`: `["*"]`, or the ticked types (the API refuses none ticked). */
+const pickedEvents = (form: HTMLFormElement, name: string): Array<string> => {
+  const scope = form.querySelector<HTMLInputElement>(`input[name="${name}-scope"]:checked`)
+  if (scope?.value !== "some") return ["*"]
+  return [...form.querySelectorAll<HTMLInputElement>(`input[name="${name}-type"]:checked`)].map(
+    (i) => i.value
+  )
+}
+
+const eventsInWords = (enabled: ReadonlyArray<string>) =>
+  enabled.includes("*") ? "every event type" : enabled.join(", ")
+
+/** Changes which event types an endpoint receives; events that happen afterwards follow it. */
+const ChangeEvents = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: () => void }) => {
+  const action = useAction()
+  const name = `events-${endpoint.id}`
+  return (
+    <form
+      aria-label={`Event types of ${endpoint.url}`}
+      onSubmit={(e) => {
+        e.preventDefault()
+        const form = e.currentTarget
+        void action.run(async () => {
+          await api("PATCH", `/v1/webhooks/${endpoint.id}`, { enabled_events: pickedEvents(form, name) })
+          reload()
+          return "Event types saved."
+        })
+      }}
+    >
+      <EventPicker name={name} initial={endpoint.enabled_events} />
+      <button type="submit" disabled={action.busy}>
+        Save event types
+      </button>
+      <Refused error={action.error} />
+      <Notice text={action.notice} />
+    </form>
+  )
+}
 
 const loadEndpoints = () => api<Answer<"/v1/webhooks", "get">>("GET", "/v1/webhooks?limit=100")
 
@@ -61,6 +153,7 @@ const Rotate = ({ endpoint }: { endpoint: WebhookEndpoint }) => {
 
 const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: () => void }) => {
   const [rotating, setRotating] = useState(false)
+  const [choosing, setChoosing] = useState(false)
   const test = useAction()
   return (
     <li data-id={endpoint.id}>
@@ -76,6 +169,8 @@ const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: 
             , disabled <When at={endpoint.disabled_at} />
           </>
         )}
+        <br />
+        Receives {eventsInWords(endpoint.enabled_events)}
       </p>
       {endpoint.disabled_at !== null ? null : (
         <div class="row">
@@ -104,6 +199,14 @@ const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: 
           >
             Rotate secret
           </button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => setChoosing(!choosing)}
+            aria-expanded={choosing}
+          >
+            Event types
+          </button>
           <Confirm
             label="Disable"
             question={`Disable ${endpoint.url}? It receives nothing more, and cannot be enabled again.`}
@@ -116,6 +219,9 @@ const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: 
         </div>
       )}
       {rotating ? <Rotate endpoint={endpoint} /> : null}
+      {choosing && endpoint.disabled_at === null ? (
+        <ChangeEvents endpoint={endpoint} reload={reload} />
+      ) : null}
       <Refused error={test.error} />
       <Notice text={test.notice} />
     </li>
@@ -136,8 +242,9 @@ export const Webhooks = () => {
             e.preventDefault()
             const form = e.currentTarget
             const url = (form.elements.namedItem("url") as HTMLInputElement).value.trim()
+            const enabled_events = pickedEvents(form, "new-webhook")
             void create.run(async () => {
-              setCreated(await api<CreatedWebhookEndpoint>("POST", "/v1/webhooks", { url }))
+              setCreated(await api<CreatedWebhookEndpoint>("POST", "/v1/webhooks", { url, enabled_events }))
               form.reset()
               endpoints.reload()
             })
@@ -147,10 +254,11 @@ export const Webhooks = () => {
             <Field id="webhook-url" label="Endpoint URL" hint="https, reachable from the internet">
               <input id="webhook-url" name="url" type="url" required aria-describedby="webhook-url-hint" />
             </Field>
-            <button type="submit" disabled={create.busy}>
-              Add endpoint
-            </button>
           </div>
+          <EventPicker name="new-webhook" initial={["*"]} />
+          <button type="submit" disabled={create.busy}>
+            Add endpoint
+          </button>
         </form>
         <Refused error={create.error} />
         {created === undefined ? null : (
@@ -194,7 +302,68 @@ const AFTER_FAILURE: Record<string, string> = {
 export const outcomeInWords = (d: Delivery) =>
   attemptFailed(d) ? `Failed (${AFTER_FAILURE[d.outcome] ?? d.outcome})` : "Succeeded"
 
-const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) => void }) => (
+/** A body as text: pretty-printed when it is JSON, as received otherwise. Always text, never markup. */
+const readable = (body: string) => {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2)
+  } catch {
+    return body
+  }
+}
+
+/** What one attempt sent (the event's JSON and the headers) and what came back. */
+const AttemptDetail = ({ webhookId, d }: { webhookId: string; d: Delivery }) => {
+  const detail = useLoad(
+    () => api<DeliveryDetail>("GET", `/v1/webhooks/${webhookId}/deliveries/${d.id}`),
+    [webhookId, d.id]
+  )
+  if (detail.data === undefined) {
+    return detail.error === undefined ? <Loading what="the attempt" /> : <Refused error={detail.error} />
+  }
+  const { request, response } = detail.data
+  return (
+    <>
+      <h3>Event {d.event_id}</h3>
+      <pre class="wire" id={`event-${d.id}`}>
+        {readable(request.body)}
+      </pre>
+      <h3>Request headers</h3>
+      <pre class="wire">
+        {request.headers === null
+          ? "Not kept for this attempt."
+          : Object.entries(request.headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join("\n")}
+      </pre>
+      <h3>Answer</h3>
+      {response === null ? (
+        <p>No answer{d.error_message ? `: ${d.error_message}` : "."}</p>
+      ) : (
+        <>
+          <p>
+            HTTP {response.status}
+            {response.body_truncated ? " — only the first 4096 characters of the body are kept" : ""}
+          </p>
+          <pre class="wire" id={`answer-${d.id}`}>
+            {response.body === null ? "Not kept for this attempt." : readable(response.body)}
+          </pre>
+        </>
+      )}
+    </>
+  )
+}
+
+const DeliveryRow = ({
+  d,
+  redeliver,
+  open,
+  toggle
+}: {
+  d: Delivery
+  redeliver: (d: Delivery) => void
+  open: boolean
+  toggle: () => void
+}) => (
   <tr data-outcome={d.outcome}>
     <td>
       <When at={d.attempted_at} />
@@ -225,6 +394,15 @@ const DeliveryRow = ({ d, redeliver }: { d: Delivery; redeliver: (d: Delivery) =
     </td>
     <td class="num">{d.duration_ms} ms</td>
     <td>
+      <button
+        type="button"
+        class="secondary"
+        onClick={toggle}
+        aria-expanded={open}
+        aria-label={`Details of attempt ${d.attempt} of ${d.event_id}`}
+      >
+        Details
+      </button>{" "}
       <button type="button" class="secondary" onClick={() => redeliver(d)}>
         Redeliver
       </button>
@@ -245,6 +423,7 @@ export const WebhookView = ({ id }: { id: string }) => {
     [id, outcome]
   )
   const redeliver = useAction()
+  const [opened, setOpened] = useState<string>()
   const rows = deliveries.data?.deliveries ?? []
   const failed = rows.filter(attemptFailed).length
   return (
@@ -303,6 +482,8 @@ export const WebhookView = ({ id }: { id: string }) => {
                   <DeliveryRow
                     key={d.id}
                     d={d}
+                    open={opened === d.id}
+                    toggle={() => setOpened(opened === d.id ? undefined : d.id)}
                     redeliver={(x) =>
                       void redeliver.run(async () => {
                         await api("POST", `/v1/events/${x.event_id}/redeliver`, { webhook_id: id })
@@ -315,6 +496,17 @@ export const WebhookView = ({ id }: { id: string }) => {
               </tbody>
             </table>
           </Scroll>
+          {(() => {
+            const d = rows.find((r) => r.id === opened)
+            return d === undefined ? null : (
+              <section id="attempt" aria-labelledby="attempt-title">
+                <h2 id="attempt-title" tabIndex={-1}>
+                  Attempt {d.attempt}, <When at={d.attempted_at} />
+                </h2>
+                <AttemptDetail webhookId={id} d={d} />
+              </section>
+            )
+          })()}
         </>
       )}
     </>
