@@ -252,6 +252,13 @@ const make = Effect.gen(function* () {
       order by id desc limit ${r.limit + 1}`
   })
 
+  const findEventBody = SqlSchema.findOne({
+    Request: AccountScoped,
+    Result: EventRow,
+    execute: (r) =>
+      sql`select id, body from lifecycle_events where id = ${r.id} and account_id = ${r.account_id}`
+  })
+
   const listEvents = SqlSchema.findAll({
     Request: Schema.Struct({
       account_id: Schema.String,
@@ -534,7 +541,15 @@ const make = Effect.gen(function* () {
       }
     })
 
+  /** One event as every delivery of it sends it. */
+  const event = (accountId: string, uuid: string) =>
+    Effect.flatMap(
+      rowsOrSqlError(findEventBody({ id: uuid, account_id: accountId }), "lifecycle_events"),
+      Option.match({ onNone: () => NotFound.of("event"), onSome: (row) => Effect.succeed(row.body) })
+    )
+
   return {
+    event: Effect.fn("WebhookEndpoints.event")(dieOnSqlErrors(event)),
     create: Effect.fn("WebhookEndpoints.create")(dieOnSqlErrors(create)),
     get: Effect.fn("WebhookEndpoints.get")(
       dieOnSqlErrors((a: string, u: string) => Effect.map(require(a, u), endpointWire))

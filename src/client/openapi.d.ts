@@ -1009,6 +1009,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an event: the body every delivery of it sends */
+        get: operations["events.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -7796,6 +7813,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "events.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payer attested their wallet and the one-time address exists. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositRequestReadyEvent"] | components["schemas"]["VerificationApprovedEvent"] | components["schemas"]["DepositRequestDepositedEvent"] | components["schemas"]["DepositRequestSettledEvent"] | components["schemas"]["DepositRequestExpiredEvent"] | components["schemas"]["DepositRequestReturnedEvent"] | components["schemas"]["DepositRequestRecoveredFundsEvent"] | components["schemas"]["DepositRequestLikelyUnsolicitedEvent"] | components["schemas"]["DepositRequestNeedsAttentionEvent"] | components["schemas"]["WebhookTestEvent"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
             /** @description RateLimited */

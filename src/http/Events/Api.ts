@@ -133,6 +133,13 @@ export class EventsApi extends HttpApiGroup.make("events")
       )
   )
   .add(
+    HttpApiEndpoint.get("get", "/events/:id")
+      .setPath(Schema.Struct({ id: IdParam("evt") }))
+      .addSuccess(Event)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Read an event: the body every delivery of it sends")
+  )
+  .add(
     HttpApiEndpoint.post("redeliver", "/events/:id/redeliver")
       .setPath(Schema.Struct({ id: IdParam("evt") }))
       .setPayload(withExample(StrictStruct({ webhook_id: Id("wh") }), { webhook_id: exampleId("wh") }))

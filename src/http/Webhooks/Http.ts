@@ -109,6 +109,15 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
           )
         )
       )
+      .handle("get", ({ path }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          const eventUuid = uuidFromId("evt", path.id)
+          if (eventUuid === undefined) return yield* NotFound.of("event")
+          // The stored body is what its emitter wrote; `Event` types it, and the answer is encoded through it.
+          return (yield* webhooks.event(accountId, eventUuid)) as unknown as typeof Event.Type
+        })
+      )
       .handle("redeliver", ({ path, payload }) =>
         Effect.gen(function* () {
           const { accountId } = yield* CurrentIdentity

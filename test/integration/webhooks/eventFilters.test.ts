@@ -346,8 +346,11 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         }
         assert.deepStrictEqual(detail.response, { status: 200, body: "ok", body_truncated: false })
         assert.strictEqual(detail.outcome, "succeeded")
-        // The event itself: the body is the event's JSON.
-        assert.strictEqual(JSON.parse(detail.request.body).id, eventId)
+        // The event itself: the body is the event's JSON, as GET /v1/events/{id} answers it.
+        const event = yield* call<{ id: string; type: string }>("GET", `/v1/events/${eventId}`)
+        assert.strictEqual(event.status, 200)
+        assert.deepStrictEqual(event.body, JSON.parse(detail.request.body))
+        assert.strictEqual(event.body.id, eventId)
       })
     )
 
@@ -375,6 +378,9 @@ layer(FixtureLive, { timeout: 120_000 })((it) => {
         )
         assert.strictEqual(foreign.status, 404)
         assert.strictEqual(foreign.body.error.code, "webhook_not_found")
+        const foreignEvent = yield* callWith<Refusal>(other, "GET", `/v1/events/${detail.event_id}`)
+        assert.strictEqual(foreignEvent.status, 404)
+        assert.strictEqual(foreignEvent.body.error.code, "event_not_found")
         const misplaced = yield* call<Refusal>("GET", `/v1/webhooks/${elsewhere.id}/deliveries/${detail.id}`)
         assert.strictEqual(misplaced.status, 404)
         assert.strictEqual(misplaced.body.error.code, "webhook_delivery_not_found")
