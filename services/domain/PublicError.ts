@@ -2,14 +2,19 @@ import { HttpApiSchema } from "@effect/platform"
 import type { Cause } from "effect"
 import { Schema } from "effect"
 
-/** One row of the documented error table. */
+/** One row of the documented error table: the page each answer's `doc_url` points at shows it. */
 export interface ErrorRow {
   readonly status: number
   readonly code: string
   readonly when: string
+  /** What the caller does about it, in a sentence or two. */
+  readonly fix: string
 }
 
-/** What a public error states once: its HTTP status, its wire code, when it is answered and the headers it adds. */
+/**
+ * What a public error states once: its HTTP status, its wire code, when it is answered, what to do about it and the
+ * headers it adds.
+ */
 export interface ErrorFacts<Code extends string = string> extends ErrorRow {
   readonly code: Code
   readonly headers: Readonly<Record<string, string>>
@@ -26,6 +31,7 @@ export const errorFacts = <const Code extends string>(facts: {
   readonly status: number
   readonly code: Code
   readonly when: string
+  readonly fix: string
   readonly headers?: Readonly<Record<string, string>>
 }): ErrorFacts<Code> => ({
   ...facts,

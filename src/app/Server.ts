@@ -61,6 +61,7 @@ import { MetricsServerLive } from "./MetricsServer"
 import { AttachmentsLive } from "../http/Attachments/Http"
 import { ObjectRoutesLive } from "../http/ObjectRoutes"
 import { HomeRouteLive } from "../web/home/HomeRoute"
+import { ErrorDocsRouteLive } from "../web/docs/ErrorDocsRoute"
 import { CheckoutRoutesLive } from "../web/checkout/CheckoutRoutes"
 import { DashboardRoutesLive } from "../web/dashboard/DashboardRoutes"
 import { SandboxRoutesLive } from "../sandbox/SandboxRoutes"
@@ -132,6 +133,7 @@ export const ApiLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH, scalar: docsConfig })),
   Layer.provide(ObjectRoutesLive),
   Layer.provide(HomeRouteLive),
+  Layer.provide(ErrorDocsRouteLive),
   Layer.provide(CheckoutRoutesLive),
   Layer.provide(DashboardRoutesLive),
   Layer.provide(SandboxRoutesLive),
@@ -163,7 +165,10 @@ const nodeServer = () => {
 
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(ApiSettings, (config) => {
-    const { server, stopAccepting, closed } = shutdownAware(answerClientErrors(nodeServer()))
+    const { server, stopAccepting, closed } = shutdownAware(
+      answerClientErrors(nodeServer(), config.publicBaseUrl),
+      config.publicBaseUrl
+    )
     return Layer.merge(
       NodeHttpServer.layer(() => server, { port: config.port, host: config.host, backlog: LISTEN_BACKLOG }),
       Layer.scoped(

@@ -22,7 +22,9 @@ export type DepositRequestListQuery = Omit<
   "starting_after" | "wait_for" | "version" | "timeout" | "limit"
 >
 
-/** Any error answer of the API, as its envelope says: `{ error: { code, message, param? }, request_id }`. */
+/**
+ * Any error answer of the API, as its envelope says: `{ error: { code, message, param?, doc_url }, request_id }`.
+ */
 export class ApiError extends Error {
   override readonly name = "ApiError"
   constructor(
@@ -32,7 +34,9 @@ export class ApiError extends Error {
     /** The answer's request id (also its `X-Request-Id`): quote it to support. */
     readonly requestId: string | undefined,
     /** The offending field of an `invalid_request`, dotted for nested fields. */
-    readonly param?: string
+    readonly param?: string,
+    /** The code's line on the service's error page (`…/docs/errors#code`): what it means and what to do. */
+    readonly docUrl?: string
   ) {
     super(message)
   }
@@ -78,7 +82,7 @@ const retryingFetch =
 /** The body of an error answer as an `ApiError` (a body that is no envelope still gives its status). */
 export const toApiError = (error: unknown, response: Response): ApiError => {
   const envelope = error as {
-    error?: { code?: unknown; message?: unknown; param?: unknown }
+    error?: { code?: unknown; message?: unknown; param?: unknown; doc_url?: unknown }
     request_id?: unknown
   }
   const inner = typeof envelope === "object" && envelope !== null ? envelope.error : undefined
@@ -89,7 +93,8 @@ export const toApiError = (error: unknown, response: Response): ApiError => {
     typeof envelope?.request_id === "string"
       ? envelope.request_id
       : (response.headers.get("x-request-id") ?? undefined),
-    typeof inner?.param === "string" ? inner.param : undefined
+    typeof inner?.param === "string" ? inner.param : undefined,
+    typeof inner?.doc_url === "string" ? inner.doc_url : undefined
   )
 }
 

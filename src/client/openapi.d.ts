@@ -1381,6 +1381,11 @@ export interface components {
                 message: string;
                 /** @description The offending field, dotted for nested fields. */
                 param?: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1409,6 +1414,11 @@ export interface components {
                 code: "service_unavailable";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1435,6 +1445,11 @@ export interface components {
                 message: string;
                 /** @description The offending field, dotted for nested fields. */
                 param?: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1446,6 +1461,11 @@ export interface components {
                 code: "unauthenticated";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1457,6 +1477,11 @@ export interface components {
                 code: "rate_limited";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1473,6 +1498,11 @@ export interface components {
                 code: "deposit_request_not_found" | "customer_not_found" | "issuer_not_found" | "payout_address_not_found" | "attachment_not_found" | "webhook_not_found" | "webhook_delivery_not_found" | "event_not_found" | "verification_attempt_not_found" | "recovery_not_found" | "account_not_found" | "member_not_found" | "invite_not_found" | "session_not_found" | "passkey_not_found";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1599,6 +1629,11 @@ export interface components {
                 code: "identity_unauthorized";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1623,6 +1658,11 @@ export interface components {
                 code: "payload_too_large";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1678,6 +1718,11 @@ export interface components {
                 code: "invalid_state";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1762,6 +1807,11 @@ export interface components {
                 code: "https_required";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -1890,6 +1940,11 @@ export interface components {
                 code: "idempotency_conflict";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
@@ -2378,6 +2433,11 @@ export interface components {
                 code: "sandbox_only";
                 /** @description What went wrong and what to fix; names the field for invalid_request. */
                 message: string;
+                /**
+                 * Format: uri
+                 * @description The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do.
+                 */
+                doc_url: string;
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;

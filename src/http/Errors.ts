@@ -27,25 +27,29 @@ export class Unauthenticated extends MessageError<Unauthenticated>()("Unauthenti
   status: 401,
   code: "unauthenticated",
   when: "A missing, malformed, unknown, revoked or expired credential, or a key of the other environment (always the same answer, with `WWW-Authenticate: Bearer`).",
+  fix: "Send a live credential as `Authorization: Bearer …`: an API key of this environment (`service_test_` in the sandbox), or sign in to the dashboard again if the session ended.",
   headers: { "www-authenticate": 'Bearer realm="deposits"' }
 }) {}
 
 export class IdentityUnauthorized extends MessageError<IdentityUnauthorized>()("IdentityUnauthorized", {
   status: 401,
   code: "identity_unauthorized",
-  when: "An API key used on key management (`/v1/account/api-key`)."
+  when: "An API key used on key management (`/v1/account/api-key`).",
+  fix: "Manage API keys with a dashboard session (sign in to the dashboard, Developers), not with an API key."
 }) {}
 
 export class RouteNotFound extends MessageError<RouteNotFound>()("RouteNotFound", {
   status: 404,
   code: "route_not_found",
-  when: "No route has this path."
+  when: "No route has this path.",
+  fix: "Check the method and path against the API reference; every route is under `/v1`."
 }) {}
 
 const methodNotAllowed = errorFacts({
   status: 405,
   code: "method_not_allowed",
-  when: "The path exists but not with this method (`Allow` lists the methods)."
+  when: "The path exists but not with this method (`Allow` lists the methods).",
+  fix: "Use one of the methods the `Allow` header lists for this path."
 })
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()(
   "MethodNotAllowed",
@@ -65,25 +69,29 @@ export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()(
 export class RequestTimeout extends MessageError<RequestTimeout>()("RequestTimeout", {
   status: 408,
   code: "request_timeout",
-  when: "The request's headers or body did not arrive in time (Node's request timeouts); nothing was processed."
+  when: "The request's headers or body did not arrive in time (Node's request timeouts); nothing was processed.",
+  fix: "Send the whole request promptly (headers and body); retry it on a fresh connection."
 }) {}
 
 export class PayloadTooLarge extends MessageError<PayloadTooLarge>()("PayloadTooLarge", {
   status: 413,
   code: "payload_too_large",
-  when: "The body is above the route's limit (64 KiB, 16 KiB or 8 KiB)."
+  when: "The body is above the route's limit (64 KiB, 16 KiB or 8 KiB).",
+  fix: "Send a smaller body; PDF bytes go to the presigned upload URL, never through the API."
 }) {}
 
 export class RequestHeadersTooLarge extends MessageError<RequestHeadersTooLarge>()("RequestHeadersTooLarge", {
   status: 431,
   code: "request_headers_too_large",
-  when: "The request's headers are larger than the server reads (16 KiB in all); nothing was processed."
+  when: "The request's headers are larger than the server reads (16 KiB in all); nothing was processed.",
+  fix: "Send fewer or shorter headers (cookies, say): the server reads 16 KiB of headers in all."
 }) {}
 
 export class InternalError extends MessageError<InternalError>()("InternalError", {
   status: 500,
   code: "internal_error",
-  when: "An unexpected failure; it is logged with the request id."
+  when: "An unexpected failure; it is logged with the request id.",
+  fix: "Retry later; if it repeats, report it quoting the `request_id`."
 }) {}
 
 export {
@@ -147,3 +155,9 @@ export const errorTableMarkdown = (): string =>
     "|---|---|---|",
     ...errorTable.map((e) => `| ${e.status} | \`${e.code}\` | ${e.when} |`)
   ].join("\n")
+
+/** Where the error table is served as a page, one anchor per code (`src/web/docs/ErrorDocsRoute.ts`). */
+export const ERROR_DOCS_PATH = "/docs/errors"
+
+/** An answer's `doc_url`: the line of its code on the errors page, under `PUBLIC_BASE_URL` (`base`, no trailing slash). */
+export const docUrlOf = (base: string, code: string): string => `${base}${ERROR_DOCS_PATH}#${code}`

@@ -21,7 +21,7 @@ export const envelopeOpenApi = (spec: Spec): Spec => {
       properties: {
         error: {
           type: "object",
-          required: ["code", "message"],
+          required: ["code", "message", "doc_url"],
           properties: {
             code: { type: "string", enum: [...codes] },
             message: {
@@ -30,7 +30,13 @@ export const envelopeOpenApi = (spec: Spec): Spec => {
             },
             ...(name === "InvalidRequest" || name === "HttpApiDecodeError"
               ? { param: { type: "string", description: "The offending field, dotted for nested fields." } }
-              : {})
+              : {}),
+            doc_url: {
+              type: "string",
+              format: "uri",
+              description:
+                "The code's line on the service's error page: `PUBLIC_BASE_URL/docs/errors#<code>`, with what it means and what to do."
+            }
           }
         },
         request_id: { type: "string", description: "Same as the X-Request-Id header." }

@@ -199,7 +199,13 @@ export const EdgeLive = HttpApiBuilder.middleware(
           }
           const { error, unexpected } = classifyCause(exit.cause, methodsForPath, method, path)
           const rendered = observed(
-            withEdgeHeaders(renderError(error, requestId), policy, cors, answerHeaders, requestId)
+            withEdgeHeaders(
+              renderError(error, requestId, config.publicBaseUrl),
+              policy,
+              cors,
+              answerHeaders,
+              requestId
+            )
           )
           // A client that went away interrupts its handler (a listener's held poll, say): nothing went wrong.
           return unexpected && !Cause.isInterruptedOnly(exit.cause)

@@ -45,6 +45,8 @@ export type ApiSettingsShape = Omit<
   readonly checkoutOrigin: string
   /** Served behind https (`PUBLIC_BASE_URL`): every answer tells browsers to use https only. */
   readonly httpsOnly: boolean
+  /** `PUBLIC_BASE_URL` (no trailing slash), else the address the service listens on: what links start with. */
+  readonly publicBaseUrl: string
 }
 
 /** The settings read once, at the layer's build; a test changes them through the configuration it provides. */
@@ -55,7 +57,8 @@ export class ApiSettings extends Effect.Service<ApiSettings>()("deposits/ApiSett
       ...settings,
       dashboardOrigin: Option.getOrElse(settings.dashboardOrigin, () => new URL(base).origin),
       checkoutOrigin: Option.getOrElse(settings.checkoutOrigin, () => new URL(base).origin),
-      httpsOnly: new URL(base).protocol === "https:"
+      httpsOnly: new URL(base).protocol === "https:",
+      publicBaseUrl: base
     })
   )
 }) {}

@@ -37,9 +37,9 @@ const refusalFor = (code: string | undefined): ApiError => {
 /**
  * Requests Node's parser refuses never reach the framework; Node would answer them with a bare status line. They
  * get the error envelope and an `X-Request-Id` like every other answer (a fresh one: the headers were not read),
- * then the connection is closed, as the parser cannot find the next request on it.
+ * then the connection is closed, as the parser cannot find the next request on it. `base` starts the `doc_url`.
  */
-export const answerClientErrors = (server: Server): Server =>
+export const answerClientErrors = (server: Server, base: string): Server =>
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node's own handler: nothing to answer on a reset or closed socket, or after an answer has begun.
     const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage
@@ -50,7 +50,7 @@ export const answerClientErrors = (server: Server): Server =>
     const refusal = refusalFor(error.code)
     const requestId = newUuid7()
     const status = statusOf(refusal)
-    const body = JSON.stringify(errorBody(refusal, requestId))
+    const body = JSON.stringify(errorBody(refusal, requestId, base))
     socket.end(
       `HTTP/1.1 ${status} ${reasons[status] ?? "Error"}\r\ncontent-type: application/json\r\n` +
         `cache-control: ${NO_STORE}\r\nx-content-type-options: ${NO_SNIFF}\r\n` +

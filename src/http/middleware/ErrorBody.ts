@@ -1,20 +1,29 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Cause, Effect } from "effect"
-import { type ApiError, headersOf, InternalError, ServiceUnavailable, statusOf } from "../Errors"
+import { type ApiError, docUrlOf, headersOf, InternalError, ServiceUnavailable, statusOf } from "../Errors"
 import { isDatabaseUnavailable } from "../../../services/platform/SqlFailure"
 
-/** The wire form of every error: `{ "error": { "code", "message", "param"? }, "request_id" }`. */
-export const errorBody = (error: ApiError, requestId: string) => ({
+/**
+ * The wire form of every error: `{ "error": { "code", "message", "param"?, "doc_url" }, "request_id" }`. `doc_url`
+ * is the code's line on the service's errors page under `base` (`PUBLIC_BASE_URL`), as Stripe's errors carry one
+ * (decision 0087).
+ */
+export const errorBody = (error: ApiError, requestId: string, base: string) => ({
   error: {
     code: error.code,
     message: error.message,
-    ...(error._tag === "InvalidRequest" && error.param !== undefined ? { param: error.param } : {})
+    ...(error._tag === "InvalidRequest" && error.param !== undefined ? { param: error.param } : {}),
+    doc_url: docUrlOf(base, error.code)
   },
   request_id: requestId
 })
 
-export const renderError = (error: ApiError, requestId: string): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(errorBody(error, requestId), {
+export const renderError = (
+  error: ApiError,
+  requestId: string,
+  base: string
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(errorBody(error, requestId, base), {
     status: statusOf(error),
     headers: headersOf(error)
   })

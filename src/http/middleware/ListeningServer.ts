@@ -40,9 +40,10 @@ const shuttingDown = new ServiceUnavailable({ message: "The service is shutting 
  *   browser whose poll was answered just before the close polls again at once on the same connection.
  *
  * This listener is registered before the framework's, so on each request it runs first and sees whether a
- * handler is still there. The answers under way (parked polls among them) are still awaited by `closed`.
+ * handler is still there. The answers under way (parked polls among them) are still awaited by `closed`. `base`
+ * starts the 503's `doc_url`.
  */
-export const shutdownAware = (server: Server, closeGraceMs = CLOSE_GRACE_MS) => {
+export const shutdownAware = (server: Server, base: string, closeGraceMs = CLOSE_GRACE_MS) => {
   // Connections that have not sent a request yet (a client's spare connection): Node's own idle list leaves them
   // out, so one would hold the close until its headers time out. Once a connection has sent one, Node tracks it.
   const silent = new Set<Socket>()
@@ -55,7 +56,7 @@ export const shutdownAware = (server: Server, closeGraceMs = CLOSE_GRACE_MS) => 
     if (server.listening) return
     response.shouldKeepAlive = false
     if (server.listenerCount("request") > 1) return
-    const body = JSON.stringify(errorBody(shuttingDown, newUuid7()))
+    const body = JSON.stringify(errorBody(shuttingDown, newUuid7(), base))
     response.writeHead(statusOf(shuttingDown), {
       ...headersOf(shuttingDown),
       "content-type": "application/json",

@@ -156,7 +156,8 @@ const renderAfterWake =
     readAfter: Effect.Effect<Option.Option<A>, E>,
     schema: Schema.Schema<A, I>,
     resource: ResourceName,
-    poll: ParkedPoll
+    poll: ParkedPoll,
+    base: string
   ) =>
   (): Promise<Rendered> =>
     Effect.runPromise(
@@ -166,7 +167,7 @@ const renderAfterWake =
             onNone: () =>
               Effect.succeed({
                 status: 404,
-                body: JSON.stringify(errorBody(NotFound.of(resource), requestIdOf(poll)))
+                body: JSON.stringify(errorBody(NotFound.of(resource), requestIdOf(poll), base))
               }),
             onSome: (wire) =>
               Effect.map(Schema.encode(schema)(wire), (encoded) => ({
@@ -182,7 +183,7 @@ const renderAfterWake =
           return Effect.as(logUnexpected(cause, requestIdOf(poll)), {
             status: statusOf(error),
             headers: headersOf(error),
-            body: JSON.stringify(errorBody(error, requestIdOf(poll)))
+            body: JSON.stringify(errorBody(error, requestIdOf(poll), base))
           })
         })
       )
@@ -210,7 +211,7 @@ export const longPoll = <A extends { readonly version: string }, I, E>(
     }
     const request = yield* HttpServerRequest.HttpServerRequest
     const address = request.remoteAddress._tag === "Some" ? request.remoteAddress.value : "unknown"
-    const maxPerAddress = (yield* ApiSettings).longPollMaxPerAddress
+    const { longPollMaxPerAddress: maxPerAddress, publicBaseUrl } = yield* ApiSettings
     const feed = yield* ChangeFeed
     const registry = yield* LongPollRegistry
     // Counted before the first read, not after it: a burst of polls would otherwise all pass the check while
@@ -219,7 +220,7 @@ export const longPoll = <A extends { readonly version: string }, I, E>(
     if (!registry.take(address, maxPerAddress)) return Option.map(yield* poll.read, noStore)
 
     const waiter = new ParkedPoll(NodeHttpServerRequest.toServerResponse(request), address, registry)
-    waiter.render = renderAfterWake(poll.readAfter, poll.schema, poll.resource, waiter)
+    waiter.render = renderAfterWake(poll.readAfter, poll.schema, poll.resource, waiter, publicBaseUrl)
     const wakeOn = poll.wakeOn
     // Subscribed before the read, so a change committed in between wakes the poll.
     if (wakeOn._tag === "Request") waiter.unsubscribe = feed.subscribe(wakeOn.uuid, waiter.wake)

@@ -56,6 +56,9 @@ ul.plain li { border-bottom: 1px solid var(--line); padding: 0.5rem 0; }
 ol.timeline { padding-left: 1.25rem; }
 ol.timeline li { margin: 0 0 0.35rem; }
 tr[data-outcome="failed"] td { color: var(--bad); }
+table.errors tr:target { background: var(--soft); outline: 3px solid var(--accent); outline-offset: -3px; }
+table.errors tr { scroll-margin-top: 1rem; }
+a.brand { color: inherit; text-decoration: none; }
 .confirm { border: 2px solid var(--bad); border-radius: 0.5rem; padding: 0.75rem; margin: 0.5rem 0; }
 .signin { max-width: 26rem; margin: 2rem auto; }
 .signin form { margin: 0 0 1rem; }

@@ -50,7 +50,7 @@ export const homeHtml = (env: ServiceEnv, dashboard = "/dashboard/"): string => 
 <p>USDC deposit requests: one-time addresses, exact settlement, returns and signed webhooks. The API lives under <code>/v1</code>.</p>
 <div class="amounts">
 <div><h2><a href="${dashboard}">Merchant dashboard</a></h2><p class="hint">Sign in by email: requests, webhooks, API keys, reconciliation and the team.</p></div>
-<div><h2><a href="/docs">API reference</a></h2><p class="hint">Every route, tried in the browser with an API key; also the <a href="/openapi.json">OpenAPI document</a> and <a href="/v1/health">health</a>.</p></div>
+<div><h2><a href="/docs">API reference</a></h2><p class="hint">Every route, tried in the browser with an API key; also the <a href="/openapi.json">OpenAPI document</a>, the <a href="/docs/errors">error codes</a> and <a href="/v1/health">health</a>.</p></div>
 <div><h2><a href="#checkout">A checkout</a></h2><p class="hint">The payer's page of each deposit request, on this origin.</p></div>
 </div>
 <section aria-labelledby="checkout">

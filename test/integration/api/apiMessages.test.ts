@@ -21,7 +21,9 @@ const send = async (path: string, body: unknown, headers: Record<string, string>
     body: JSON.stringify(body)
   })
   expect(res.status).toBe(400)
-  const { error } = (await res.json()) as { error: { code: string; message: string; param?: string } }
+  const { error } = (await res.json()) as {
+    error: { code: string; message: string; param?: string; doc_url: string }
+  }
   expect(error.code).toBe("invalid_request")
   return error
 }
@@ -34,7 +36,8 @@ describe("API messages", () => {
     expect(await send("/v1/deposit-requests", wellFormedCreate)).toEqual({
       code: "invalid_request",
       message: "missing required header 'Idempotency-Key'",
-      param: "Idempotency-Key"
+      param: "Idempotency-Key",
+      doc_url: `${service.baseUrl}/docs/errors#invalid_request`
     })
   })
 
@@ -64,7 +67,8 @@ describe("API messages", () => {
     expect(url).toEqual({
       code: "invalid_request",
       message: "'support_url': must be an https:// URL, such as https://example.com/help",
-      param: "support_url"
+      param: "support_url",
+      doc_url: `${service.baseUrl}/docs/errors#invalid_request`
     })
     const email = await send("/v1/customers", { name: "Ada", email: "ada" })
     expect(email.message).toBe("'email': must be an email address, such as ops@example.com")
@@ -80,7 +84,8 @@ describe("API messages", () => {
     expect(await send("/v1/issuers", { name: "Acme" })).toEqual({
       code: "invalid_request",
       message: "unknown field 'name'; did you mean 'display_name'?",
-      param: "name"
+      param: "name",
+      doc_url: `${service.baseUrl}/docs/errors#invalid_request`
     })
     expect((await send("/v1/payout-addresses", { adress: "0x12" })).message).toBe(
       "unknown field 'adress'; did you mean 'address'?"

@@ -376,15 +376,19 @@ describe("requests Node's parser refuses", () => {
       createServer(
         { headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 50 },
         (_req, res) => res.end()
-      )
+      ),
+      "http://127.0.0.1:8080"
     )
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     try {
       const port = (server.address() as { port: number }).port
       const text = await rawExchange(port, "GET /v1/health HTTP/1.1\r\nhost: x\r\n")
       expect(text).toMatch(/^HTTP\/1\.1 408 /)
-      const body = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as { error: { code: string } }
+      const body = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as {
+        error: { code: string; doc_url: string }
+      }
       expect(body.error.code).toBe("request_timeout")
+      expect(body.error.doc_url).toBe("http://127.0.0.1:8080/docs/errors#request_timeout")
     } finally {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

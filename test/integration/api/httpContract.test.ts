@@ -36,7 +36,11 @@ describe("request ids", () => {
     const res = await service.request("/v1/nowhere", { headers: { "x-request-id": "trace-42" } })
     expect(res.status).toBe(404)
     expect(await res.json()).toEqual({
-      error: { code: "route_not_found", message: expect.stringContaining("/v1/nowhere") },
+      error: {
+        code: "route_not_found",
+        message: expect.stringContaining("/v1/nowhere"),
+        doc_url: `${service.baseUrl}/docs/errors#route_not_found`
+      },
       request_id: "trace-42"
     })
   })

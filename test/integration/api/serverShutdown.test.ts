@@ -32,7 +32,7 @@ const slow = (ms: number) => {
 }
 
 const listening = async (handler: RequestListener, closeGraceMs?: number) => {
-  const aware = shutdownAware(createServer(), closeGraceMs)
+  const aware = shutdownAware(createServer(), "http://127.0.0.1", closeGraceMs)
   servers.push(aware.server)
   // As the framework does: its handler is added after the shutdown's listener.
   aware.server.on("request", handler)

@@ -31,6 +31,12 @@ describe("the OpenAPI description", () => {
   it("describes errors as the envelope every answer uses", () => {
     const schema = spec.components.schemas.Unauthenticated
     expect(Object.keys(schema?.properties ?? {})).toEqual(["error", "request_id"])
+    const properties = (schema?.properties ?? {}) as {
+      error?: { required?: Array<string>; properties?: object }
+    }
+    const inner = properties.error
+    expect(inner?.required).toEqual(["code", "message", "doc_url"])
+    expect(Object.keys(inner?.properties ?? {})).toEqual(["code", "message", "doc_url"])
   })
 
   it("lists the routes of the contract", () => {
