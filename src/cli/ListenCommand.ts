@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
-import { CliError, type CliValues } from "./Output"
+import { CliError, type CliValues, withDocs } from "./Output"
 import { attempt, runCommand } from "./Run"
 import { serviceUrlOf } from "./ServiceUrl"
 
@@ -63,15 +63,24 @@ const settingsOf = (values: CliValues) =>
     return { forwardTo: target.href, key, api, events }
   })
 
-/** The API's error envelope as one line. */
-const refusal = async (res: Response) => {
+/** The API's error envelope as one line, and the link to its code's docs. */
+const refusalOf = async (res: Response): Promise<{ line: string; docUrl: string | undefined }> => {
   const text = await res.text()
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string } }
-    return `${res.status} ${body.error?.code ?? ""}: ${body.error?.message ?? text}`
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string; doc_url?: string } }
+    return {
+      line: `${res.status} ${body.error?.code ?? ""}: ${body.error?.message ?? text}`,
+      docUrl: body.error?.doc_url
+    }
   } catch {
-    return `${res.status}: ${text.slice(0, 200)}`
+    return { line: `${res.status}: ${text.slice(0, 200)}`, docUrl: undefined }
   }
+}
+
+/** The API's error envelope as stderr prints it: its line, and its docs link under it. */
+const refusal = async (res: Response) => {
+  const { line, docUrl } = await refusalOf(res)
+  return withDocs(line, docUrl)
 }
 
 /**
@@ -171,7 +180,10 @@ const listen = async (settings: Effect.Effect.Success<ReturnType<typeof settings
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : String(e)
     throw new CliError(`cannot reach the service at ${api} (${cause}); set --api to its URL`)
   })
-  if (created.status !== 201) throw new CliError(`the listener was refused: ${await refusal(created)}`)
+  if (created.status !== 201) {
+    const refused = await refusalOf(created)
+    throw new CliError(`the listener was refused: ${refused.line}`, refused.docUrl)
+  }
   const listener = (await created.json()) as { id: string; secret: string }
   const out = (text: string) => process.stdout.write(`${text}\n`)
   out(`> Ready: forwarding to ${forwardTo} (listener ${listener.id}; Ctrl-C to quit)`)
@@ -206,7 +218,7 @@ const listen = async (settings: Effect.Effect.Success<ReturnType<typeof settings
       if (res.status === 404)
         throw new CliError(`the listener ${listener.id} is gone (it expired or was removed)`)
       if (res.status !== 200) {
-        process.stderr.write(`poll refused: ${await refusal(res)}; trying again\n`)
+        process.stderr.write(`poll refused, trying again: ${await refusal(res)}\n`)
         await new Promise((r) => setTimeout(r, 1_000))
         continue
       }

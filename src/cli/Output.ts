@@ -52,8 +52,33 @@ links to (the quickstart's API, e.g. http://localhost:8181); unset, PUBLIC_BASE_
 With DATABASE_URL set it uses that database; otherwise the embedded one under DATA_DIR (through the socket of a
 running \`npm start\`, or directly when none runs).`
 
-/** A refusal the user can act on: printed as one line on stderr, exit code 1. */
-export class CliError extends Error {}
+/**
+ * A refusal the user can act on: printed as one line on stderr, exit code 1. A refusal the service answered
+ * carries its `doc_url`, printed on the line under it (the code's line on the service's error page).
+ */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly docUrl?: string
+  ) {
+    super(message)
+  }
+}
+
+/** The `doc_url` of an error a step threw (a `CliError`, or an error a helper tagged with the service's link). */
+export const docUrlOf = (failure: unknown): string | undefined => {
+  const docUrl =
+    typeof failure === "object" && failure !== null ? (failure as { docUrl?: unknown }).docUrl : undefined
+  return typeof docUrl === "string" ? docUrl : undefined
+}
+
+/** A refusal's line, and under it the link to its code's docs when the service gave one. */
+export const withDocs = (line: string, docUrl: string | undefined): string =>
+  docUrl === undefined ? line : `${line}\n  docs: ${docUrl}`
+
+/** A failed step as stderr shows it: `error: …`, and under it the link to its code's docs when the service gave one. */
+export const failureLines = (message: string, docUrl: string | undefined): string =>
+  `${withDocs(`error: ${message}`, docUrl)}\n`
 
 export const parseCliArgs = (argv: ReadonlyArray<string>) =>
   parseArgs({

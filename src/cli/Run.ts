@@ -1,5 +1,5 @@
 import { ConfigError, Effect } from "effect"
-import { CliError } from "./Output"
+import { CliError, docUrlOf, failureLines } from "./Output"
 
 /** One line for a failure: a bad setting names the setting; anything else its message. */
 const describe = async (failure: unknown): Promise<string> => {
@@ -10,7 +10,7 @@ const describe = async (failure: unknown): Promise<string> => {
 
 /**
  * Runs a command's program: what it prints is its answer; a failure (typed or a defect) becomes one line on
- * stderr and exit code 1. The process then exits at once, so no pool or socket keeps it alive.
+ * stderr (and the service's `doc_url` under it, when it refused) and exit code 1. The process then exits at once, so no pool or socket keeps it alive.
  */
 export const runCommand = <A, E>(program: Effect.Effect<A, E>): Promise<never> =>
   Effect.runPromise(
@@ -20,7 +20,7 @@ export const runCommand = <A, E>(program: Effect.Effect<A, E>): Promise<never> =
     )
   ).then(async (result) => {
     if (result._tag === "Right") process.exit(0)
-    process.stderr.write(`error: ${await describe(result.left)}\n`)
+    process.stderr.write(failureLines(await describe(result.left), docUrlOf(result.left)))
     process.exit(1)
   })
 
@@ -28,5 +28,6 @@ export const runCommand = <A, E>(program: Effect.Effect<A, E>): Promise<never> =
 export const attempt = <A>(run: () => Promise<A>) =>
   Effect.tryPromise({
     try: run,
-    catch: (e) => (e instanceof CliError ? e : new CliError(e instanceof Error ? e.message : String(e)))
+    catch: (e) =>
+      e instanceof CliError ? e : new CliError(e instanceof Error ? e.message : String(e), docUrlOf(e))
   })

@@ -232,11 +232,15 @@ export const attestWallet = async (
   })
   const body = (await res.json().catch(() => ({}))) as {
     readonly address?: string
-    readonly error?: { readonly code?: string; readonly message?: string }
+    readonly error?: { readonly code?: string; readonly message?: string; readonly doc_url?: string }
   }
   if (!res.ok || body.address === undefined) {
-    throw new Error(
-      `the service refused the attestation (${res.status} ${body.error?.code ?? "no error code"}): ${body.error?.message ?? "no message"}`
+    // `docUrl`: the CLI prints the code's line on the service's error page under the message.
+    throw Object.assign(
+      new Error(
+        `the service refused the attestation (${res.status} ${body.error?.code ?? "no error code"}): ${body.error?.message ?? "no message"}`
+      ),
+      { docUrl: body.error?.doc_url }
     )
   }
   return {

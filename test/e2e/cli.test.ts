@@ -183,6 +183,10 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })("the command l
         const twice = yield* refusal(["devnet", "attest", "--request", request.id, "--url", service.baseUrl])
         assert.strictEqual(twice.code, 1)
         assert.match(twice.stderr, /refused the attestation \(409 .*already has a wallet/)
+        // Under the refusal, the link to its code's line on the service's error page (decision 0087).
+        const code = /\(409 ([a-z_]+)\)/.exec(twice.stderr)?.[1]
+        assert.isDefined(code)
+        assert.include(twice.stderr, `\n  docs: ${service.baseUrl}/docs/errors#${code}\n`)
         const nobody = yield* refusal([
           "devnet",
           "attest",
@@ -192,6 +196,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })("the command l
           "http://127.0.0.1:9"
         ])
         assert.match(nobody.stderr, /no service answers at http:\/\/127\.0\.0\.1:9/)
+        assert.notInclude(nobody.stderr, "docs:")
         // Without --url, `API` names the service (the quickstart's one setting), not PORT.
         const named = yield* refusal(["devnet", "attest", "--request", request.id], {
           API: "http://127.0.0.1:9",

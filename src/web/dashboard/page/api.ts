@@ -6,11 +6,17 @@ export class Refusal extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
-    message: string
+    message: string,
+    /** The code's line on the service's error page (`error.doc_url`), shown as "Learn more". */
+    readonly docUrl?: string
   ) {
     super(message)
   }
 }
+
+/** The "Learn more" link of anything thrown: an API refusal's `doc_url`, when it is an http(s) address. */
+export const docUrlOf = (e: unknown): string | undefined =>
+  e instanceof Refusal && e.docUrl !== undefined && /^https?:\/\//.test(e.docUrl) ? e.docUrl : undefined
 
 /** Told when the API no longer accepts the session (expired, ended elsewhere): the app shows the sign-in. */
 let onSignedOut: () => void = () => undefined
@@ -21,9 +27,9 @@ export const whenSignedOut = (f: () => void) => {
 const refusalOf = async (res: Response): Promise<Refusal> => {
   const text = await res.text().catch(() => "")
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string } }
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string; doc_url?: string } }
     if (body.error?.message !== undefined)
-      return new Refusal(res.status, body.error.code ?? "", body.error.message)
+      return new Refusal(res.status, body.error.code ?? "", body.error.message, body.error.doc_url)
   } catch {
     // not JSON: a proxy's page, say
   }

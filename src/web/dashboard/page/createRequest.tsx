@@ -150,7 +150,7 @@ export const CreateRequest = () => {
           </button>
         </p>
       </form>
-      <Refused error={action.error} />
+      <Refused error={action.error} docUrl={action.docUrl} />
       {made === undefined ? null : (
         <section class="secret" aria-label="The new request">
           <p role="status">

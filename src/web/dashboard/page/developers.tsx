@@ -74,7 +74,7 @@ export const Developers = () => {
             />
           )}
         </div>
-        <Refused error={issue.error} />
+        <Refused error={issue.error} docUrl={issue.docUrl} />
         {issued === undefined ? null : (
           <OnceSecret title="New API key" value={issued.api_key}>
             {issued.previous_key_expires_at === null ? null : (

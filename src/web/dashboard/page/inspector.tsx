@@ -111,7 +111,7 @@ const ExportMachine = () => {
         Export the machine for Stately
       </button>
       <Notice text={action.notice} />
-      <Refused error={action.error} />
+      <Refused error={action.error} docUrl={action.docUrl} />
     </>
   )
 }
@@ -542,7 +542,7 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
           </button>
         </div>
         <Notice text={exporting.notice} />
-        <Refused error={exporting.error} />
+        <Refused error={exporting.error} docUrl={exporting.docUrl} />
       </section>
     </>
   )

@@ -150,7 +150,7 @@ const RecordForm = ({
           </button>
         </p>
       </form>
-      <Refused error={action.error} />
+      <Refused error={action.error} docUrl={action.docUrl} />
       <Notice text={action.notice} />
     </>
   )

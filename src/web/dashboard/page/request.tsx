@@ -148,7 +148,7 @@ const Download = ({ attachment }: { attachment: Attachment }) => {
       >
         Download
       </button>
-      <Refused error={link.error} />
+      <Refused error={link.error} docUrl={link.docUrl} />
     </>
   )
 }
@@ -327,7 +327,7 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
           >
             Resume
           </button>
-          <Refused error={resume.error} />
+          <Refused error={resume.error} docUrl={resume.docUrl} />
         </section>
       ) : null}
       {request.cancellation !== null ? (
@@ -625,7 +625,7 @@ const Attachments = ({
           </button>
         </div>
       </form>
-      <Refused error={upload.error} />
+      <Refused error={upload.error} docUrl={upload.docUrl} />
       <Notice text={upload.notice} />
     </section>
   )

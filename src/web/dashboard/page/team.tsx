@@ -109,7 +109,7 @@ export const Team = () => {
             </button>
           </div>
         </form>
-        <Refused error={invite.error} />
+        <Refused error={invite.error} docUrl={invite.docUrl} />
         <Notice text={invite.notice} />
         <Listed load={invites} what="invitations" empty="No invitations.">
           {(i: Invite) => (
@@ -233,7 +233,7 @@ const Own = () => {
             </button>
           </div>
         </form>
-        <Refused error={addPasskey.error} />
+        <Refused error={addPasskey.error} docUrl={addPasskey.docUrl} />
         <Notice text={addPasskey.notice} />
         <Listed load={passkeys} what="passkeys" empty="No passkeys yet.">
           {(p: Passkey) => (

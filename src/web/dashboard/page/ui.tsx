@@ -1,7 +1,7 @@
 import type { ComponentChildren } from "preact"
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 import { usdc } from "../../checkout/page/amounts"
-import { sentence } from "./api"
+import { docUrlOf, sentence } from "./api"
 
 /** Loads with `load` whenever `deps` change; `reload` asks again. The error is the API's sentence. */
 export const useLoad = <T,>(load: () => Promise<T>, deps: ReadonlyArray<unknown>) => {
@@ -20,10 +20,18 @@ export const useLoad = <T,>(load: () => Promise<T>, deps: ReadonlyArray<unknown>
 }
 
 /** An API refusal as the sentence the API wrote, announced at once. */
-export const Refused = ({ error }: { error: string | undefined }) =>
+export const Refused = ({ error, docUrl }: { error: string | undefined; docUrl?: string | undefined }) =>
   error === undefined ? null : (
     <p class="refusal" role="alert">
       {error}
+      {docUrl === undefined ? null : (
+        <>
+          {" "}
+          <a href={docUrl} target="_blank" rel="noopener noreferrer">
+            Learn more about this error
+          </a>
+        </>
+      )}
     </p>
   )
 
@@ -203,25 +211,28 @@ export const Confirm = ({
   )
 }
 
-/** Runs an action, tracking busy, error (the API's sentence) and a success notice. */
+/** Runs an action, tracking busy, error (the API's sentence, and its docs link) and a success notice. */
 export const useAction = () => {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string>()
+  const [docUrl, setDocUrl] = useState<string>()
   const [notice, setNotice] = useState<string>()
   const run = async (f: () => Promise<unknown>) => {
     setBusy(true)
     setError(undefined)
+    setDocUrl(undefined)
     setNotice(undefined)
     try {
       const said = await f()
       if (typeof said === "string") setNotice(said)
     } catch (e) {
       setError(sentence(e))
+      setDocUrl(docUrlOf(e))
     } finally {
       setBusy(false)
     }
   }
-  return { busy, error, notice, run, setError }
+  return { busy, error, docUrl, notice, run, setError }
 }
 
 /** The value of a named form control. */

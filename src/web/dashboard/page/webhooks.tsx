@@ -95,7 +95,7 @@ const ChangeEvents = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload:
       <button type="submit" disabled={action.busy}>
         Save event types
       </button>
-      <Refused error={action.error} />
+      <Refused error={action.error} docUrl={action.docUrl} />
       <Notice text={action.notice} />
     </form>
   )
@@ -146,7 +146,7 @@ const Rotate = ({ endpoint }: { endpoint: WebhookEndpoint }) => {
           </p>
         </OnceSecret>
       )}
-      <Refused error={action.error} />
+      <Refused error={action.error} docUrl={action.docUrl} />
     </section>
   )
 }
@@ -222,7 +222,7 @@ const EndpointRow = ({ endpoint, reload }: { endpoint: WebhookEndpoint; reload: 
       {choosing && endpoint.disabled_at === null ? (
         <ChangeEvents endpoint={endpoint} reload={reload} />
       ) : null}
-      <Refused error={test.error} />
+      <Refused error={test.error} docUrl={test.docUrl} />
       <Notice text={test.notice} />
     </li>
   )
@@ -260,7 +260,7 @@ export const Webhooks = () => {
             Add endpoint
           </button>
         </form>
-        <Refused error={create.error} />
+        <Refused error={create.error} docUrl={create.docUrl} />
         {created === undefined ? null : (
           <OnceSecret title={`Signing secret of ${created.url}`} value={created.secret} />
         )}
@@ -446,7 +446,7 @@ export const WebhookView = ({ id }: { id: string }) => {
         </button>
       </div>
       <Refused error={deliveries.error} />
-      <Refused error={redeliver.error} />
+      <Refused error={redeliver.error} docUrl={redeliver.docUrl} />
       <Notice text={redeliver.notice} />
       {deliveries.data === undefined ? (
         deliveries.error === undefined ? (
