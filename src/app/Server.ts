@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effe
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { SandboxAccounts } from "../../services/merchants/SandboxAccounts"
 import { Accounts } from "../../services/merchants/Accounts"
 import { Members } from "../../services/merchants/Members"
 import { AuditLog } from "../../services/merchants/AuditLog"
@@ -207,6 +208,7 @@ const makePorts = (network: Layer.Layer<WebhookResolver | WebhookTrust>) =>
 export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust> = WebhookNetworkLive) =>
   Layer.mergeAll(
     Accounts.Default,
+    SandboxAccounts.Default,
     Members.Default,
     AuditLog.Default,
     SecurityNotices.Default,

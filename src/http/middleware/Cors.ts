@@ -7,7 +7,10 @@
  * `Authorization` header the calling page must itself have, and the service sets no cookie, so nothing ambient is
  * ever sent (decision 0078).
  */
-export type RouteKind = "merchant" | "payer_read" | "payer_write" | "public"
+export type RouteKind = "merchant" | "payer_read" | "payer_write" | "public" | "same_origin"
+
+/** The sandbox sign-in (src/sandbox/SandboxRoutes.ts): for the dashboard's own page only, never another origin. */
+export const SAME_ORIGIN_PREFIX = "/dashboard/sandbox/"
 
 export const PAYER_PREFIX = "/v1/payer/"
 
@@ -15,6 +18,7 @@ export const routeKind = (path: string, method: string): RouteKind => {
   if (path.startsWith(PAYER_PREFIX))
     return method === "GET" || method === "HEAD" ? "payer_read" : "payer_write"
   if (path.startsWith("/v1/")) return path === "/v1/health" ? "public" : "merchant"
+  if (path.startsWith(SAME_ORIGIN_PREFIX)) return "same_origin"
   return "public"
 }
 
@@ -49,6 +53,8 @@ export const corsHeaders = (
       return origin === origins.dashboardOrigin || origin === OPAQUE_ORIGIN
         ? { "access-control-allow-origin": origin, "access-control-expose-headers": exposed, vary: "Origin" }
         : { vary: "Origin" }
+    case "same_origin":
+      return { vary: "Origin" }
     case "payer_write":
       return origin === origins.checkoutOrigin
         ? { "access-control-allow-origin": origin, "access-control-expose-headers": exposed, vary: "Origin" }

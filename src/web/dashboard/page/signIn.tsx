@@ -29,6 +29,75 @@ const keepBinding = (binding: string) => {
   }
 }
 
+/** An account of this sandbox instance, as `GET /dashboard/sandbox/accounts` lists it. */
+interface SandboxAccount {
+  readonly id: string
+  readonly name: string
+  readonly created_at: string
+  readonly member_emails: ReadonlyArray<string>
+}
+
+/**
+ * The sandbox's accounts already made, each with a one-click way in (decision 0087): the service answers only a
+ * page on the machine it runs on, and only in the sandbox; anywhere else the list is absent and nothing shows. The
+ * session it hands over is traded at once, as the CLI's dashboard link's is.
+ */
+const SandboxAccounts = ({ onToken }: { onToken: (token: string) => void }) => {
+  const [accounts, setAccounts] = useState<ReadonlyArray<SandboxAccount>>()
+  const [error, setError] = useState<string>()
+  const [busy, setBusy] = useState(false)
+  useEffect(() => {
+    void fetch("/dashboard/sandbox/accounts")
+      .then(async (res) =>
+        res.ok ? ((await res.json()) as { accounts: Array<SandboxAccount> }).accounts : []
+      )
+      .then(setAccounts, () => setAccounts([]))
+  }, [])
+  if (accounts === undefined || accounts.length === 0) return null
+  const signInAs = async (account: SandboxAccount) => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      const res = await fetch("/dashboard/sandbox/sign-in", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ account_id: account.id })
+      })
+      const body = (await res.json().catch(() => ({}))) as {
+        session_token?: string
+        error?: { message?: string }
+      }
+      if (body.session_token === undefined) throw new Error(body.error?.message ?? `HTTP ${res.status}`)
+      onToken(body.session_token)
+    } catch (e) {
+      setError(sentence(e))
+      setBusy(false)
+    }
+  }
+  return (
+    <section aria-labelledby="sandbox-accounts">
+      <h2 id="sandbox-accounts">Sandbox accounts on this machine</h2>
+      <p class="hint">
+        Made here before (by the CLI or an invitation). Only offered in the sandbox, to this machine.
+      </p>
+      <ul class="plain">
+        {accounts.map((a) => (
+          <li key={a.id}>
+            <strong>{a.name}</strong> <span class="mono hint">{a.id}</span>
+            {a.member_emails.length > 0 ? <p class="hint">{a.member_emails.join(", ")}</p> : null}
+            <p>
+              <button type="button" class="secondary" disabled={busy} onClick={() => void signInAs(a)}>
+                Sign in as {a.name}
+              </button>
+            </p>
+          </li>
+        ))}
+      </ul>
+      <Refused error={error} />
+    </section>
+  )
+}
+
 /**
  * Signing in, per the sign-in contract: an emailed six-digit code (the email's link lands on `#sign-in=` and is
  * exchanged by the app), or a passkey. Every refusal is the API's sentence.
@@ -163,6 +232,7 @@ export const SignIn = ({
         </button>
       </p>
       <Refused error={error} />
+      {document.body.dataset.sandbox === "true" ? <SandboxAccounts onToken={onToken} /> : null}
       {document.body.dataset.sandbox === "true" ? (
         <details>
           <summary>Sandbox: use a session token from the CLI</summary>
