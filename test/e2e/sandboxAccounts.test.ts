@@ -75,7 +75,15 @@ describe("the sandbox sign-in in Chromium", () => {
     expect(((await account.json()) as { id: string }).id).toBe(merchant.accountId)
     expect((await as(handedToken)).status).toBe(401)
     await axe(page, "the dashboard signed in")
-    expect(errors).toEqual([])
+    // A refusal of an action links its code's line in the docs ("Learn more").
+    await page.click("a[href='#/webhooks']")
+    await page.fill("#webhook-url", "http://127.0.0.1:4000/hooks")
+    await page.click("button:text-is('Add endpoint')")
+    const learnMore = page.locator("p.refusal a", { hasText: "Learn more about this error" })
+    await learnMore.waitFor({ state: "visible", timeout: 30_000 })
+    expect(await learnMore.getAttribute("href")).toBe(`${service.baseUrl}/docs/errors#invalid_request`)
+    await axe(page, "a refusal with its docs link")
+    expect(errors.filter((e) => !e.includes("400"))).toEqual([])
   }, 90_000)
 
   it("opens an error's doc_url on the code's own line, visible", async () => {
