@@ -1,8 +1,8 @@
 // The merchant-facing entry points as plain ES modules for `node` (no tsx), with declarations a merchant's
 // TypeScript reads under any module setting: package.json's `exports` point at them, so an app that installs the
 // package by path imports them after `npm run build` (infra/decisions/0064-webhook-helpers.md). The webhook
-// helper is bundled whole (its only import left is node:crypto); its declarations carry the contract's `Event`
-// written out as plain object types, so they import nothing.
+// helper is bundled whole and imports nothing (it runs on WebCrypto, decision 0090); its declarations carry the
+// contract's `Event` written out as plain object types, so they import nothing either.
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { build } from "esbuild"

@@ -1,13 +1,13 @@
 /**
- * Webhook verification for merchants' receivers (`deposit-request-service/webhooks`). It runs standalone in plain
- * Node 20: its only runtime import is node:crypto (through the service's own signer), so `npm run build` emits it
- * as one small ES module; the `Event` type comes from the contract and is erased at build time
- * ([0064](../../infra/decisions/0064-webhook-helpers.md)).
+ * Webhook verification for merchants' receivers (`deposit-request-service/webhooks`). One module for every
+ * runtime: it uses only what Node 20+, Deno, Bun, Workers and browsers share (TextEncoder, TextDecoder and
+ * `crypto.subtle`), no Node import and no Buffer, so `npm run build` emits it as one ES module that imports nothing;
+ * the `Event` type comes from the contract and is erased at build time
+ * ([0064](../../infra/decisions/0064-webhook-helpers.md), [0090](../../infra/decisions/0090-webhook-verifier-on-webcrypto.md)).
+ * WebCrypto is asynchronous: `verify` and `sign` return Promises.
  */
-import { timingSafeEqual } from "node:crypto"
 import type { Schema } from "effect"
 import type { Event as EventSchema } from "../http/Events/Api"
-import { signPayload } from "../../services/webhooks/WebhookSignature"
 
 /** Every event a delivery carries, told apart by `type` (the contract's `Event`). */
 export type Event = Schema.Schema.Type<typeof EventSchema>
@@ -61,14 +61,16 @@ const header = (headers: DeliveryHeaders, name: string): string | undefined => {
 const REFUSED_PARSED =
   "The body was parsed as JSON before verification: pass the raw request bytes (a string or Buffer exactly as received), e.g. express.raw({ type: 'application/json' }) on the webhook route."
 
-/** The bytes as received, or why what was passed cannot be them. */
-const rawBytes = (rawBody: unknown): Buffer => {
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/** The bytes as received, or why what was passed cannot be them. A Node Buffer is a Uint8Array. */
+const rawBytes = (rawBody: unknown): Uint8Array => {
   if (typeof rawBody === "string") {
     if (rawBody === "[object Object]") throw new WebhookVerificationError("body_reserialised", REFUSED_PARSED)
-    return Buffer.from(rawBody, "utf8")
+    return encoder.encode(rawBody)
   }
-  if (rawBody instanceof Uint8Array)
-    return Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength)
+  if (rawBody instanceof Uint8Array) return rawBody
   if (rawBody === undefined || rawBody === null) {
     throw new WebhookVerificationError(
       "body_reserialised",
@@ -78,23 +80,57 @@ const rawBytes = (rawBody: unknown): Buffer => {
   throw new WebhookVerificationError("body_reserialised", REFUSED_PARSED)
 }
 
-/** Constant-time equality of two hex digests; a digest of the wrong length is compared with itself, then refused. */
-const sameDigest = (givenHex: string, expectedHex: string) => {
-  const expected = Buffer.from(expectedHex, "hex")
-  const given = /^[0-9a-f]+$/i.test(givenHex) ? Buffer.from(givenHex, "hex") : Buffer.alloc(0)
-  if (given.length !== expected.length) {
-    timingSafeEqual(expected, expected)
-    return false
+/** A SHA-256 digest is 32 bytes, 64 hex characters. */
+const DIGEST_BYTES = 32
+
+/** Lowercase hex of bytes, by hand (no Buffer). */
+const toHex = (bytes: Uint8Array) => {
+  let hex = ""
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0")
+  return hex
+}
+
+/** The bytes of a 64-character hex digest, or undefined for anything else. */
+const fromHex = (hex: string): Uint8Array | undefined => {
+  if (hex.length !== DIGEST_BYTES * 2 || !/^[0-9a-f]+$/i.test(hex)) return undefined
+  const bytes = new Uint8Array(DIGEST_BYTES)
+  for (let i = 0; i < DIGEST_BYTES; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16)
+  return bytes
+}
+
+/** The HMAC-SHA256 key of an endpoint's secret (its UTF-8 bytes, as the service keys it). */
+const hmacKey = (secret: string) =>
+  crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify"
+  ])
+
+/** The signed bytes: `v1.` + t + `.` + the raw body. */
+const signedBytes = (timestamp: number, raw: Uint8Array) => {
+  const prefix = encoder.encode(`v1.${timestamp}.`)
+  const bytes = new Uint8Array(prefix.byteLength + raw.byteLength)
+  bytes.set(prefix, 0)
+  bytes.set(raw, prefix.byteLength)
+  return bytes
+}
+
+/** `v1,t=…,sha256=…` with one digest per secret, in the order given (newest first during a rotation). */
+const signatureHeader = async (secrets: ReadonlyArray<string>, timestamp: number, raw: Uint8Array) => {
+  const message = signedBytes(timestamp, raw)
+  const digests: Array<string> = []
+  for (const secret of secrets) {
+    const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), message)
+    digests.push(`sha256=${toHex(new Uint8Array(mac))}`)
   }
-  return timingSafeEqual(given, expected)
+  return ["v1", `t=${timestamp}`, ...digests].join(",")
 }
 
 /**
  * Deliveries are sent as compact JSON. Bytes that are valid JSON but not in that form (indented, spaced, re-escaped)
  * were parsed and written out again on the way in: say so rather than "signature mismatch".
  */
-const looksReserialised = (raw: Buffer) => {
-  const text = raw.toString("utf8")
+const looksReserialised = (raw: Uint8Array) => {
+  const text = decoder.decode(raw)
   try {
     return JSON.stringify(JSON.parse(text)) !== text
   } catch {
@@ -106,10 +142,10 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The envelope every event has (the contract's `Event`): enough to route on `type` without trusting the rest. */
-const decodeEvent = (raw: Buffer, eventIdHeader: string | undefined): Event => {
+const decodeEvent = (raw: Uint8Array, eventIdHeader: string | undefined): Event => {
   let parsed: unknown
   try {
-    parsed = JSON.parse(raw.toString("utf8"))
+    parsed = JSON.parse(decoder.decode(raw))
   } catch {
     throw new WebhookVerificationError("invalid_payload", "The signed body is not JSON.")
   }
@@ -146,15 +182,17 @@ const decodeEvent = (raw: Buffer, eventIdHeader: string | undefined): Event => {
 }
 
 /**
- * Verifies a delivery over its raw bytes (the spec's "Signature verification") and returns its event, or throws a
- * `WebhookVerificationError`. Pass several secrets while rotating (`[new, old]`): any one of them may have signed.
+ * Verifies a delivery over its raw bytes (the spec's "Signature verification") and resolves to its event, or rejects
+ * with a `WebhookVerificationError`. Pass several secrets while rotating (`[new, old]`): any one of them may have
+ * signed, and a header carrying several `sha256=` elements passes when any one matches. Each digest is checked by
+ * `crypto.subtle.verify`, which compares in constant time.
  */
-export const verify = (
+export const verify = async (
   rawBody: string | Uint8Array,
   headers: DeliveryHeaders,
   secret: string | ReadonlyArray<string>,
   options: VerifyOptions = {}
-): Event => {
+): Promise<Event> => {
   const secrets = typeof secret === "string" ? [secret] : secret
   if (secrets.length === 0 || secrets.some((s) => typeof s !== "string" || s.length === 0)) {
     throw new TypeError("verify needs the endpoint's secret (whsec_…), or a non-empty list of them.")
@@ -186,12 +224,18 @@ export const verify = (
       `The signature's timestamp is ${Math.abs(now - timestamp)} s ${timestamp < now ? "old" : "in the future"}; the tolerance is ${tolerance} s.`
     )
   }
+  const message = signedBytes(timestamp, raw)
+  // A malformed digest is still checked (as zeros) and then refused, so every element costs one verify.
+  const given = digests.map((hex) => fromHex(hex))
   let matched = false
   // During a rotation's grace the header carries one `sha256=` per live secret: any one that matches passes.
   for (const s of secrets) {
-    const expected = signPayload(s, timestamp, raw).split("sha256=")[1] ?? ""
-    // Every secret and digest is compared, so the time taken says nothing about which one matched.
-    for (const given of digests) matched = sameDigest(given, expected) || matched
+    const key = await hmacKey(s)
+    // Every secret and digest is checked, so the time taken says nothing about which one matched.
+    for (const digest of given) {
+      const valid = await crypto.subtle.verify("HMAC", key, digest ?? new Uint8Array(DIGEST_BYTES), message)
+      matched = (valid && digest !== undefined) || matched
+    }
   }
   if (!matched) {
     if (looksReserialised(raw)) {
@@ -212,19 +256,19 @@ export const verify = (
  * The headers a delivery of `body` carries, signed with `secret` now or at `timestamp` (Unix seconds): for tests.
  * Several secrets (`[new, old]`) give the header of a delivery during a rotation's grace, one `sha256=` each.
  */
-export const sign = (
+export const sign = async (
   body: string | Uint8Array,
   secret: string | ReadonlyArray<string>,
   options: { readonly timestamp?: number } = {}
-): Record<string, string> => {
+): Promise<Record<string, string>> => {
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000)
-  const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8")
+  const raw = typeof body === "string" ? encoder.encode(body) : body
   const headers: Record<string, string> = {
     "content-type": "application/json",
-    [SIGNATURE_HEADER]: signPayload(secret, timestamp, body)
+    [SIGNATURE_HEADER]: await signatureHeader(typeof secret === "string" ? [secret] : secret, timestamp, raw)
   }
   try {
-    const parsed: unknown = JSON.parse(text)
+    const parsed: unknown = JSON.parse(decoder.decode(raw))
     if (isObject(parsed) && typeof parsed.id === "string") headers[EVENT_ID_HEADER] = parsed.id
     if (isObject(parsed) && typeof parsed.type === "string") headers[EVENT_TYPE_HEADER] = parsed.type
   } catch {

@@ -152,7 +152,11 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
         )
 
         // Every delivery verifies with the printed secret, over the raw bytes, and is about this request.
-        const events = receiver.received.map((r) => ({ ...r, event: verify(r.body, r.headers, secret) }))
+        const events = yield* Effect.promise(() =>
+          Promise.all(
+            receiver.received.map(async (r) => ({ ...r, event: await verify(r.body, r.headers, secret) }))
+          )
+        )
         for (const { event } of events) {
           if ("deposit_request" in event.data) assert.strictEqual(event.data.deposit_request.id, requestId)
           else assert.fail(`an event without a request: ${event.type}`)

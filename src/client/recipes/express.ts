@@ -17,10 +17,10 @@ export const expressReceiver = (
 ): Express => {
   const app = express()
   const seen = new Set<string>()
-  app.post("/webhooks", express.raw({ type: "application/json" }), (req, res) => {
+  app.post("/webhooks", express.raw({ type: "application/json" }), async (req, res) => {
     let event: Event
     try {
-      event = verify(req.body as Buffer, req.headers, secrets)
+      event = await verify(req.body as Buffer, req.headers, secrets)
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
         onRefused(error)

@@ -24,7 +24,7 @@ export const fastifyReceiver = (
     webhooks.post("/webhooks", async (req, reply) => {
       let event: Event
       try {
-        event = verify(req.body as Buffer, req.headers, secrets)
+        event = await verify(req.body as Buffer, req.headers, secrets)
       } catch (error) {
         if (error instanceof WebhookVerificationError) {
           onRefused(error)

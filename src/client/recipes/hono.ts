@@ -20,7 +20,7 @@ export const honoReceiver = (
     const raw = await c.req.text()
     let event: Event
     try {
-      event = verify(raw, c.req.raw.headers, secrets)
+      event = await verify(raw, c.req.raw.headers, secrets)
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
         onRefused(error)

@@ -129,7 +129,7 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
           assert.strictEqual(first!.attempt, 1)
           assert.strictEqual(first!.headers["service-event-id"], first!.event_id)
           assert.strictEqual(first!.headers["content-type"], "application/json")
-          const event = verify(first!.body, first!.headers, listener.secret)
+          const event = yield* Effect.promise(() => verify(first!.body, first!.headers, listener.secret))
           assert.strictEqual(event.id, first!.event_id)
           if (event.type === "deposit_request.ready")
             assert.strictEqual(event.data.deposit_request.id, requestId)
@@ -150,7 +150,7 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
           assert.strictEqual(retry!.event_id, first!.event_id)
           assert.strictEqual(retry!.body, first!.body)
           assert.strictEqual(retry!.attempt, 2)
-          verify(retry!.body, retry!.headers, listener.secret)
+          yield* Effect.promise(() => verify(retry!.body, retry!.headers, listener.secret))
           const succeeded = yield* answer(api, listener, retry!, 200)
           assert.deepStrictEqual(succeeded.body, { outcome: "succeeded", next_attempt_at: null })
 
