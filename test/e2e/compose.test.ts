@@ -165,9 +165,9 @@ describe("the compose stack", () => {
       (await client.query<{ name: string; holder: string }>("select name, holder from leases order by name"))
         .rows
     // Every singleton worker (the scheduler, outbox relay, chain watcher, credit relay, treasury, attachment
-    // sweeper, step history sweeper and audit log sweeper) and the credit partitions, each consumed by one instance
-    // at a time.
-    const SINGLETONS = 8 + CREDIT_PARTITIONS
+    // sweeper, step history sweeper, audit log sweeper and member notices) and the credit partitions, each consumed
+    // by one instance at a time.
+    const SINGLETONS = 9 + CREDIT_PARTITIONS
     let holderA = ""
     for (let i = 0; i < 100 && holderA === ""; i++) {
       const rows = await leases()

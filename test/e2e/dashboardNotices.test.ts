@@ -66,7 +66,7 @@ describe("Team: notices by email", () => {
     await page.click("summary")
     await page.fill("#cli-token", sessionToken)
     await page.click("button:text-is('Use this token')")
-    await waitForText(page, "main h1", "equals", "Requests")
+    await waitForText(page, "main h1", "equals", "Overview")
     await page.evaluate(`location.hash = "#/team"`)
     await waitForText(page, "section[aria-labelledby=notices-title] h2", "equals", "My notices by email")
     await page.waitForSelector("input[name=return_held]")
