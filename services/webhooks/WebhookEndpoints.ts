@@ -134,8 +134,9 @@ const make = Effect.gen(function* () {
       where d.id = ${r.id} and d.endpoint_id = ${r.endpoint_id} and d.account_id = ${r.account_id}`
   })
 
-  // Listeners (`WebhookListeners.ts`) share the table but none of these routes but the delivery log: they have no
-  // URL, take no test event or redelivery, and are removed through their own route.
+  // Listeners (`WebhookListeners.ts`) share the table but none of these routes but the delivery log and redelivery
+  // (`deposits events resend --to` a listener): they have no URL, take no test event, and are removed through their
+  // own route.
   const findEndpoint = SqlSchema.findOne({
     Request: Schema.Struct({ id: Schema.String, account_id: Schema.String, listeners: Listeners }),
     Result: WebhookEndpoint,
@@ -180,9 +181,14 @@ const make = Effect.gen(function* () {
       redelivery: Schema.Boolean,
       at: Schema.DateFromSelf
     }),
+    // A listener's job is marked published at once, as the relay marks it: its CLI pulls it, the stream never
+    // carries it to a dispatcher (which has no URL to send it to).
     execute: (r) => sql`
-      insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at)
-      values (${r.id}, ${r.account_id}, ${r.endpoint_id}, ${r.event_id}, ${r.redelivery}, 'pending', ${r.at}, ${r.at})
+      insert into webhook_jobs (id, account_id, endpoint_id, event_id, redelivery, state, next_attempt_at, created_at,
+                                published_at)
+      select ${r.id}, ${r.account_id}, ${r.endpoint_id}, ${r.event_id}, ${r.redelivery}, 'pending', ${r.at}, ${r.at},
+        case when e.listener then ${r.at}::timestamptz end
+      from webhook_endpoints e where e.id = ${r.endpoint_id}
       on conflict do nothing`
   })
 
@@ -436,7 +442,10 @@ const make = Effect.gen(function* () {
       })
     )
 
-  /** A new attempt series of an existing event (same id, same bytes) to one endpoint, marked as a redelivery. */
+  /**
+   * A new attempt series of an existing event (same id, same bytes) to one endpoint, or a live listener, marked as
+   * a redelivery.
+   */
   const redeliver = (accountId: string, eventUuid: string, endpointUuid: string) =>
     sql.withTransaction(
       Effect.gen(function* () {
@@ -446,7 +455,7 @@ const make = Effect.gen(function* () {
           "lifecycle_events"
         )
         if (Option.isNone(event)) return yield* NotFound.of("event")
-        const endpoint = yield* require(accountId, endpointUuid)
+        const endpoint = yield* require(accountId, endpointUuid, "with listeners")
         if (endpoint.disabled_at !== null) {
           return yield* new InvalidState({
             message: "The webhook endpoint is disabled; it takes no redelivery."

@@ -102,6 +102,33 @@ const make = Effect.gen(function* () {
       returning *`
   })
 
+  // A listener of the account, live or not: `deposits listen` opens the same one again on every run.
+  const reopenListener = SqlSchema.findOne({
+    Request: Schema.Struct({
+      id: Schema.String,
+      account_id: Schema.String,
+      event_types: Schema.NullOr(Schema.Array(Schema.String)),
+      at: Schema.DateFromSelf
+    }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      update webhook_endpoints
+      set disabled_at = null, last_polled_at = ${r.at}, event_types = ${r.event_types}::text[]
+      where id = ${r.id} and account_id = ${r.account_id} and listener
+      returning *`
+  })
+
+  // No grace: the old secret stops verifying at once (a listener's receiver is the developer's own machine).
+  const rotateListener = SqlSchema.findOne({
+    Request: Schema.Struct({ id: Schema.String, account_id: Schema.String, secret: Schema.String }),
+    Result: WebhookEndpoint,
+    execute: (r) => sql`
+      update webhook_endpoints
+      set secret = ${r.secret}, previous_secret = null, previous_secret_expires_at = null
+      where id = ${r.id} and account_id = ${r.account_id} and listener and disabled_at is null
+      returning *`
+  })
+
   const touch = SqlSchema.void({
     Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
     execute: (r) => sql`update webhook_endpoints set last_polled_at = ${r.at} where id = ${r.id}`
@@ -170,6 +197,40 @@ const make = Effect.gen(function* () {
         "webhook_endpoints"
       )
       return { ...listenerWire(row, ttlMs), secret }
+    })
+
+  /**
+   * Opens an earlier listener of the account again, removed or expired (its row and secret stay): the CLI keeps one
+   * listener per machine and account, so the secret the developer's receiver verifies with is the same every run.
+   * Its delivery log stays; what it missed while closed is not sent (events resend does that on demand).
+   */
+  const reopen = (accountId: string, uuid: string, eventTypes: ReadonlyArray<string> | undefined) =>
+    Effect.gen(function* () {
+      yield* sandboxOnly
+      const row = yield* rowsOrSqlError(
+        reopenListener({
+          id: uuid,
+          account_id: accountId,
+          event_types: eventTypes === undefined ? null : [...new Set(eventTypes)],
+          at: yield* now
+        }),
+        "webhook_endpoints"
+      )
+      if (Option.isNone(row)) return yield* NotFound.of("webhook")
+      return listenerWire(row.value, ttlMs)
+    })
+
+  /** A new signing secret for a live listener, shown in this answer only; the old one stops at once. */
+  const rotateSecret = (accountId: string, uuid: string) =>
+    Effect.gen(function* () {
+      yield* sandboxOnly
+      const secret = newWebhookSecret()
+      const row = yield* rowsOrSqlError(
+        rotateListener({ id: uuid, account_id: accountId, secret }),
+        "webhook_endpoints"
+      )
+      if (Option.isNone(row)) return yield* NotFound.of("webhook")
+      return { ...listenerWire(row.value, ttlMs), secret }
     })
 
   /** Claims the listener's due deliveries (each locked as a dispatcher's claim is) and signs them now. */
@@ -301,6 +362,8 @@ const make = Effect.gen(function* () {
 
   return {
     create: Effect.fn("WebhookListeners.create")(dieOnSqlErrors(create)),
+    reopen: Effect.fn("WebhookListeners.reopen")(dieOnSqlErrors(reopen)),
+    rotateSecret: Effect.fn("WebhookListeners.rotateSecret")(dieOnSqlErrors(rotateSecret)),
     poll: Effect.fn("WebhookListeners.poll")(dieOnSqlErrors(poll)),
     report: Effect.fn("WebhookListeners.report")(dieOnSqlErrors(report)),
     remove: Effect.fn("WebhookListeners.remove")(dieOnSqlErrors(remove)),

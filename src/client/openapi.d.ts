@@ -935,6 +935,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-listeners/{id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open an earlier listener again, removed or expired, with the same secret
+         * @description What `deposits listen` does on its next run on the same machine and account, so the receiver's secret stays the same across runs (it is not in this answer: the CLI kept it). Events that happened while it was closed are not sent; `POST /v1/events/{id}/redeliver` sends one on demand. Sandbox only: a production service answers 403 `sandbox_only` and changes nothing (register an HTTPS endpoint there).
+         */
+        post: operations["webhookListeners.reopen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-listeners/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a live listener's signing secret; the old one stops at once
+         * @description `deposits listen --rotate-secret`. Unlike an endpoint's rotation there is no grace: every delivery handed out from now on is signed with the new secret only. Sandbox only: a production service answers 403 `sandbox_only` and changes nothing (register an HTTPS endpoint there).
+         */
+        post: operations["webhookListeners.rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-listeners/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -2441,6 +2481,26 @@ export interface components {
             };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
+        };
+        WebhookListener: {
+            /** @description A `wh_` id: the listener's deliveries appear in the delivery logs under it. */
+            id: string;
+            /** @description The event types forwarded; null: every type. */
+            event_types: string[] | null;
+            created_at: string;
+            /** @description The listener is removed when no poll has come for this long (its CLI stopped without removing it). */
+            expires_after_idle_seconds: number;
+        };
+        CreatedWebhookListener: {
+            /** @description A `wh_` id: the listener's deliveries appear in the delivery logs under it. */
+            id: string;
+            /** @description The event types forwarded; null: every type. */
+            event_types: string[] | null;
+            created_at: string;
+            /** @description The listener is removed when no poll has come for this long (its CLI stopped without removing it). */
+            expires_after_idle_seconds: number;
+            /** @description `whsec_…`: the signing secret of every delivery forwarded, in this answer only. The local receiver verifies with it as with an endpoint's. */
+            secret: string;
         };
         ListenerDelivery: {
             /** @description The `evt_` id; the same on every attempt. */
@@ -7562,6 +7622,159 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhookListeners.reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * minItems(1)
+                     * @description Forward only these event types from now on (default: every type).
+                     */
+                    event_types?: ("deposit_request.ready" | "verification.approved" | "deposit_request.deposited" | "deposit_request.settled" | "deposit_request.expired" | "deposit_request.returned" | "deposit_request.likely_unsolicited" | "deposit_request.needs_attention" | "deposit_request.recovered_funds" | "webhook.test")[];
+                };
+            };
+        };
+        responses: {
+            /** @description WebhookListener */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookListener"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description SandboxOnly */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOnly"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "webhookListeners.rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CreatedWebhookListener */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookListener"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description SandboxOnly */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOnly"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
                 };
             };
             /** @description RateLimited */

@@ -108,6 +108,41 @@ export class WebhookListenersApi extends HttpApiGroup.make("webhookListeners")
       )
   )
   .add(
+    HttpApiEndpoint.post("reopen", "/webhook-listeners/:id/reopen")
+      .setPath(idPath)
+      .setPayload(
+        withExample(
+          StrictStruct({
+            event_types: Schema.optional(Schema.Array(EventType).pipe(Schema.minItems(1))).annotations({
+              description: "Forward only these event types from now on (default: every type)."
+            })
+          }),
+          { event_types: ["deposit_request.settled"] }
+        )
+      )
+      .addSuccess(WebhookListener)
+      .addError(NotFound)
+      .addError(SandboxOnly)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Open an earlier listener again, removed or expired, with the same secret")
+      .annotate(
+        OpenApi.Description,
+        `What \`deposits listen\` does on its next run on the same machine and account, so the receiver's secret stays the same across runs (it is not in this answer: the CLI kept it). Events that happened while it was closed are not sent; \`POST /v1/events/{id}/redeliver\` sends one on demand. ${sandboxOnly}`
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("rotateSecret", "/webhook-listeners/:id/rotate-secret")
+      .setPath(idPath)
+      .addSuccess(CreatedWebhookListener)
+      .addError(NotFound)
+      .addError(SandboxOnly)
+      .annotate(OpenApi.Summary, "Replace a live listener's signing secret; the old one stops at once")
+      .annotate(
+        OpenApi.Description,
+        `\`deposits listen --rotate-secret\`. Unlike an endpoint's rotation there is no grace: every delivery handed out from now on is signed with the new secret only. ${sandboxOnly}`
+      )
+  )
+  .add(
     HttpApiEndpoint.get("deliveries", "/webhook-listeners/:id/deliveries")
       .setPath(idPath)
       .setUrlParams(

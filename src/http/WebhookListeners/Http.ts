@@ -24,6 +24,16 @@ export const WebhookListenersLive = HttpApiBuilder.group(Api, "webhookListeners"
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) => listeners.create(accountId, payload.event_types))
       )
+      .handle("reopen", ({ path, payload }) =>
+        Effect.flatMap(CurrentIdentity, ({ accountId }) =>
+          Effect.flatMap(requireId(path.id), (uuid) => listeners.reopen(accountId, uuid, payload.event_types))
+        )
+      )
+      .handle("rotateSecret", ({ path }) =>
+        Effect.flatMap(CurrentIdentity, ({ accountId }) =>
+          Effect.flatMap(requireId(path.id), (uuid) => listeners.rotateSecret(accountId, uuid))
+        )
+      )
       .handle("deliveries", ({ path, urlParams }) =>
         Effect.flatMap(CurrentIdentity, ({ accountId }) =>
           Effect.flatMap(requireId(path.id), (uuid) =>

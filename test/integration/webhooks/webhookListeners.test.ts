@@ -193,6 +193,69 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
         })
     )
 
+    it.effect(
+      "a removed listener reopens with the same secret; a rotated one signs with the new secret only; an event is redelivered to it",
+      () =>
+        Effect.gen(function* () {
+          const { sandbox } = yield* Fixture
+          const api = yield* newMerchantClient(sandbox)
+          const listener = yield* open(api)
+          assert.strictEqual((yield* call(api, "DELETE", `/v1/webhook-listeners/${listener.id}`)).status, 204)
+          assert.strictEqual((yield* poll(api, listener)).status, 404)
+
+          // The next run of `deposits listen` opens it again: same id, polls answer, deliveries verify with the
+          // secret the first run printed. The answer does not repeat the secret.
+          const reopened = yield* call<Record<string, unknown>>(
+            api,
+            "POST",
+            `/v1/webhook-listeners/${listener.id}/reopen`,
+            { event_types: ["deposit_request.ready"] }
+          )
+          assert.strictEqual(reopened.status, 200, JSON.stringify(reopened.body))
+          assert.strictEqual(reopened.body.id, listener.id)
+          assert.deepStrictEqual(reopened.body.event_types, ["deposit_request.ready"])
+          assert.notProperty(reopened.body, "secret")
+          yield* readyRequest(sandbox, api)
+          const [first] = yield* nextDelivery(api, listener)
+          assert.strictEqual(verify(first!.body, first!.headers, listener.secret).id, first!.event_id)
+          assert.strictEqual((yield* answer(api, listener, first!, 200)).body.outcome, "succeeded")
+
+          // Rotated: the new secret verifies a redelivery of the same event; the old one no longer does.
+          const rotated = yield* call<Created>(
+            api,
+            "POST",
+            `/v1/webhook-listeners/${listener.id}/rotate-secret`
+          )
+          assert.strictEqual(rotated.status, 200, JSON.stringify(rotated.body))
+          assert.strictEqual(rotated.body.id, listener.id)
+          assert.match(rotated.body.secret, /^whsec_/)
+          assert.notStrictEqual(rotated.body.secret, listener.secret)
+          const resent = yield* call(api, "POST", `/v1/events/${first!.event_id}/redeliver`, {
+            webhook_id: listener.id
+          })
+          assert.strictEqual(resent.status, 202, JSON.stringify(resent.body))
+          const [again] = yield* nextDelivery(api, listener)
+          assert.strictEqual(again!.event_id, first!.event_id)
+          assert.strictEqual(again!.body, first!.body)
+          assert.strictEqual(verify(again!.body, again!.headers, rotated.body.secret).id, first!.event_id)
+          assert.throws(() => verify(again!.body, again!.headers, listener.secret))
+
+          // A removed listener is not rotated, and takes no redelivery until it is reopened.
+          assert.strictEqual((yield* call(api, "DELETE", `/v1/webhook-listeners/${listener.id}`)).status, 204)
+          const closed = yield* call<ErrorBody>(
+            api,
+            "POST",
+            `/v1/webhook-listeners/${listener.id}/rotate-secret`
+          )
+          assert.strictEqual(closed.status, 404)
+          const refused = yield* call<ErrorBody>(api, "POST", `/v1/events/${first!.event_id}/redeliver`, {
+            webhook_id: listener.id
+          })
+          assert.strictEqual(refused.status, 409)
+          assert.strictEqual(refused.body.error.code, "invalid_state")
+        })
+    )
+
     it.effect("a local server that gave no answer is logged as the CLI saw it (timeout or connection)", () =>
       Effect.gen(function* () {
         const { sandbox } = yield* Fixture
@@ -266,11 +329,13 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
             duration_ms: 1
           }),
           yield* call(stranger, "DELETE", `/v1/webhook-listeners/${listener.id}`),
-          yield* call(stranger, "GET", `/v1/webhooks/${listener.id}/deliveries`)
+          yield* call(stranger, "GET", `/v1/webhooks/${listener.id}/deliveries`),
+          yield* call(stranger, "POST", `/v1/webhook-listeners/${listener.id}/reopen`, {}),
+          yield* call(stranger, "POST", `/v1/webhook-listeners/${listener.id}/rotate-secret`)
         ]
         assert.deepStrictEqual(
           answers.map((a) => [a.status, (a.body as unknown as ErrorBody).error.code]),
-          Array(5).fill([404, "webhook_not_found"])
+          Array(7).fill([404, "webhook_not_found"])
         )
         // Still the owner's, alive.
         assert.strictEqual((yield* poll(owner, listener)).status, 200)
