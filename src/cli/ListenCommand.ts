@@ -1,7 +1,9 @@
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
-import { CliError, type CliValues, withDocs } from "./Output"
+import { API_KEY_ENV, refusal } from "./ApiClient"
+import { keepListener, keptListener } from "./ListenState"
+import { CliError, type CliValues } from "./Output"
 import { attempt, runCommand } from "./Run"
 import { serviceUrlOf } from "./ServiceUrl"
 
@@ -10,17 +12,19 @@ import { serviceUrlOf } from "./ServiceUrl"
  * (infra/decisions/0068-local-webhook-forwarding.md). It opens a listener with the API key, long-polls it for due
  * deliveries, POSTs each one's exact bytes and signed headers to the local URL, and reports the local answer, which
  * the service records as the attempt (a failure is retried as for any endpoint). Only HTTP to the service: it works
- * against a remote sandbox, and the service never connects to this machine. Ctrl-C removes the listener.
+ * against a remote sandbox, and the service never connects to this machine. Ctrl-C removes the listener; the next
+ * run on this machine reopens it, so its signing secret stays the same until `--rotate-secret`
+ * (infra/decisions/0091-cli-developer-loop.md).
  */
 
-/** The environment variable the key is read from when `--key` is not given. */
-export const API_KEY_ENV = "DEPOSITS_API_KEY"
 /** How long the local server has to answer, as an endpoint has. */
 export const FORWARD_TIMEOUT_MS = 10_000
 /** The hold of each poll, in seconds. */
 const POLL_SECONDS = 25
 /** The start of a local answer's body kept with the attempt. */
 const EXCERPT_CHARS = 500
+/** The start of a failed local answer's body printed on its line. */
+const PRINTED_EXCERPT_CHARS = 200
 
 interface Delivery {
   readonly event_id: string
@@ -60,28 +64,8 @@ const settingsOf = (values: CliValues) =>
             .split(",")
             .map((type) => type.trim())
             .filter((type) => type !== "")
-    return { forwardTo: target.href, key, api, events }
+    return { forwardTo: target.href, key, api, events, rotate: values["rotate-secret"] === true }
   })
-
-/** The API's error envelope as one line, and the link to its code's docs. */
-const refusalOf = async (res: Response): Promise<{ line: string; docUrl: string | undefined }> => {
-  const text = await res.text()
-  try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string; doc_url?: string } }
-    return {
-      line: `${res.status} ${body.error?.code ?? ""}: ${body.error?.message ?? text}`,
-      docUrl: body.error?.doc_url
-    }
-  } catch {
-    return { line: `${res.status}: ${text.slice(0, 200)}`, docUrl: undefined }
-  }
-}
-
-/** The API's error envelope as stderr prints it: its line, and its docs link under it. */
-const refusal = async (res: Response) => {
-  const { line, docUrl } = await refusalOf(res)
-  return withDocs(line, docUrl)
-}
 
 /**
  * POSTs one delivery to the local URL as the service would have: the same bytes and only the delivery's headers
@@ -142,6 +126,12 @@ const requestIdOf = (body: string) => {
   }
 }
 
+/** A failed answer's body on one line: its start, quoted, with control characters escaped (JSON's escapes). */
+export const excerptOf = (text: string) => {
+  const start = [...text].slice(0, PRINTED_EXCERPT_CHARS).join("")
+  return `${JSON.stringify(start)}${start.length < text.length ? "…" : ""}`
+}
+
 const line = (delivery: Delivery, answer: LocalAnswer) =>
   [
     new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
@@ -150,7 +140,11 @@ const line = (delivery: Delivery, answer: LocalAnswer) =>
     requestIdOf(delivery.body),
     answer.status === null ? `-> ${answer.error}` : `-> ${answer.status}`,
     `${answer.durationMs} ms`,
-    ...(delivery.attempt > 1 ? [`(attempt ${delivery.attempt})`] : [])
+    ...(delivery.attempt > 1 ? [`(attempt ${delivery.attempt})`] : []),
+    // A failure shows what the local app said (or why it said nothing), so the developer sees the cause here.
+    ...(answer.status !== null && answer.status >= 200 && answer.status < 300
+      ? []
+      : [`body ${excerptOf(answer.excerpt)}`])
   ].join("  ")
 
 /**
@@ -169,25 +163,57 @@ const report = async (url: string, headers: Record<string, string>, body: unknow
   }
 }
 
-const listen = async (settings: Effect.Effect.Success<ReturnType<typeof settingsOf>>) => {
+type Settings = Effect.Effect.Success<ReturnType<typeof settingsOf>>
+
+/**
+ * This machine's listener for the account: the one an earlier run kept, reopened with the same secret (rotated
+ * first with `--rotate-secret`), or a new one when there is none or the service no longer has it.
+ */
+const openListener = async (settings: Settings, headers: Record<string, string>) => {
+  const { api } = settings
+  const call = (path: string, body?: unknown) =>
+    fetch(`${api}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    }).catch((e: unknown) => {
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : String(e)
+      throw new CliError(`cannot reach the service at ${api} (${cause}); set --api to its URL`)
+    })
+  const account = await call("/v1/account")
+  if (account.status !== 200) throw new CliError(`the API key was refused: ${await refusal(account)}`)
+  const accountId = ((await account.json()) as { id: string }).id
+  const filter = settings.events === undefined ? {} : { event_types: settings.events }
+  const kept = keptListener(api, accountId)
+  if (kept !== undefined) {
+    const reopened = await call(`/v1/webhook-listeners/${kept.listener_id}/reopen`, filter)
+    if (reopened.status === 200) {
+      if (!settings.rotate)
+        return { id: kept.listener_id, secret: kept.secret, note: "(the same as last run)" }
+      const rotated = await call(`/v1/webhook-listeners/${kept.listener_id}/rotate-secret`, {})
+      if (rotated.status !== 200) throw new CliError(`the rotation was refused: ${await refusal(rotated)}`)
+      const { secret } = (await rotated.json()) as { secret: string }
+      keepListener(api, accountId, { listener_id: kept.listener_id, secret })
+      return { id: kept.listener_id, secret, note: "(new: the previous one no longer verifies)" }
+    }
+    // 404: removed from the database, or another service at the same URL: a new one below.
+    if (reopened.status !== 404) throw new CliError(`the listener was refused: ${await refusal(reopened)}`)
+    await reopened.body?.cancel()
+  }
+  const created = await call("/v1/webhook-listeners", filter)
+  if (created.status !== 201) throw new CliError(`the listener was refused: ${await refusal(created)}`)
+  const listener = (await created.json()) as { id: string; secret: string }
+  keepListener(api, accountId, { listener_id: listener.id, secret: listener.secret })
+  return { id: listener.id, secret: listener.secret, note: "(new: kept for the next runs on this machine)" }
+}
+
+const listen = async (settings: Settings) => {
   const { api, key, forwardTo } = settings
   const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" }
-  const created = await fetch(`${api}/v1/webhook-listeners`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify(settings.events === undefined ? {} : { event_types: settings.events })
-  }).catch((e: unknown) => {
-    const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : String(e)
-    throw new CliError(`cannot reach the service at ${api} (${cause}); set --api to its URL`)
-  })
-  if (created.status !== 201) {
-    const refused = await refusalOf(created)
-    throw new CliError(`the listener was refused: ${refused.line}`, refused.docUrl)
-  }
-  const listener = (await created.json()) as { id: string; secret: string }
+  const listener = await openListener(settings, headers)
   const out = (text: string) => process.stdout.write(`${text}\n`)
   out(`> Ready: forwarding to ${forwardTo} (listener ${listener.id}; Ctrl-C to quit)`)
-  out(`> Webhook signing secret: ${listener.secret}`)
+  out(`> Webhook signing secret: ${listener.secret} ${listener.note}`)
 
   const stopping = new AbortController()
   let removed: Promise<void> | undefined

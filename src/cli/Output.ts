@@ -39,15 +39,24 @@ export const usage = `Usage: deposits <command> [options]      (from a clone: np
                                               with the local answer (a failure is retried as for any endpoint).
                                               Talks to the service over HTTP only (--api, default: API, below)
                                               with the API key (--key, or DEPOSITS_API_KEY);
-                                              Ctrl-C removes the listener
+                                              Ctrl-C removes the listener; the next run on this
+                                              machine reopens it with the same secret (kept in
+                                              ~/.config/deposits/listen.json); --rotate-secret: a new one
+  trigger EVENT_TYPE [--api URL] [--key KEY]  sandbox: a new request driven through the steps that emit the event
+                                              (attest, pay, overpay, pull the deadline…) on the local chain, as
+                                              devnet pay does; without a type, the list of types
+  events resend EVT_ID [--to WH_ID] [--api URL] [--key KEY]
+                                              deliver an event again (same id and bytes) to the endpoint or
+                                              listener named, or else to every one that got it
   reconcile --account ACCT_ID [--from T] [--to T] [--json]
                                               per request: payments, settlements, returns, recoveries and the
                                               deposit address's finalized balance, with every difference named
 
   --json prints one JSON object on stdout and nothing else; messages and errors go to stderr.
 
-API names the service that devnet attest, devnet pay and listen reach over HTTP, and the one dashboard_url
-links to (the quickstart's API, e.g. http://localhost:8181); unset, PUBLIC_BASE_URL, or http://localhost:PORT.
+API names the service that devnet attest, devnet pay, listen, trigger and events reach over HTTP, and the one
+dashboard_url links to (the quickstart's API, e.g. http://localhost:8181); unset, PUBLIC_BASE_URL, or
+http://localhost:PORT.
 
 With DATABASE_URL set it uses that database; otherwise the embedded one under DATA_DIR (through the socket of a
 running \`npm start\`, or directly when none runs).`
@@ -101,6 +110,7 @@ export const parseCliArgs = (argv: ReadonlyArray<string>) =>
       events: { type: "string" },
       api: { type: "string" },
       key: { type: "string" },
+      "rotate-secret": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false }
     }

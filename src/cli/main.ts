@@ -19,7 +19,19 @@ const parsed = (() => {
   }
 })()
 const { values } = parsed
-const command = parsed.positionals.join(" ")
+// Two commands take an argument: `trigger <event type>` and `events resend evt_…`.
+const [first, second, third] = parsed.positionals
+const n = parsed.positionals.length
+const argument =
+  first === "trigger" && n <= 2
+    ? second
+    : first === "events" && second === "resend" && n <= 3
+      ? third
+      : undefined
+const command =
+  argument === undefined
+    ? parsed.positionals.join(" ")
+    : parsed.positionals.slice(0, first === "trigger" ? 1 : 2).join(" ")
 
 if (values.help === true) {
   process.stdout.write(`${usage}\n`)
@@ -46,6 +58,12 @@ try {
       break
     case "listen":
       await (await import("./ListenCommand")).run(values)
+      break
+    case "trigger":
+      await (await import("./TriggerCommand")).run(values, argument)
+      break
+    case "events resend":
+      await (await import("./EventsCommand")).run(values, argument)
       break
     case "reconcile":
       await (await import("./ReconcileCommand")).run(values)
