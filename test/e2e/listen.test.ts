@@ -1,5 +1,8 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import { mkdtempSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { promisify } from "node:util"
 import { assert, layer } from "@effect/vitest"
@@ -53,6 +56,39 @@ const localServer = Effect.acquireRelease(
     )
 )
 
+/** A local receiver whose answer the test sets: 200 "ok", or 500 "boom". */
+const switchableServer = Effect.acquireRelease(
+  Effect.promise(
+    () =>
+      new Promise<{ server: Server; port: number; received: Array<Received>; failing: { on: boolean } }>(
+        (resolve) => {
+          const received: Array<Received> = []
+          const failing = { on: false }
+          const server = createServer((req, res) => {
+            const chunks: Array<Buffer> = []
+            req.on("data", (chunk: Buffer) => chunks.push(chunk))
+            req.on("end", () => {
+              const status = failing.on ? 500 : 200
+              received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), status })
+              res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "boom")
+            })
+          })
+          server.listen(0, "127.0.0.1", () =>
+            resolve({ server, port: (server.address() as { port: number }).port, received, failing })
+          )
+        }
+      )
+  ),
+  ({ server }) =>
+    Effect.promise(
+      () =>
+        new Promise<void>((done) => {
+          server.closeAllConnections()
+          server.close(() => done())
+        })
+    )
+)
+
 /** The CLI as a merchant starts it, its output collected; stopped (SIGKILL) if the test left it running. */
 const listenCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Effect.acquireRelease(
@@ -91,7 +127,8 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
         assert.strictEqual(refused.body.error.code, "invalid_request")
 
         const cli = yield* listenCli(["--forward-to", forwardTo, "--api", service.baseUrl], {
-          DEPOSITS_API_KEY: merchant.apiKey
+          DEPOSITS_API_KEY: merchant.apiKey,
+          XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "deposits-config-"))
         })
         assert.isTrue(
           yield* eventually(
@@ -194,10 +231,12 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
         const lines = cli.output.stdout.split("\n").filter((l) => /^\d{4}-\d\d-\d\dT/.test(l))
         const line = (type: string, id: string, status: number) =>
           new RegExp(
-            `^\\S+Z  ${type.replace(".", "\\.")}  ${id}  ${requestId}  -> ${status}  \\d+ ms(  \\(attempt \\d+\\))?$`
+            `^\\S+Z  ${type.replace(".", "\\.")}  ${id}  ${requestId}  -> ${status}  \\d+ ms(  \\(attempt \\d+\\))?(  body ".*")?$`
           )
         assert.strictEqual(lines.length, 4, cli.output.stdout)
         assert.match(lines[0]!, line("deposit_request.ready", first!.event.id, 500))
+        // The failed answer shows what the local app said.
+        assert.match(lines[0]!, / {2}body "not yet"$/)
         assert.match(lines[1]!, line("deposit_request.ready", first!.event.id, 200))
         assert.match(lines[1]!, /\(attempt 2\)$/)
         for (const { event } of events.slice(2))
@@ -239,6 +278,165 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
           api.call("GET", `/v1/webhook-listeners/${listenerId}/deliveries`)
         )
         assert.strictEqual(polled.status, 404)
+      }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "keeps one secret across runs, rotates it on demand, triggers a settled request, resends an event, shows a 500's body",
+    () =>
+      Effect.gen(function* () {
+        const { service, merchant, local } = yield* ChainServiceFixture
+        const receiver = yield* switchableServer
+        const forwardTo = `http://localhost:${receiver.port}/hooks`
+        const configHome = mkdtempSync(join(tmpdir(), "deposits-config-"))
+        const env = {
+          DEPOSITS_API_KEY: merchant.apiKey,
+          XDG_CONFIG_HOME: configHome,
+          API: service.baseUrl,
+          DATABASE_URL: service.databaseUrl,
+          CHAIN_RPC_URL: local.node.rpcUrl,
+          TOKEN_ADDRESS: local.token
+        }
+        /** A run of `deposits listen` until it prints its secret: its listener and secret. */
+        const start = (extra: ReadonlyArray<string> = []) =>
+          Effect.gen(function* () {
+            const cli = yield* listenCli(["--forward-to", forwardTo, ...extra], env)
+            assert.isTrue(
+              yield* eventually(
+                Effect.sync(() => /Webhook signing secret: whsec_\S+/.test(cli.output.stdout)),
+                60_000,
+                100
+              ),
+              `stdout:\n${cli.output.stdout}\nstderr:\n${cli.output.stderr}`
+            )
+            return {
+              cli,
+              secret: /Webhook signing secret: (whsec_\S+)/.exec(cli.output.stdout)![1]!,
+              listenerId: /listener (wh_[0-9a-f-]+)/.exec(cli.output.stdout)![1]!
+            }
+          })
+        const stop = (cli: Effect.Effect.Success<ReturnType<typeof listenCli>>) =>
+          Effect.gen(function* () {
+            cli.child.kill("SIGINT")
+            assert.strictEqual(yield* Effect.promise(() => cli.exited), 0, cli.output.stderr)
+          })
+        const deposits = (args: ReadonlyArray<string>) =>
+          Effect.promise(() =>
+            run(process.execPath, ["src/cli/deposits.mjs", ...args], { env: { ...process.env, ...env } })
+          )
+        const arrivals = (eventId: string) =>
+          receiver.received.filter((r) => r.headers["service-event-id"] === eventId)
+
+        // A type the command cannot produce: exit 2 and the list; production: refused, nothing created.
+        const unknown = yield* Effect.flip(
+          Effect.tryPromise(() =>
+            run(process.execPath, ["src/cli/deposits.mjs", "trigger", "deposit_request.created"], {
+              env: { ...process.env, ...env }
+            })
+          )
+        ).pipe(Effect.map((e) => e.error as { code: number; stderr: string }))
+        assert.strictEqual(unknown.code, 2)
+        assert.match(unknown.stderr, /cannot trigger 'deposit_request\.created'; supported:/)
+        for (const type of ["ready", "deposited", "settled", "expired", "returned", "recovered_funds"])
+          assert.include(unknown.stderr, `deposit_request.${type}`)
+        const production = yield* Effect.flip(
+          Effect.tryPromise(() =>
+            run(process.execPath, ["src/cli/deposits.mjs", "trigger", "deposit_request.ready"], {
+              env: { ...process.env, ...env, SERVICE_ENV: "production" }
+            })
+          )
+        ).pipe(Effect.map((e) => e.error as { code: number; stderr: string }))
+        assert.strictEqual(production.code, 1)
+        assert.match(production.stderr, /trigger is for the sandbox only/)
+
+        // Two runs: the same listener and the same secret, kept in a file only its owner reads.
+        const firstRun = yield* start()
+        assert.match(firstRun.cli.output.stdout, /\(new: kept for the next runs on this machine\)/)
+        yield* stop(firstRun.cli)
+        const secondRun = yield* start()
+        assert.strictEqual(secondRun.secret, firstRun.secret)
+        assert.strictEqual(secondRun.listenerId, firstRun.listenerId)
+        assert.match(secondRun.cli.output.stdout, /\(the same as last run\)/)
+        assert.strictEqual(statSync(join(configHome, "deposits", "listen.json")).mode & 0o777, 0o600)
+
+        // `trigger deposit_request.settled`: a new request attested, paid and settled; the listener gets the event,
+        // signed after the second run began, and it verifies with the secret the first run printed.
+        const triggered = yield* deposits(["trigger", "deposit_request.settled"])
+        const requestId = /triggered deposit_request\.settled for (dr_\S+)/.exec(triggered.stdout)?.[1]
+        assert.isDefined(requestId, triggered.stdout)
+        const settledArrival = () =>
+          receiver.received.find(
+            (r) =>
+              r.headers["service-event-type"] === "deposit_request.settled" && r.body.includes(requestId!)
+          )
+        assert.isTrue(
+          yield* eventually(
+            Effect.sync(() => settledArrival() !== undefined),
+            120_000,
+            200
+          ),
+          `stdout:\n${secondRun.cli.output.stdout}\nstderr:\n${secondRun.cli.output.stderr}`
+        )
+        const settled = verify(settledArrival()!.body, settledArrival()!.headers, firstRun.secret)
+        assert.strictEqual(settled.type, "deposit_request.settled")
+
+        // `events resend`, with no --to: to every endpoint that got it, here the listener; the same id again. The
+        // local app answers 500 "boom" this time: the CLI's line shows the status and the body.
+        receiver.failing.on = true
+        const resent = yield* deposits(["events", "resend", settled.id])
+        assert.match(resent.stdout, new RegExp(`queued  ${settled.id}  -> ${firstRun.listenerId}`))
+        assert.isTrue(
+          yield* eventually(
+            Effect.sync(() => arrivals(settled.id).length >= 2),
+            30_000,
+            100
+          )
+        )
+        const again = arrivals(settled.id)[1]!
+        assert.strictEqual(again.status, 500)
+        assert.strictEqual(again.body, settledArrival()!.body)
+        assert.isTrue(
+          yield* eventually(
+            Effect.sync(() =>
+              new RegExp(`${settled.id}  ${requestId}  -> 500  \\d+ ms  body "boom"`).test(
+                secondRun.cli.output.stdout
+              )
+            ),
+            10_000,
+            100
+          ),
+          secondRun.cli.output.stdout
+        )
+        receiver.failing.on = false
+        yield* stop(secondRun.cli)
+
+        // `--rotate-secret`: a new secret for the same listener; the old one no longer verifies what it sends.
+        const rotatedRun = yield* start(["--rotate-secret"])
+        assert.strictEqual(rotatedRun.listenerId, firstRun.listenerId)
+        assert.notStrictEqual(rotatedRun.secret, firstRun.secret)
+        const before = arrivals(settled.id).length
+        yield* deposits(["events", "resend", settled.id, "--to", firstRun.listenerId])
+        assert.isTrue(
+          yield* eventually(
+            Effect.sync(() =>
+              arrivals(settled.id)
+                .slice(before)
+                .some((r) => r.status === 200)
+            ),
+            30_000,
+            100
+          )
+        )
+        const rotated = arrivals(settled.id)
+          .slice(before)
+          .find((r) => r.status === 200)!
+        assert.strictEqual(verify(rotated.body, rotated.headers, rotatedRun.secret).id, settled.id)
+        assert.throws(() => verify(rotated.body, rotated.headers, firstRun.secret))
+        // And the next run keeps the rotated one.
+        yield* stop(rotatedRun.cli)
+        const lastRun = yield* start()
+        assert.strictEqual(lastRun.secret, rotatedRun.secret)
+        yield* stop(lastRun.cli)
       }).pipe(Effect.scoped)
   )
 })
