@@ -439,4 +439,51 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
         yield* stop(lastRun.cli)
       }).pipe(Effect.scoped)
   )
+
+  it.effect("trigger emits each supported type to a running listener, on a request of its own", () =>
+    Effect.gen(function* () {
+      const { service, merchant, local } = yield* ChainServiceFixture
+      const receiver = yield* switchableServer
+      const env = {
+        DEPOSITS_API_KEY: merchant.apiKey,
+        XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "deposits-config-")),
+        API: service.baseUrl,
+        DATABASE_URL: service.databaseUrl,
+        CHAIN_RPC_URL: local.node.rpcUrl,
+        TOKEN_ADDRESS: local.token
+      }
+      const cli = yield* listenCli(["--forward-to", `http://localhost:${receiver.port}/hooks`], env)
+      assert.isTrue(
+        yield* eventually(
+          Effect.sync(() => /Webhook signing secret: whsec_\S+/.test(cli.output.stdout)),
+          60_000,
+          100
+        )
+      )
+      const types = [
+        "deposit_request.ready",
+        "deposit_request.deposited",
+        "deposit_request.expired",
+        "deposit_request.returned",
+        "deposit_request.recovered_funds",
+        "deposit_request.likely_unsolicited"
+      ]
+      for (const type of types) {
+        const triggered = yield* Effect.promise(() =>
+          run(process.execPath, ["src/cli/deposits.mjs", "trigger", type], {
+            env: { ...process.env, ...env }
+          })
+        )
+        const requestId = /triggered \S+ for (dr_\S+)/.exec(triggered.stdout)![1]!
+        const arrived = () =>
+          receiver.received.some(
+            (r) => r.headers["service-event-type"] === type && r.body.includes(requestId)
+          )
+        assert.isTrue(
+          yield* eventually(Effect.sync(arrived), 120_000, 200),
+          `${type} for ${requestId}: ${JSON.stringify(receiver.received.map((r) => r.headers["service-event-type"]))}`
+        )
+      }
+    }).pipe(Effect.scoped)
+  )
 })
