@@ -142,9 +142,11 @@ const line = (delivery: Delivery, answer: LocalAnswer) =>
     `${answer.durationMs} ms`,
     ...(delivery.attempt > 1 ? [`(attempt ${delivery.attempt})`] : []),
     // A failure shows what the local app said (or why it said nothing), so the developer sees the cause here.
-    ...(answer.status !== null && answer.status >= 200 && answer.status < 300
-      ? []
-      : [`body ${excerptOf(answer.excerpt)}`])
+    ...(answer.status === null
+      ? [excerptOf(answer.excerpt)]
+      : answer.status >= 200 && answer.status < 300
+        ? []
+        : [`body ${excerptOf(answer.excerpt)}`])
   ].join("  ")
 
 /**
