@@ -1,3 +1,5 @@
+import { Option } from "effect"
+import type { CheckoutNetwork } from "../../http/middleware/ApiSettings"
 import { fill, LANGUAGES, type MessageId, messages } from "./page/messages"
 
 const escape = (text: string) =>
@@ -9,13 +11,32 @@ const w = (id: MessageId) => `data-i18n="${id}">${escape(messages.en[id])}`
 const label = (id: MessageId) => `data-i18n-label="${id}" aria-label="${escape(messages.en[id])}"`
 
 /**
+ * The network the script asks a wallet to add (EIP-3085) and names the fee's coin by, as data on the body (no
+ * inline script): settings read by the server, public by construction (decision 0092).
+ */
+const networkData = (network: CheckoutNetwork) =>
+  [
+    `data-chain-name="${escape(network.name)}"`,
+    `data-coin-name="${escape(network.coin.name)}"`,
+    `data-coin-symbol="${escape(network.coin.symbol)}"`,
+    ...Option.match(network.rpcUrl, {
+      onNone: () => [],
+      onSome: (url) => [`data-chain-rpc="${escape(url)}"`]
+    }),
+    ...Option.match(network.explorerUrl, {
+      onNone: () => [],
+      onSome: (url) => [`data-chain-explorer="${escape(url)}"`]
+    })
+  ].join(" ")
+
+/**
  * The checkout's HTML: fixed regions the script fills; every control labelled, status in a polite live region.
  * Written in English (the catalogue's reference) with each fixed word's message id: the script switches them to
  * the payer's language before the request is read, and again when the payer picks another. Words the request
  * replaces (the heading, "Transaction") are marked too, so the page never waits in English; the render that
  * follows every switch puts the request's own back.
  */
-export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
+export const checkoutHtml = (sandbox: boolean, network?: CheckoutNetwork) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -25,7 +46,7 @@ export const checkoutHtml = (sandbox: boolean) => `<!doctype html>
 <link rel="stylesheet" href="/checkout/assets/app.css">
 <script src="/checkout/assets/app.js" defer></script>
 </head>
-<body data-status="loading"${sandbox ? ' data-sandbox="true"' : ""}>
+<body data-status="loading"${sandbox ? ' data-sandbox="true"' : ""}${network === undefined ? "" : ` ${networkData(network)}`}>
 <header class="top">
   ${sandbox ? `<p id="sandbox-badge" class="badge" ${w("sandbox.badge")}</p>` : ""}
   <div class="language">

@@ -52,7 +52,7 @@ export const CheckoutRoutesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {
     const settings = yield* ApiSettings
     const script = yield* Effect.cached(loadScript)
-    const html = checkoutHtml(settings.serviceEnv === "sandbox")
+    const html = checkoutHtml(settings.serviceEnv === "sandbox", settings.checkoutNetwork)
     const icon = favicon()
     // Every page of this origin (checkout, docs, dashboard) gets it; a day's caching is plenty for an icon.
     yield* router.get(

@@ -11,7 +11,7 @@ import {
   shortfall
 } from "./chain"
 import { type Msg, money, Said, t, units } from "./i18n"
-import { $, call, id, sandbox, say, sayError, state } from "./page"
+import { $, call, id, network, sandbox, say, sayError, state } from "./page"
 import { checkoutLink, paymentSent, refreshPayButtons, release, render } from "./render"
 import { discoverWallet, type Eip1193, rememberWallet } from "./wallet"
 
@@ -198,14 +198,46 @@ export const wirePayerActions = () => {
 
 const networkOf = (chainId: number) => networkName(chainId, sandbox, t)
 
-/** The wallet on the request's chain: switched when it is elsewhere (one prompt), and checked again after. */
+/** A wallet's "unknown chain" (4902), also as some mobile wallets wrap it (`data.originalError.code`). */
+const unknownChain = (e: unknown) => {
+  const err = e as { code?: unknown; data?: { originalError?: { code?: unknown } } } | null
+  return err?.code === 4902 || err?.data?.originalError?.code === 4902
+}
+
+/**
+ * The wallet on the request's chain: switched when it is elsewhere (one prompt), and checked again after. A wallet
+ * that does not know the chain (4902) is asked to add it (EIP-3085, one more prompt) with the name, coin, public
+ * RPC and explorer the service is configured with; without a public RPC the payer is asked to add it by hand.
+ */
 const onRequestChain = async (provider: Eip1193, chainId: number) => {
   if (await onChain(provider, chainId)) return
   say({ id: "wallet.switching" })
-  await provider.request({
-    method: "wallet_switchEthereumChain",
-    params: [{ chainId: `0x${chainId.toString(16)}` }]
-  })
+  const chain = `0x${chainId.toString(16)}`
+  try {
+    await provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chain }] })
+  } catch (e) {
+    if (!unknownChain(e) || network.rpcUrl === undefined) throw e
+    say({ id: "wallet.adding", params: { network: networkOf(chainId) } })
+    await provider.request({
+      method: "wallet_addEthereumChain",
+      params: [
+        {
+          chainId: chain,
+          chainName: network.name ?? networkOf(chainId),
+          nativeCurrency: {
+            name: network.coinName ?? network.coinSymbol ?? "",
+            symbol: network.coinSymbol ?? "",
+            decimals: 18
+          },
+          rpcUrls: [network.rpcUrl],
+          ...(network.explorerUrl === undefined ? {} : { blockExplorerUrls: [network.explorerUrl] })
+        }
+      ]
+    })
+    // Most wallets move to the chain they added; one that does not is asked to switch once more.
+    if (!(await onChain(provider, chainId)))
+      await provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chain }] })
+  }
   if (!(await onChain(provider, chainId)))
     throw new Said({ id: "wallet.wrongChain", params: { network: networkOf(chainId) } })
 }
@@ -219,20 +251,26 @@ export const checkFunds = async (): Promise<Msg | undefined> => {
     return undefined
   }
   const found = await shortfall(wallet.provider, wallet.account, current)
-  const lacking = found === undefined ? undefined : said(found, current.chain_id)
+  const lacking = found === undefined ? undefined : said(found)
   line.textContent = lacking === undefined ? "" : t(lacking.id, lacking.params)
   return lacking
 }
 
-/** A shortfall in money: USDC as the page writes it, the fee in the network's coin (Monad's MON), never in wei. */
-const said = (lacking: Shortfall, chainId: number): Msg => {
+/**
+ * A shortfall in money: USDC as the page writes it, the fee in the network's coin as the service names it
+ * (Monad's MON), never in wei.
+ */
+const said = (lacking: Shortfall): Msg => {
   if (lacking.kind === "usdc")
     return {
       id: "funds.usdc",
       params: { have: money(lacking.have), missing: money(lacking.missing), amount: money(lacking.amount) }
     }
   const amount = units(microCoin(lacking.missingWei))
-  const missing = chainId === 143 || chainId === 10143 ? `${amount} MON` : t("funds.coin", { amount })
+  const missing =
+    network.coinSymbol === undefined || network.coinSymbol === ""
+      ? t("funds.coin", { amount })
+      : `${amount} ${network.coinSymbol}`
   return { id: "funds.fee", params: { missing } }
 }
 

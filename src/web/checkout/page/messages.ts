@@ -107,6 +107,7 @@ const en = {
   "wallet.noAccount": "The wallet shared no account.",
   "wallet.switching": "Switching your wallet to the right network…",
   "wallet.sign": "Sign the statement in your wallet: it proves the wallet is yours and moves no money.",
+  "wallet.adding": "Your wallet does not know {network} yet: approve adding it in your wallet…",
   "wallet.ready": "Your payment address is ready.",
   "wallet.confirmTransfer": "Confirm the transfer in your wallet…",
   "pay.reconnect": "Reconnect wallet",
@@ -264,6 +265,7 @@ const es: Catalogue = {
   "wallet.switching": "Cambiando tu billetera a la red correcta…",
   "wallet.sign":
     "Firma la declaración en tu billetera: demuestra que la billetera es tuya y no mueve dinero.",
+  "wallet.adding": "Tu billetera aún no conoce {network}: aprueba añadirla en tu billetera…",
   "wallet.ready": "Tu dirección de pago está lista.",
   "wallet.confirmTransfer": "Confirma la transferencia en tu billetera…",
   "pay.reconnect": "Volver a conectar la billetera",
@@ -422,6 +424,7 @@ const ptBR: Catalogue = {
   "wallet.sign":
     "Assine a declaração na sua carteira: ela prova que a carteira é sua e não movimenta dinheiro.",
   "wallet.ready": "Seu endereço de pagamento está pronto.",
+  "wallet.adding": "Sua carteira ainda não conhece {network}: aprove a inclusão dela na sua carteira…",
   "wallet.confirmTransfer": "Confirme a transferência na sua carteira…",
   "pay.reconnect": "Reconectar carteira",
   "wallet.attested": "Pagando com a sua carteira {account}",
@@ -586,6 +589,8 @@ const fr: Catalogue = {
     "Signez la déclaration dans votre portefeuille : elle prouve qu'il vous appartient et ne déplace aucun argent.",
   "wallet.ready": "Votre adresse de paiement est prête.",
   "wallet.confirmTransfer": "Confirmez le virement dans votre portefeuille…",
+  "wallet.adding":
+    "Votre portefeuille ne connaît pas encore {network} : acceptez de l'ajouter dans votre portefeuille…",
   "pay.reconnect": "Reconnecter le portefeuille",
   "wallet.attested": "Paiement depuis votre portefeuille {account}",
   "wallet.otherAccount":
@@ -750,6 +755,8 @@ const de: Catalogue = {
   "wallet.ready": "Ihre Zahlungsadresse ist bereit.",
   "wallet.confirmTransfer": "Bestätigen Sie die Überweisung in Ihrem Wallet…",
   "pay.reconnect": "Wallet erneut verbinden",
+  "wallet.adding":
+    "Ihr Wallet kennt {network} noch nicht: Bestätigen Sie in Ihrem Wallet, dass es hinzugefügt wird…",
   "wallet.attested": "Zahlung aus Ihrem Wallet {account}",
   "wallet.otherAccount":
     "Ihr Wallet ist auf dem Konto {actual}, diese Zahlung wurde aber für {expected} eingerichtet. Wechseln Sie in Ihrem Wallet zu {expected} und versuchen Sie es erneut.",
@@ -913,6 +920,7 @@ const tr: Catalogue = {
   "wallet.confirmTransfer": "Transferi cüzdanınızda onaylayın…",
   "pay.reconnect": "Cüzdanı yeniden bağla",
   "wallet.attested": "Ödeme cüzdanınızdan yapılıyor: {account}",
+  "wallet.adding": "Cüzdanınız {network} ağını henüz tanımıyor: cüzdanınızda eklenmesini onaylayın…",
   "wallet.otherAccount":
     "Cüzdanınız {actual} hesabında, ancak bu ödeme {expected} için hazırlandı. Cüzdanınızda {expected} hesabına geçin ve yeniden deneyin.",
   "wallet.notConnected":
@@ -1070,6 +1078,7 @@ const ja: Catalogue = {
   "pay.reconnect": "ウォレットを再接続",
   "wallet.attested": "お支払い元のウォレット: {account}",
   "wallet.otherAccount":
+  "wallet.adding": "ウォレットはまだ {network} を知りません。ウォレットで追加を承認してください…",
     "ウォレットはアカウント {actual} になっていますが、この支払いは {expected} 用に準備されています。ウォレットで {expected} に切り替えてから、もう一度お試しください。",
   "wallet.notConnected":
     "ウォレット {account} はこのブラウザーに接続されていません。再接続するか、そのウォレットから上のアドレスへ {amount} を送ってください。",
@@ -1219,6 +1228,7 @@ const zhCN: Catalogue = {
   "wallet.otherAccount":
     "你的钱包当前是账户 {actual}，但这笔付款是为 {expected} 设置的。请在钱包中切换到 {expected}，然后重试。",
   "wallet.notConnected":
+  "wallet.adding": "您的钱包还不认识 {network}：请在钱包中批准添加…",
     "你的钱包 {account} 未在此浏览器中连接。请重新连接，或从该钱包向上面的地址发送 {amount}。",
   "wallet.wrongChain": "你的钱包仍在其他网络上。请切换到 {network}，然后重试。",
   "wallet.pendingRequest": "你的钱包中已有一个待处理的请求：请打开钱包处理它。",

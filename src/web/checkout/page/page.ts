@@ -11,6 +11,19 @@ export const status = $<HTMLElement>("#status")
 export const sandbox = document.body.dataset.sandbox === "true"
 
 /**
+ * The request's network as the service is configured (decision 0092): the name, coin and public URLs a wallet
+ * that does not know the chain is asked to add it with (no RPC URL: the page cannot add it), and the coin the
+ * network fee is named in.
+ */
+export const network = {
+  name: document.body.dataset.chainName,
+  coinName: document.body.dataset.coinName,
+  coinSymbol: document.body.dataset.coinSymbol,
+  rpcUrl: document.body.dataset.chainRpc,
+  explorerUrl: document.body.dataset.chainExplorer
+}
+
+/**
  * The last read rendered, the wallet the payer connected (none until then), the account this browser attested
  * for the request (kept across reloads), and a payment sent from this page that the request has not shown yet
  * (what had been received when it left, and until when to wait for it; no end while the page follows it).
