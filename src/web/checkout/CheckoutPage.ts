@@ -88,6 +88,10 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
   <section id="connect" hidden aria-labelledby="connect-title">
     <h2 id="connect-title" ${w("connect.title")}</h2>
     <p ${w("connect.intro")}</p>
+    <fieldset id="wallets" hidden>
+      <legend ${w("connect.choose")}</legend>
+      <div id="wallet-list"></div>
+    </fieldset>
     <button id="connect-wallet" type="button" ${w("connect.button")}</button>
   </section>
   <section id="pay" hidden aria-labelledby="pay-title">

@@ -4,7 +4,7 @@ import { onLanguageChange, wireLanguagePicker } from "./i18n"
 import { call, id, say, sayAgain, sayError, state } from "./page"
 import { countdown, render, renderNotFound } from "./render"
 import { wireSandboxActions } from "./sandboxActions"
-import { rememberedWallet } from "./wallet"
+import { rememberedWallet, wireWalletChoice } from "./wallet"
 
 /**
  * The hosted checkout: what a payer sees and does, from the payer routes alone. Plain DOM, no framework: one
@@ -14,6 +14,7 @@ import { rememberedWallet } from "./wallet"
 wireLanguagePicker()
 wirePayerActions()
 wireSandboxActions()
+void wireWalletChoice()
 // A switch of language redraws what the request says and what the live region says, in place: no reload.
 onLanguageChange(() => {
   if (document.body.dataset.status === "not_found") renderNotFound()

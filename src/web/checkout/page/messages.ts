@@ -30,6 +30,7 @@ const en = {
   "connect.intro":
     "Your wallet signs a short statement (it moves no money); then you get the address to pay.",
   "connect.button": "Connect wallet",
+  "connect.choose": "Wallet to pay from",
   "pay.title": "Pay",
   "pay.send": "Send {amount} on {network} to this address:",
   "pay.qrLabel": "QR code for a wallet app: the amount and the address",
@@ -106,8 +107,8 @@ const en = {
     "No wallet was found in this browser. Open this page in your wallet's browser, or pay to the address by hand once it is shown.",
   "wallet.noAccount": "The wallet shared no account.",
   "wallet.switching": "Switching your wallet to the right network…",
-  "wallet.sign": "Sign the statement in your wallet: it proves the wallet is yours and moves no money.",
   "wallet.adding": "Your wallet does not know {network} yet: approve adding it in your wallet…",
+  "wallet.sign": "Sign the statement in your wallet: it proves the wallet is yours and moves no money.",
   "wallet.ready": "Your payment address is ready.",
   "wallet.confirmTransfer": "Confirm the transfer in your wallet…",
   "pay.reconnect": "Reconnect wallet",
@@ -187,6 +188,7 @@ const es: Catalogue = {
   "connect.intro":
     "Tu billetera firma una breve declaración (no mueve dinero); después recibes la dirección a la que pagar.",
   "connect.button": "Conectar billetera",
+  "connect.choose": "Billetera con la que pagarás",
   "pay.title": "Pagar",
   "pay.send": "Envía {amount} en {network} a esta dirección:",
   "pay.qrLabel": "Código QR para una app de billetera: el importe y la dirección",
@@ -263,9 +265,9 @@ const es: Catalogue = {
     "No se encontró ninguna billetera en este navegador. Abre esta página en el navegador de tu billetera o paga a mano a la dirección cuando aparezca.",
   "wallet.noAccount": "La billetera no compartió ninguna cuenta.",
   "wallet.switching": "Cambiando tu billetera a la red correcta…",
+  "wallet.adding": "Tu billetera aún no conoce {network}: aprueba añadirla en tu billetera…",
   "wallet.sign":
     "Firma la declaración en tu billetera: demuestra que la billetera es tuya y no mueve dinero.",
-  "wallet.adding": "Tu billetera aún no conoce {network}: aprueba añadirla en tu billetera…",
   "wallet.ready": "Tu dirección de pago está lista.",
   "wallet.confirmTransfer": "Confirma la transferencia en tu billetera…",
   "pay.reconnect": "Volver a conectar la billetera",
@@ -343,6 +345,7 @@ const ptBR: Catalogue = {
   "connect.intro":
     "Sua carteira assina uma breve declaração (não movimenta dinheiro); depois você recebe o endereço para pagar.",
   "connect.button": "Conectar carteira",
+  "connect.choose": "Carteira com a qual você vai pagar",
   "pay.title": "Pagar",
   "pay.send": "Envie {amount} na {network} para este endereço:",
   "pay.qrLabel": "Código QR para um app de carteira: o valor e o endereço",
@@ -421,10 +424,10 @@ const ptBR: Catalogue = {
     "Nenhuma carteira foi encontrada neste navegador. Abra esta página no navegador da sua carteira ou pague manualmente para o endereço quando ele aparecer.",
   "wallet.noAccount": "A carteira não compartilhou nenhuma conta.",
   "wallet.switching": "Mudando sua carteira para a rede certa…",
+  "wallet.adding": "Sua carteira ainda não conhece {network}: aprove a inclusão dela na sua carteira…",
   "wallet.sign":
     "Assine a declaração na sua carteira: ela prova que a carteira é sua e não movimenta dinheiro.",
   "wallet.ready": "Seu endereço de pagamento está pronto.",
-  "wallet.adding": "Sua carteira ainda não conhece {network}: aprove a inclusão dela na sua carteira…",
   "wallet.confirmTransfer": "Confirme a transferência na sua carteira…",
   "pay.reconnect": "Reconectar carteira",
   "wallet.attested": "Pagando com a sua carteira {account}",
@@ -503,6 +506,7 @@ const fr: Catalogue = {
   "connect.intro":
     "Votre portefeuille signe une courte déclaration (aucun argent ne bouge) ; vous obtenez ensuite l'adresse à payer.",
   "connect.button": "Connecter le portefeuille",
+  "connect.choose": "Portefeuille avec lequel payer",
   "pay.title": "Payer",
   "pay.send": "Envoyez {amount} sur {network} à cette adresse :",
   "pay.qrLabel": "Code QR pour une application de portefeuille : le montant et l'adresse",
@@ -585,12 +589,12 @@ const fr: Catalogue = {
     "Aucun portefeuille trouvé dans ce navigateur. Ouvrez cette page dans le navigateur de votre portefeuille, ou payez à la main à l'adresse dès qu'elle s'affiche.",
   "wallet.noAccount": "Le portefeuille n'a partagé aucun compte.",
   "wallet.switching": "Passage de votre portefeuille sur le bon réseau…",
+  "wallet.adding":
+    "Votre portefeuille ne connaît pas encore {network} : acceptez de l'ajouter dans votre portefeuille…",
   "wallet.sign":
     "Signez la déclaration dans votre portefeuille : elle prouve qu'il vous appartient et ne déplace aucun argent.",
   "wallet.ready": "Votre adresse de paiement est prête.",
   "wallet.confirmTransfer": "Confirmez le virement dans votre portefeuille…",
-  "wallet.adding":
-    "Votre portefeuille ne connaît pas encore {network} : acceptez de l'ajouter dans votre portefeuille…",
   "pay.reconnect": "Reconnecter le portefeuille",
   "wallet.attested": "Paiement depuis votre portefeuille {account}",
   "wallet.otherAccount":
@@ -667,6 +671,7 @@ const de: Catalogue = {
   "connect.intro":
     "Ihr Wallet signiert eine kurze Erklärung (dabei wird kein Geld bewegt); danach erhalten Sie die Zahlungsadresse.",
   "connect.button": "Wallet verbinden",
+  "connect.choose": "Wallet, mit dem Sie bezahlen",
   "pay.title": "Bezahlen",
   "pay.send": "Senden Sie {amount} über {network} an diese Adresse:",
   "pay.qrLabel": "QR-Code für eine Wallet-App: Betrag und Adresse",
@@ -750,13 +755,13 @@ const de: Catalogue = {
     "In diesem Browser wurde kein Wallet gefunden. Öffnen Sie diese Seite im Browser Ihres Wallets oder zahlen Sie von Hand an die Adresse, sobald sie angezeigt wird.",
   "wallet.noAccount": "Das Wallet hat kein Konto freigegeben.",
   "wallet.switching": "Ihr Wallet wird auf das richtige Netzwerk umgestellt…",
+  "wallet.adding":
+    "Ihr Wallet kennt {network} noch nicht: Bestätigen Sie in Ihrem Wallet, dass es hinzugefügt wird…",
   "wallet.sign":
     "Signieren Sie die Erklärung in Ihrem Wallet: Sie beweist, dass das Wallet Ihnen gehört, und bewegt kein Geld.",
   "wallet.ready": "Ihre Zahlungsadresse ist bereit.",
   "wallet.confirmTransfer": "Bestätigen Sie die Überweisung in Ihrem Wallet…",
   "pay.reconnect": "Wallet erneut verbinden",
-  "wallet.adding":
-    "Ihr Wallet kennt {network} noch nicht: Bestätigen Sie in Ihrem Wallet, dass es hinzugefügt wird…",
   "wallet.attested": "Zahlung aus Ihrem Wallet {account}",
   "wallet.otherAccount":
     "Ihr Wallet ist auf dem Konto {actual}, diese Zahlung wurde aber für {expected} eingerichtet. Wechseln Sie in Ihrem Wallet zu {expected} und versuchen Sie es erneut.",
@@ -838,6 +843,7 @@ const tr: Catalogue = {
   "connect.intro":
     "Cüzdanınız kısa bir beyanı imzalar (para hareket etmez); ardından ödeme yapacağınız adresi alırsınız.",
   "connect.button": "Cüzdanı bağla",
+  "connect.choose": "Ödeme yapacağınız cüzdan",
   "pay.title": "Ödeme",
   "pay.send": "{amount} tutarını {network} üzerinden bu adrese gönderin:",
   "pay.qrLabel": "Cüzdan uygulaması için QR kodu: tutar ve adres",
@@ -914,13 +920,13 @@ const tr: Catalogue = {
     "Bu tarayıcıda cüzdan bulunamadı. Bu sayfayı cüzdanınızın tarayıcısında açın ya da adres göründüğünde elle ödeme yapın.",
   "wallet.noAccount": "Cüzdan hiçbir hesap paylaşmadı.",
   "wallet.switching": "Cüzdanınız doğru ağa geçiriliyor…",
+  "wallet.adding": "Cüzdanınız {network} ağını henüz tanımıyor: cüzdanınızda eklenmesini onaylayın…",
   "wallet.sign":
     "Beyanı cüzdanınızda imzalayın: cüzdanın size ait olduğunu kanıtlar ve para hareket ettirmez.",
   "wallet.ready": "Ödeme adresiniz hazır.",
   "wallet.confirmTransfer": "Transferi cüzdanınızda onaylayın…",
   "pay.reconnect": "Cüzdanı yeniden bağla",
   "wallet.attested": "Ödeme cüzdanınızdan yapılıyor: {account}",
-  "wallet.adding": "Cüzdanınız {network} ağını henüz tanımıyor: cüzdanınızda eklenmesini onaylayın…",
   "wallet.otherAccount":
     "Cüzdanınız {actual} hesabında, ancak bu ödeme {expected} için hazırlandı. Cüzdanınızda {expected} hesabına geçin ve yeniden deneyin.",
   "wallet.notConnected":
@@ -993,6 +999,7 @@ const ja: Catalogue = {
   "connect.intro":
     "ウォレットで短い確認文に署名します（お金は動きません）。その後、支払先アドレスが表示されます。",
   "connect.button": "ウォレットを接続",
+  "connect.choose": "支払いに使うウォレット",
   "pay.title": "支払い",
   "pay.send": "{amount} を {network} でこのアドレスに送ってください：",
   "pay.qrLabel": "ウォレットアプリ用の QR コード：金額とアドレス",
@@ -1071,6 +1078,7 @@ const ja: Catalogue = {
     "このブラウザにウォレットが見つかりません。ウォレットのブラウザでこのページを開くか、アドレスが表示されたら手動で支払ってください。",
   "wallet.noAccount": "ウォレットからアカウントが共有されませんでした。",
   "wallet.switching": "ウォレットを正しいネットワークに切り替えています…",
+  "wallet.adding": "ウォレットはまだ {network} を知りません。ウォレットで追加を承認してください…",
   "wallet.sign":
     "ウォレットで確認文に署名してください。ウォレットがあなたのものであることを証明するもので、お金は動きません。",
   "wallet.ready": "支払先アドレスの準備ができました。",
@@ -1078,7 +1086,6 @@ const ja: Catalogue = {
   "pay.reconnect": "ウォレットを再接続",
   "wallet.attested": "お支払い元のウォレット: {account}",
   "wallet.otherAccount":
-  "wallet.adding": "ウォレットはまだ {network} を知りません。ウォレットで追加を承認してください…",
     "ウォレットはアカウント {actual} になっていますが、この支払いは {expected} 用に準備されています。ウォレットで {expected} に切り替えてから、もう一度お試しください。",
   "wallet.notConnected":
     "ウォレット {account} はこのブラウザーに接続されていません。再接続するか、そのウォレットから上のアドレスへ {amount} を送ってください。",
@@ -1150,6 +1157,7 @@ const zhCN: Catalogue = {
   "connect.title": "选择您要用来付款的钱包",
   "connect.intro": "您的钱包会签署一份简短声明（不会转移任何资金）；之后您会得到付款地址。",
   "connect.button": "连接钱包",
+  "connect.choose": "用于付款的钱包",
   "pay.title": "付款",
   "pay.send": "请通过{network}将 {amount} 发送到此地址：",
   "pay.qrLabel": "供钱包应用扫描的二维码：金额和地址",
@@ -1220,6 +1228,7 @@ const zhCN: Catalogue = {
   "wallet.none": "此浏览器中未找到钱包。请在钱包的浏览器中打开此页面，或在地址显示后手动付款。",
   "wallet.noAccount": "钱包没有提供任何账户。",
   "wallet.switching": "正在将您的钱包切换到正确的网络…",
+  "wallet.adding": "您的钱包还不认识 {network}：请在钱包中批准添加…",
   "wallet.sign": "请在钱包中签署声明：它证明钱包属于您，不会转移任何资金。",
   "wallet.ready": "您的付款地址已就绪。",
   "wallet.confirmTransfer": "请在钱包中确认转账…",
@@ -1228,7 +1237,6 @@ const zhCN: Catalogue = {
   "wallet.otherAccount":
     "你的钱包当前是账户 {actual}，但这笔付款是为 {expected} 设置的。请在钱包中切换到 {expected}，然后重试。",
   "wallet.notConnected":
-  "wallet.adding": "您的钱包还不认识 {network}：请在钱包中批准添加…",
     "你的钱包 {account} 未在此浏览器中连接。请重新连接，或从该钱包向上面的地址发送 {amount}。",
   "wallet.wrongChain": "你的钱包仍在其他网络上。请切换到 {network}，然后重试。",
   "wallet.pendingRequest": "你的钱包中已有一个待处理的请求：请打开钱包处理它。",

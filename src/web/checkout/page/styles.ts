@@ -34,6 +34,11 @@ body[data-status="settled"] #state { color: var(--ok); font-weight: 600; }
 #way-back { margin: 1rem 0 0; }
 #way-back[data-tone="quiet"] { font-size: 0.9rem; }
 #way-back[data-tone="quiet"] a { color: var(--muted); }
+#wallets { border: 0; padding: 0; margin: 0 0 1rem; }
+#wallets legend { color: var(--muted); padding: 0; margin-bottom: 0.25rem; }
+.wallet { display: flex; gap: 0.6rem; align-items: center; min-height: 44px; cursor: pointer; }
+.wallet input { width: 1.2rem; height: 1.2rem; margin: 0; accent-color: var(--accent); }
+.wallet img { width: 28px; height: 28px; border-radius: 0.3rem; }
 .row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
 [hidden] { display: none !important; }
 `
