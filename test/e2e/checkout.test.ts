@@ -71,7 +71,8 @@ const openWallet = async (payerIndex: number) => {
   })
   const errors: Array<string> = []
   page.on("pageerror", (e) => errors.push(e.message))
-  // Wallet behaviour a test can change: refuse the next signature (EIP-1193 4001), say the chain is unknown (4902).
+  // Wallet behaviour a test can change: refuse the next signature (EIP-1193 4001), say the chain is unknown (4902;
+  // this wallet cannot add networks: 4200).
   const quirks = { refuseNextSignature: false, unknownChain: false }
   const sent: Array<Hex> = []
   const answer = async (args: { method: string; params?: Array<unknown> }): Promise<unknown> => {

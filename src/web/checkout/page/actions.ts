@@ -218,22 +218,28 @@ const onRequestChain = async (provider: Eip1193, chainId: number) => {
   } catch (e) {
     if (!unknownChain(e) || network.rpcUrl === undefined) throw e
     say({ id: "wallet.adding", params: { network: networkOf(chainId) } })
-    await provider.request({
-      method: "wallet_addEthereumChain",
-      params: [
-        {
-          chainId: chain,
-          chainName: network.name ?? networkOf(chainId),
-          nativeCurrency: {
-            name: network.coinName ?? network.coinSymbol ?? "",
-            symbol: network.coinSymbol ?? "",
-            decimals: 18
-          },
-          rpcUrls: [network.rpcUrl],
-          ...(network.explorerUrl === undefined ? {} : { blockExplorerUrls: [network.explorerUrl] })
-        }
-      ]
-    })
+    await provider
+      .request({
+        method: "wallet_addEthereumChain",
+        params: [
+          {
+            chainId: chain,
+            chainName: network.name ?? networkOf(chainId),
+            nativeCurrency: {
+              name: network.coinName ?? network.coinSymbol ?? "",
+              symbol: network.coinSymbol ?? "",
+              decimals: 18
+            },
+            rpcUrls: [network.rpcUrl],
+            ...(network.explorerUrl === undefined ? {} : { blockExplorerUrls: [network.explorerUrl] })
+          }
+        ]
+      })
+      .catch((added: unknown) => {
+        // A wallet that cannot add networks (4200, 4100): what the payer must know is that it lacks this one.
+        const code = (added as { code?: unknown } | null)?.code
+        throw code === 4200 || code === 4100 ? e : added
+      })
     // Most wallets move to the chain they added; one that does not is asked to switch once more.
     if (!(await onChain(provider, chainId)))
       await provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: chain }] })
