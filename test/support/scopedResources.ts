@@ -1,9 +1,9 @@
-import { Effect, type Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import pg from "pg"
 import type { AppLive } from "../../src/app/Server"
 import { type MerchantClient, merchantClient } from "./Api"
 import { createTestDatabase } from "./Database"
-import { startReceiver } from "./HttpsReceiver"
+import { localReceiverNetwork, type makeCertificates, startReceiver } from "./HttpsReceiver"
 import { createMerchant } from "./Merchant"
 import { type RunningService, startService } from "./Service"
 
@@ -49,3 +49,39 @@ export const onService = <A, E>(
   service: RunningService,
   effect: Effect.Effect<A, E, Layer.Layer.Success<typeof AppLive>>
 ): Effect.Effect<A> => Effect.promise(() => service.runtime.runPromise(effect))
+
+/** A service whose webhooks reach one local HTTPS receiver, and two merchant accounts on it (one to probe isolation). */
+export class WebhookFixture extends Context.Tag("test/WebhookFixture")<
+  WebhookFixture,
+  {
+    readonly receiver: Awaited<ReturnType<typeof startReceiver>>
+    readonly service: RunningService
+    readonly api: MerchantClient
+    readonly other: MerchantClient
+  }
+>() {
+  /** The receiver answers `respond`'s status (and `answer`'s body) for `host`; retries start after `firstRetryMs`. */
+  static readonly layer = (options: {
+    readonly host: string
+    readonly tls: ReturnType<typeof makeCertificates>
+    readonly firstRetryMs: number
+    readonly respond?: Parameters<typeof startReceiver>[1]
+    readonly answer?: Parameters<typeof startReceiver>[2]
+  }) =>
+    Layer.scoped(
+      WebhookFixture,
+      Effect.gen(function* () {
+        const receiver = yield* scopedReceiver(options.tls, options.respond, options.answer)
+        const service = yield* scopedService({
+          webhookNetwork: localReceiverNetwork(options.host, options.tls.ca),
+          config: { webhookFirstRetryMs: options.firstRetryMs, rateLimitCapacity: 10_000 }
+        })
+        return {
+          receiver,
+          service,
+          api: yield* newMerchantClient(service),
+          other: yield* newMerchantClient(service)
+        }
+      })
+    )
+}

@@ -1,16 +1,10 @@
 import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { MerchantClient } from "../../support/Api"
 import { eventually, pause } from "../../support/eventually"
-import { localReceiverNetwork, makeCertificates, type startReceiver } from "../../support/HttpsReceiver"
-import type { RunningService } from "../../support/Service"
-import {
-  newMerchantClient,
-  scopedPgClient,
-  scopedReceiver,
-  scopedService
-} from "../../support/scopedResources"
+import { makeCertificates } from "../../support/HttpsReceiver"
+import { WebhookFixture, scopedPgClient } from "../../support/scopedResources"
 
 // Event-type filters per endpoint and the attempts read back as they went over the wire
 // (infra/decisions/0086-webhook-event-filters-and-bodies.md).
@@ -21,37 +15,14 @@ const tls = makeCertificates(HOST)
 /** Longer than the 4096 characters an attempt keeps, with a multi-byte character inside the kept part. */
 const LONG_ANSWER = `é${"x".repeat(5_000)}`
 
-class Fixture extends Context.Tag("test/EventFiltersFixture")<
-  Fixture,
-  {
-    readonly receiver: Awaited<ReturnType<typeof startReceiver>>
-    readonly service: RunningService
-    readonly api: MerchantClient
-    readonly other: MerchantClient
-  }
->() {}
-
-const FixtureLive = Layer.scoped(
-  Fixture,
-  Effect.gen(function* () {
-    // `/long` answers more than an attempt keeps; the others `ok`.
-    const receiver = yield* scopedReceiver(
-      tls,
-      () => 200,
-      (url) => (url.startsWith("/long") ? LONG_ANSWER : undefined)
-    )
-    const service = yield* scopedService({
-      webhookNetwork: localReceiverNetwork(HOST, tls.ca),
-      config: { webhookFirstRetryMs: 60_000, rateLimitCapacity: 10_000 }
-    })
-    return {
-      receiver,
-      service,
-      api: yield* newMerchantClient(service),
-      other: yield* newMerchantClient(service)
-    }
-  })
-)
+const Fixture = WebhookFixture
+const FixtureLive = WebhookFixture.layer({
+  host: HOST,
+  tls,
+  firstRetryMs: 60_000,
+  // `/long` answers more than an attempt keeps; the others `ok`.
+  answer: (url) => (url.startsWith("/long") ? LONG_ANSWER : undefined)
+})
 
 type Endpoint = { id: string; url: string; enabled_events: Array<string>; disabled_at: string | null }
 type Refusal = { error: { code: string; param?: string; message: string } }

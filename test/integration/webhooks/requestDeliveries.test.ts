@@ -1,11 +1,11 @@
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { ActorHost } from "../../../services/actors/ActorHost"
 import type { MerchantClient } from "../../support/Api"
 import { eventually } from "../../support/eventually"
-import { localReceiverNetwork, makeCertificates, type startReceiver } from "../../support/HttpsReceiver"
+import { makeCertificates } from "../../support/HttpsReceiver"
 import type { RunningService } from "../../support/Service"
-import { newMerchantClient, onService, scopedReceiver, scopedService } from "../../support/scopedResources"
+import { WebhookFixture, onService } from "../../support/scopedResources"
 
 const HOST = "hooks.example.test"
 const tls = makeCertificates(HOST)
@@ -13,32 +13,13 @@ const tls = makeCertificates(HOST)
 /** How many of the receiver's first requests it answers 500 (a test sets it before it sends). */
 let failFirst = 0
 
-class Fixture extends Context.Tag("test/RequestDeliveriesFixture")<
-  Fixture,
-  {
-    readonly receiver: Awaited<ReturnType<typeof startReceiver>>
-    readonly service: RunningService
-    readonly api: MerchantClient
-    readonly other: MerchantClient
-  }
->() {}
-
-const FixtureLive = Layer.scoped(
-  Fixture,
-  Effect.gen(function* () {
-    const receiver = yield* scopedReceiver(tls, (n) => (n <= failFirst ? 500 : 200))
-    const service = yield* scopedService({
-      webhookNetwork: localReceiverNetwork(HOST, tls.ca),
-      config: { webhookFirstRetryMs: 200, rateLimitCapacity: 10_000 }
-    })
-    return {
-      receiver,
-      service,
-      api: yield* newMerchantClient(service),
-      other: yield* newMerchantClient(service)
-    }
-  })
-)
+const Fixture = WebhookFixture
+const FixtureLive = WebhookFixture.layer({
+  host: HOST,
+  tls,
+  firstRetryMs: 200,
+  respond: (n) => (n <= failFirst ? 500 : 200)
+})
 
 interface Delivery {
   readonly id: string

@@ -1,16 +1,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { MerchantClient } from "../../support/Api"
 import { eventually, pause } from "../../support/eventually"
-import { localReceiverNetwork, makeCertificates, type startReceiver } from "../../support/HttpsReceiver"
-import type { RunningService } from "../../support/Service"
-import {
-  newMerchantClient,
-  scopedPgClient,
-  scopedReceiver,
-  scopedService
-} from "../../support/scopedResources"
+import { makeCertificates } from "../../support/HttpsReceiver"
+import { WebhookFixture, scopedPgClient } from "../../support/scopedResources"
 
 // Rolling an endpoint's secret (infra/decisions/0083-webhook-secret-rotation.md): one endpoint, every delivery
 // signed with each live secret until the previous one expires, at most two secrets.
@@ -33,32 +27,8 @@ const verifies = (header: string, secret: string, raw: Buffer) => {
     .some((given) => given.length === expected.length && timingSafeEqual(given, expected))
 }
 
-class Fixture extends Context.Tag("test/SecretRotationFixture")<
-  Fixture,
-  {
-    readonly receiver: Awaited<ReturnType<typeof startReceiver>>
-    readonly service: RunningService
-    readonly api: MerchantClient
-    readonly other: MerchantClient
-  }
->() {}
-
-const FixtureLive = Layer.scoped(
-  Fixture,
-  Effect.gen(function* () {
-    const receiver = yield* scopedReceiver(tls, () => 200)
-    const service = yield* scopedService({
-      webhookNetwork: localReceiverNetwork(HOST, tls.ca),
-      config: { webhookFirstRetryMs: 200, rateLimitCapacity: 10_000 }
-    })
-    return {
-      receiver,
-      service,
-      api: yield* newMerchantClient(service),
-      other: yield* newMerchantClient(service)
-    }
-  })
-)
+const Fixture = WebhookFixture
+const FixtureLive = WebhookFixture.layer({ host: HOST, tls, firstRetryMs: 200 })
 
 type Rotated = { id: string; url: string; secret: string; previous_secret_expires_at: string | null }
 
