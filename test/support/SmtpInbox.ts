@@ -1,5 +1,14 @@
 import { SMTPServer } from "smtp-server"
 
+/** A received mail's text: quoted-printable undone, its bytes read as UTF-8. */
+export const decodedMail = (raw: string) =>
+  Buffer.from(
+    raw
+      .replace(/=\r?\n/g, "")
+      .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
+    "latin1"
+  ).toString("utf8")
+
 export interface ReceivedMail {
   readonly to: string
   readonly raw: string

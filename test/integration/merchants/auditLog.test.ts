@@ -1,3 +1,4 @@
+import { decodedMail } from "../../support/SmtpInbox"
 import { assert, describe, layer } from "@effect/vitest"
 import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
@@ -74,17 +75,8 @@ const call = <T = Record<string, unknown>>(
     })
   )
 
-/** Quoted-printable undone, its bytes read as UTF-8 (a key's label has an ellipsis). */
-const decoded = (raw: string) =>
-  Buffer.from(
-    raw
-      .replace(/=\r?\n/g, "")
-      .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
-    "latin1"
-  ).toString("utf8")
-
 const mailsTo = (email: string) =>
-  Effect.map(Inbox, (inbox) => inbox.filter((m) => m.to === email).map((m) => decoded(m.raw)))
+  Effect.map(Inbox, (inbox) => inbox.filter((m) => m.to === email).map((m) => decodedMail(m.raw)))
 
 const nthMail = (email: string, n: number) =>
   Effect.gen(function* () {

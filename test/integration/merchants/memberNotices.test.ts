@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { decodedMail } from "../../support/SmtpInbox"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
 import type pg from "pg"
@@ -56,17 +57,8 @@ const call = <T = Record<string, unknown>>(method: string, path: string, token: 
     })
   )
 
-/** Quoted-printable undone, its bytes read as UTF-8. */
-const decoded = (raw: string) =>
-  Buffer.from(
-    raw
-      .replace(/=\r?\n/g, "")
-      .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
-    "latin1"
-  ).toString("utf8")
-
 const mailsTo = (email: string) =>
-  Effect.map(Inbox, (inbox) => inbox.filter((m) => m.to === email).map((m) => decoded(m.raw)))
+  Effect.map(Inbox, (inbox) => inbox.filter((m) => m.to === email).map((m) => decodedMail(m.raw)))
 const noticesTo = (email: string) =>
   Effect.map(mailsTo(email), (mails) => mails.filter((m) => m.includes("Subject: Notices for")))
 
