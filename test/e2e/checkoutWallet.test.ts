@@ -1,13 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { Option } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { createWalletClient, type Hex, http, type PrivateKeyAccount } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilChain } from "../../infra/chain/Anvil"
-import { launchChromium, waitForText } from "../support/Browser"
+import { launchChromium, seriousViolationsInBothSchemes, waitForText } from "../support/Browser"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { startSmtpInbox } from "../support/SmtpInbox"
@@ -18,7 +16,6 @@ import { startSmtpInbox } from "../support/SmtpInbox"
  * wallet forwards them to its own; a test can move it to another account or chain, and every method it is asked
  * is recorded in order, so what happened before the transfer left is checked, not assumed.
  */
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 const RIGHT_CHAIN = "0x279f"
 /** The methods a wallet asks its user about: each one is a prompt. */
 const PROMPTS = new Set([
@@ -210,20 +207,8 @@ const createRequest = async (amount: string) => {
 }
 
 /** No serious or critical accessibility violations, in the light and in the dark colour scheme. */
-const axe = async (page: Page, step: string) => {
-  for (const colorScheme of ["light", "dark"] as const) {
-    await page.emulateMedia({ colorScheme })
-    await page.evaluate(axeSource)
-    const result = (await page.evaluate("axe.run()")) as {
-      violations: Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>
-    }
-    const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-    expect(
-      bad.map((v) => `${step} (${colorScheme}): ${v.id} ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)
-    ).toEqual([])
-  }
-  await page.emulateMedia({ colorScheme: "light" })
-}
+const axe = async (page: Page, step: string) =>
+  expect(await seriousViolationsInBothSchemes(page, step)).toEqual([])
 
 /** The wallet step done: the wallet connected and attested, the address on the page. */
 const connect = async (w: Awaited<ReturnType<typeof openWallet>>, url: string) => {

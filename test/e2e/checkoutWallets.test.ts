@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { ConfigProvider, Effect, Exit, Option } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { createWalletClient, type Hex, http, type PrivateKeyAccount } from "viem"
@@ -9,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilChain } from "../../infra/chain/Anvil"
 import { loadConfig } from "../../src/app/Config"
 import { checkoutNetworkOf } from "../../src/http/middleware/ApiSettings"
-import { launchChromium, waitForText } from "../support/Browser"
+import { launchChromium, seriousViolationsInBothSchemes, waitForText } from "../support/Browser"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 
@@ -19,7 +17,6 @@ import { type LocalChain, startLocalChain } from "../support/LocalChain"
  * one, remembers it and uses only that one. Headless Chromium against the whole service and the local chain; each
  * injected wallet records every method it is asked, in order.
  */
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 const RIGHT_CHAIN = "0x279f"
 const PUBLIC_RPC = "https://rpc.sandbox-network.example/"
 const EXPLORER = "https://explorer.sandbox-network.example"
@@ -217,20 +214,9 @@ const createRequest = async (amount: string) => {
   return made.body
 }
 
-const axe = async (page: Page, step: string) => {
-  for (const colorScheme of ["light", "dark"] as const) {
-    await page.emulateMedia({ colorScheme })
-    await page.evaluate(axeSource)
-    const result = (await page.evaluate("axe.run()")) as {
-      violations: Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>
-    }
-    const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-    expect(
-      bad.map((v) => `${step} (${colorScheme}): ${v.id} ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)
-    ).toEqual([])
-  }
-  await page.emulateMedia({ colorScheme: "light" })
-}
+/** No serious or critical accessibility violations, in the light and in the dark colour scheme. */
+const axe = async (page: Page, step: string) =>
+  expect(await seriousViolationsInBothSchemes(page, step)).toEqual([])
 
 const prompts = (wallet: TestWallet) => wallet.asked.filter((m) => PROMPTS.has(m))
 

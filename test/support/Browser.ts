@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { type Browser, chromium, type Page } from "playwright-core"
 
 /** Debian's Chromium, headless, as the guide sets it up (no tool ever downloads a browser). */
@@ -59,4 +61,26 @@ export const watchPage = (page: Page, origin: string) => {
   })
   page.on("pageerror", (e) => watched.errors.push(e.message))
   return watched
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+/**
+ * The page's serious and critical accessibility violations (axe), in the light and in the dark colour scheme, each
+ * as `step (scheme): rule targets`; the page is left in the light scheme.
+ */
+export const seriousViolationsInBothSchemes = async (page: Page, step: string) => {
+  const found: Array<string> = []
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme })
+    await page.evaluate(axeSource)
+    const result = (await page.evaluate("axe.run()")) as {
+      violations: Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>
+    }
+    for (const v of result.violations)
+      if (v.impact === "serious" || v.impact === "critical")
+        found.push(`${step} (${colorScheme}): ${v.id} ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)
+  }
+  await page.emulateMedia({ colorScheme: "light" })
+  return found
 }
