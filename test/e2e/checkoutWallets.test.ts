@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto"
 import { ConfigProvider, Effect, Exit, Option } from "effect"
-import type { Browser, BrowserContext, Page } from "playwright-core"
-import { createWalletClient, type Hex, http, type PrivateKeyAccount } from "viem"
+import type { Browser, Page } from "playwright-core"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { anvilChain } from "../../infra/chain/Anvil"
 import { loadConfig } from "../../src/app/Config"
 import { checkoutNetworkOf } from "../../src/http/middleware/ApiSettings"
 import { launchChromium, seriousViolationsInBothSchemes, waitForText } from "../support/Browser"
 import { type ChainService, startChainService } from "../support/ChainService"
+import { openWalletPage, prompts, RIGHT_CHAIN, type TestWallet, testWallet } from "../support/InjectedWallet"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 
 /**
@@ -17,21 +16,8 @@ import { type LocalChain, startLocalChain } from "../support/LocalChain"
  * one, remembers it and uses only that one. Headless Chromium against the whole service and the local chain; each
  * injected wallet records every method it is asked, in order.
  */
-const RIGHT_CHAIN = "0x279f"
 const PUBLIC_RPC = "https://rpc.sandbox-network.example/"
 const EXPLORER = "https://explorer.sandbox-network.example"
-const PROMPTS = new Set([
-  "eth_requestAccounts",
-  "wallet_switchEthereumChain",
-  "wallet_addEthereumChain",
-  "eth_signTypedData_v4",
-  "eth_sendTransaction"
-])
-/** Two small, distinct icons, as data: URIs the way EIP-6963 wallets announce theirs. */
-const icon = (fill: string) =>
-  `data:image/svg+xml;base64,${Buffer.from(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" fill="${fill}"/></svg>`
-  ).toString("base64")}`
 
 let local: LocalChain
 let running: ChainService
@@ -61,146 +47,9 @@ const payer = async (usdc: bigint) => {
   return account
 }
 
-const rpc = async (method: string, params: unknown): Promise<unknown> => {
-  const res = await fetch(local.node.rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: params ?? [] })
-  })
-  const body = (await res.json()) as { result?: unknown; error?: { code: number; message: string } }
-  if (body.error !== undefined) throw Object.assign(new Error(body.error.message), { code: body.error.code })
-  return body.result
-}
-
-/** One injected wallet: its announcement, its account, the chains it knows and where it is now. */
-interface TestWallet {
-  readonly rdns: string
-  readonly name: string
-  readonly icon: string
-  readonly account: PrivateKeyAccount
-  chainId: string
-  readonly known: Set<string>
-  readonly asked: Array<string>
-  readonly added: Array<unknown>
-  readonly sends: Array<Hex>
-}
-
-const testWallet = (
-  rdns: string,
-  name: string,
-  account: PrivateKeyAccount,
-  chains: { on: string; known: Array<string> } = { on: RIGHT_CHAIN, known: [RIGHT_CHAIN] }
-): TestWallet => ({
-  rdns,
-  name,
-  icon: icon(rdns.endsWith("alpha") ? "#d33" : "#36c"),
-  account,
-  chainId: chains.on,
-  known: new Set(chains.known),
-  asked: [],
-  added: [],
-  sends: []
-})
-
-/** The wallet's answer to one EIP-1193 request: keys held here, reads forwarded to the local node. */
-const answer = async (wallet: TestWallet, args: { method: string; params?: Array<unknown> }) => {
-  wallet.asked.push(args.method)
-  const { account } = wallet
-  switch (args.method) {
-    case "eth_requestAccounts":
-    case "eth_accounts":
-      return [account.address]
-    case "eth_chainId":
-      return wallet.chainId
-    case "wallet_switchEthereumChain": {
-      const chainId = (args.params as Array<{ chainId: string }>)[0]?.chainId ?? ""
-      if (!wallet.known.has(chainId))
-        throw Object.assign(new Error(`Unrecognized chain ID "${chainId}".`), { code: 4902 })
-      wallet.chainId = chainId
-      return null
-    }
-    case "wallet_addEthereumChain": {
-      const added = (args.params as Array<{ chainId: string }>)[0]
-      wallet.added.push(added)
-      // As MetaMask does: the added chain becomes the current one.
-      if (added !== undefined) {
-        wallet.known.add(added.chainId)
-        wallet.chainId = added.chainId
-      }
-      return null
-    }
-    case "eth_signTypedData_v4": {
-      const typed = JSON.parse(args.params?.[1] as string)
-      const { EIP712Domain: _, ...types } = typed.types
-      return account.signTypedData({
-        domain: typed.domain,
-        types,
-        primaryType: typed.primaryType,
-        message: typed.message
-      })
-    }
-    case "eth_sendTransaction": {
-      const tx = args.params?.[0] as { to: Hex; data: Hex }
-      const client = createWalletClient({
-        account,
-        chain: anvilChain({ chainId: 10143, rpcUrl: local.node.rpcUrl }),
-        transport: http(local.node.rpcUrl)
-      })
-      const hash = await client.sendTransaction({ to: tx.to, data: tx.data, gas: 100_000n })
-      wallet.sends.push(hash)
-      return hash
-    }
-    default:
-      return rpc(args.method, args.params)
-  }
-}
-
 /** A page whose browser has these wallets, each announced through EIP-6963 with its name, icon and rdns. */
-const openPage = async (wallets: Array<TestWallet>) => {
-  const context: BrowserContext = await browser.newContext({ viewport: { width: 360, height: 780 } })
-  const page: Page = await context.newPage()
-  const errors: Array<string> = []
-  page.on("pageerror", (e) => errors.push(e.message))
-  const foreign: Array<string> = []
-  page.on("request", (r) => {
-    if (!r.url().startsWith(running.service.baseUrl) && !r.url().startsWith("data:")) foreign.push(r.url())
-  })
-  await page.exposeBinding(
-    "__wallet",
-    (_source, rdns: string, args: { method: string; params?: Array<unknown> }) => {
-      const wallet = wallets.find((w) => w.rdns === rdns)!
-      return answer(wallet, args).then(
-        (result) => ({ result }),
-        (e: { code?: number; message?: string }) => ({
-          error: { code: e.code ?? -32603, message: e.message ?? "" }
-        })
-      )
-    }
-  )
-  const infos = wallets.map((w) => ({ uuid: randomUUID(), name: w.name, icon: w.icon, rdns: w.rdns }))
-  await page.addInitScript(`
-    const infos = ${JSON.stringify(infos)}
-    const providers = infos.map((info) => ({
-      request: async (a) => {
-        const r = await window.__wallet(info.rdns, a)
-        if (r.error) throw Object.assign(new Error(r.error.message), { code: r.error.code })
-        return r.result
-      }
-    }))
-    window.addEventListener("eip6963:requestProvider", () =>
-      infos.forEach((info, i) =>
-        window.dispatchEvent(new CustomEvent("eip6963:announceProvider", {
-          detail: Object.freeze({ info, provider: providers[i] })
-        }))
-      )
-    )`)
-  let clicks = 0
-  const click = async (selector: string) => {
-    clicks++
-    await page.click(selector)
-  }
-  return { page, context, errors, foreign, click, clicks: () => clicks }
-}
+const openPage = (wallets: Array<TestWallet>) =>
+  openWalletPage(browser, local.node, running.service.baseUrl, wallets)
 
 const createRequest = async (amount: string) => {
   const refs = await running.api.setup()
@@ -217,8 +66,6 @@ const createRequest = async (amount: string) => {
 /** No serious or critical accessibility violations, in the light and in the dark colour scheme. */
 const axe = async (page: Page, step: string) =>
   expect(await seriousViolationsInBothSchemes(page, step)).toEqual([])
-
-const prompts = (wallet: TestWallet) => wallet.asked.filter((m) => PROMPTS.has(m))
 
 describe("the payer's networks and wallets", () => {
   it("asks a wallet that does not know the chain to add it with the configured network, then pays", async () => {
