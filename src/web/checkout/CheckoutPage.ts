@@ -31,6 +31,8 @@ const networkData = (network: CheckoutNetwork) =>
 
 /**
  * The checkout's HTML: fixed regions the script fills; every control labelled, status in a polite live region.
+ * Each step's heading and the live region take focus from the script (`tabindex="-1"`), so focus follows the payer
+ * from step to step instead of falling to the body when a step is hidden (decision 0098).
  * Written in English (the catalogue's reference) with each fixed word's message id: the script switches them to
  * the payer's language before the request is read, and again when the payer picks another. Words the request
  * replaces (the heading, "Transaction") are marked too, so the page never waits in English; the render that
@@ -58,7 +60,7 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
 </header>
 <main>
   <p class="issuer" id="issuer"></p>
-  <h1 id="heading" ${w("summary.heading")}</h1>
+  <h1 id="heading" tabindex="-1" ${w("summary.heading")}</h1>
   <dl id="summary">
     <dt ${w("summary.amount")}</dt><dd id="amount">…</dd>
     <dt ${w("summary.received")}</dt><dd id="received">…</dd>
@@ -66,13 +68,13 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
     <dt ${w("summary.timeLeft")}</dt><dd id="deadline">…</dd>
   </dl>
   <p id="state"></p>
-  <p id="status" role="status" aria-live="polite"></p>
+  <p id="status" role="status" aria-live="polite" tabindex="-1"></p>
   <section id="documents" hidden aria-labelledby="documents-title">
     <h2 id="documents-title" ${w("documents.title")}</h2>
     <ul id="attachments"></ul>
   </section>
   <section id="mailbox" hidden aria-labelledby="mailbox-title">
-    <h2 id="mailbox-title" ${w("mailbox.title")}</h2>
+    <h2 id="mailbox-title" tabindex="-1" ${w("mailbox.title")}</h2>
     <p ${w("mailbox.intro")}</p>
     <div class="row"><button id="send-code" type="button" ${w("mailbox.send")}</button></div>
     <form id="code-form" class="row">
@@ -82,11 +84,11 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
     </form>
   </section>
   <section id="session" hidden aria-labelledby="session-title">
-    <h2 id="session-title" ${w("session.title")}</h2>
+    <h2 id="session-title" tabindex="-1" ${w("session.title")}</h2>
     <p ${w("session.intro")}</p>
   </section>
   <section id="connect" hidden aria-labelledby="connect-title">
-    <h2 id="connect-title" ${w("connect.title")}</h2>
+    <h2 id="connect-title" tabindex="-1" ${w("connect.title")}</h2>
     <p ${w("connect.intro")}</p>
     <fieldset id="wallets" hidden>
       <legend ${w("connect.choose")}</legend>
@@ -94,8 +96,16 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
     </fieldset>
     <button id="connect-wallet" type="button" ${w("connect.button")}</button>
   </section>
+  <section id="apps" hidden aria-labelledby="apps-title">
+    <h2 id="apps-title" tabindex="-1" ${w("apps.title")}</h2>
+    <p ${w("apps.intro")}</p>
+    <ul id="app-links"></ul>
+    <p ${w("apps.other")}</p>
+    <p class="address" id="app-link"></p>
+    <button id="copy-app-link" type="button" class="secondary" ${w("phone.copy")}</button>
+  </section>
   <section id="pay" hidden aria-labelledby="pay-title">
-    <h2 id="pay-title" ${w("pay.title")}</h2>
+    <h2 id="pay-title" tabindex="-1" ${w("pay.title")}</h2>
     <p id="pay-sentence">${fill(escape(messages.en["pay.send"]), {
       amount: '<strong id="pay-amount"></strong>',
       network: '<strong id="network"></strong>'
@@ -111,6 +121,10 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
     <p class="reason" id="pay-reason"></p>
     <p class="reason" id="wallet-funds"></p>
   </section>
+  <section id="waiting" hidden aria-labelledby="waiting-title">
+    <h2 id="waiting-title" tabindex="-1" ${w("waiting.title")}</h2>
+    <p ${w("waiting.intro")}</p>
+  </section>
   <section id="phone" hidden aria-labelledby="phone-title">
     <h2 id="phone-title" ${w("phone.title")}</h2>
     <p ${w("phone.intro")}</p>
@@ -119,7 +133,7 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
     <button id="copy-link" type="button" class="secondary" ${w("phone.copy")}</button>
   </section>
   <section id="receipt" hidden aria-labelledby="receipt-title">
-    <h2 id="receipt-title" ${w("receipt.title")}</h2>
+    <h2 id="receipt-title" tabindex="-1" ${w("receipt.title")}</h2>
     <dl>
       <dt ${w("receipt.paid")}</dt><dd id="receipt-amount"></dd>
       <dt ${w("receipt.to")}</dt><dd id="receipt-issuer"></dd>
@@ -146,7 +160,7 @@ ${LANGUAGES.map((l) => `      <option value="${l.tag}" lang="${l.tag}">${escape(
     <p class="reason" id="sandbox-reason"></p>
   </section>
   <section id="returned" hidden aria-labelledby="returned-title">
-    <h2 id="returned-title" ${w("returned.title")}</h2>
+    <h2 id="returned-title" tabindex="-1" ${w("returned.title")}</h2>
     <ul id="returns"></ul>
   </section>
   <p id="way-back" hidden><a id="way-back-link" rel="noopener noreferrer"></a></p>

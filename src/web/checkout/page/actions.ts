@@ -11,7 +11,7 @@ import {
   shortfall
 } from "./chain"
 import { type Msg, money, Said, t, units } from "./i18n"
-import { $, call, id, network, sandbox, say, sayError, state } from "./page"
+import { $, call, id, network, onPhone, sandbox, say, sayAlert, sayError, state } from "./page"
 import { checkoutLink, paymentSent, refreshPayButtons, release, render } from "./render"
 import { discoverWallet, type Eip1193, rememberWallet } from "./wallet"
 
@@ -40,8 +40,7 @@ export const act = (button: HTMLButtonElement, run: () => Promise<void>) =>
     run()
       .catch((e: unknown) => {
         const sentence = sentenceOf(e)
-        if (sentence === undefined) sayError(e)
-        else say(sentence, "error")
+        sayAlert(sentence ?? (e instanceof Error ? e.message : String(e)))
       })
       .finally(() => {
         button.disabled = false
@@ -87,7 +86,8 @@ export const wirePayerActions = () => {
     const { current } = state
     if (current?.attestation === null || current === undefined) return
     const provider = await discoverWallet()
-    if (provider === undefined) throw new Said({ id: "wallet.none" })
+    // Never a promise of an address: without a wallet none appears here; the ways to one are below.
+    if (provider === undefined) throw new Said({ id: onPhone() ? "wallet.nonePhone" : "wallet.none" })
     const [account] = (await provider.request({ method: "eth_requestAccounts" })) as Array<string>
     if (account === undefined) throw new Said({ id: "wallet.noAccount" })
     await onRequestChain(provider, current.chain_id)
@@ -127,7 +127,7 @@ export const wirePayerActions = () => {
     const expected = state.attested
     if (expected === undefined) return
     const provider = await discoverWallet()
-    if (provider === undefined) throw new Said({ id: "wallet.none" })
+    if (provider === undefined) throw new Said({ id: onPhone() ? "wallet.nonePhone" : "wallet.none" })
     const [account] = (await provider.request({ method: "eth_requestAccounts" })) as Array<string>
     if (!sameAccount(account, expected))
       throw new Said({ id: "wallet.otherAccount", params: { actual: account ?? "—", expected } })
@@ -190,10 +190,11 @@ export const wirePayerActions = () => {
     }
   })
 
-  act($("#copy-link"), async () => {
-    await navigator.clipboard.writeText(checkoutLink())
-    say({ id: "copy.link" })
-  })
+  for (const copy of ["#copy-link", "#copy-app-link"])
+    act($(copy), async () => {
+      await navigator.clipboard.writeText(checkoutLink())
+      say({ id: "copy.link" })
+    })
 }
 
 const networkOf = (chainId: number) => networkName(chainId, sandbox, t)
@@ -304,7 +305,7 @@ const follow = async (provider: Eip1193, account: string, hash: string, chainId:
   if (sending !== undefined && state.sending === sending) release(sending, 0)
   // Not followed (the wallet would not say): nothing is concluded; the request shows the money if it arrives.
   if (outcome === "unanswered") return
-  say({ id: ENDINGS[outcome] }, "error")
+  sayAlert({ id: ENDINGS[outcome] })
   void checkFunds()
 }
 

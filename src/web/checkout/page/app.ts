@@ -14,7 +14,10 @@ import { rememberedWallet, wireWalletChoice } from "./wallet"
 wireLanguagePicker()
 wirePayerActions()
 wireSandboxActions()
-void wireWalletChoice()
+void wireWalletChoice((any) => {
+  state.walletFound = any
+  if (state.current !== undefined) render(state.current)
+})
 // A switch of language redraws what the request says and what the live region says, in place: no reload.
 onLanguageChange(() => {
   if (document.body.dataset.status === "not_found") renderNotFound()

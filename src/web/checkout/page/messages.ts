@@ -41,6 +41,13 @@ const en = {
     "Wallet on your phone? Scan this with its camera and open the link in your wallet app's browser: you carry on there from where you are.",
   "phone.qrLabel": "QR code of this page's link",
   "phone.copy": "Copy link",
+  "apps.title": "Open this page in your wallet app",
+  "apps.intro":
+    "No wallet was found in this browser. Tap your wallet app: this page opens in its own browser, where you connect your wallet and pay.",
+  "apps.other": "Another wallet app? Open its browser and go to this link:",
+  "waiting.title": "Payment on its way",
+  "waiting.intro":
+    "Keep this page open: your receipt appears here once the network has confirmed the payment.",
   "receipt.title": "Receipt",
   "receipt.paid": "Paid",
   "receipt.to": "To",
@@ -104,7 +111,9 @@ const en = {
   "wallet.refused": "Your wallet refused this request. Unlock it, or try another wallet.",
   "wallet.failed": "Your wallet could not do that. Try again.",
   "wallet.none":
-    "No wallet was found in this browser. Open this page in your wallet's browser, or pay to the address by hand once it is shown.",
+    "No wallet was found in this browser. Open this page in a browser with your wallet extension, or continue on your phone with the code below.",
+  "wallet.nonePhone":
+    "No wallet was found in this browser. Open this page in your wallet app with one of the links below.",
   "wallet.noAccount": "The wallet shared no account.",
   "wallet.switching": "Switching your wallet to the right network…",
   "wallet.adding": "Your wallet does not know {network} yet: approve adding it in your wallet…",
@@ -199,6 +208,13 @@ const es: Catalogue = {
     "¿Tienes la billetera en el teléfono? Escanea esto con su cámara y abre el enlace en el navegador de tu app de billetera: continúas allí desde donde estás.",
   "phone.qrLabel": "Código QR del enlace de esta página",
   "phone.copy": "Copiar enlace",
+  "apps.title": "Abre esta página en tu app de billetera",
+  "apps.intro":
+    "No se encontró ninguna billetera en este navegador. Toca tu app de billetera: esta página se abre en su propio navegador, donde conectas tu billetera y pagas.",
+  "apps.other": "¿Otra app de billetera? Abre su navegador y ve a este enlace:",
+  "waiting.title": "Pago en camino",
+  "waiting.intro":
+    "Mantén esta página abierta: tu recibo aparecerá aquí cuando la red haya confirmado el pago.",
   "receipt.title": "Recibo",
   "receipt.paid": "Pagado",
   "receipt.to": "A",
@@ -262,7 +278,9 @@ const es: Catalogue = {
   "wallet.refused": "Tu billetera rechazó esta solicitud. Desbloquéala o prueba con otra billetera.",
   "wallet.failed": "Tu billetera no pudo hacerlo. Vuelve a intentarlo.",
   "wallet.none":
-    "No se encontró ninguna billetera en este navegador. Abre esta página en el navegador de tu billetera o paga a mano a la dirección cuando aparezca.",
+    "No se encontró ninguna billetera en este navegador. Abre esta página en un navegador con la extensión de tu billetera, o continúa en tu teléfono con el código de abajo.",
+  "wallet.nonePhone":
+    "No se encontró ninguna billetera en este navegador. Abre esta página en tu app de billetera con uno de los enlaces de abajo.",
   "wallet.noAccount": "La billetera no compartió ninguna cuenta.",
   "wallet.switching": "Cambiando tu billetera a la red correcta…",
   "wallet.adding": "Tu billetera aún no conoce {network}: aprueba añadirla en tu billetera…",
@@ -356,6 +374,13 @@ const ptBR: Catalogue = {
     "Sua carteira está no celular? Escaneie isto com a câmera dele e abra o link no navegador do app da carteira: você continua de onde parou.",
   "phone.qrLabel": "Código QR do link desta página",
   "phone.copy": "Copiar link",
+  "apps.title": "Abra esta página no app da sua carteira",
+  "apps.intro":
+    "Nenhuma carteira foi encontrada neste navegador. Toque no app da sua carteira: esta página abre no navegador dele, onde você conecta a carteira e paga.",
+  "apps.other": "Outro app de carteira? Abra o navegador dele e acesse este link:",
+  "waiting.title": "Pagamento a caminho",
+  "waiting.intro":
+    "Mantenha esta página aberta: seu recibo aparece aqui assim que a rede confirmar o pagamento.",
   "receipt.title": "Recibo",
   "receipt.paid": "Pago",
   "receipt.to": "Para",
@@ -421,7 +446,9 @@ const ptBR: Catalogue = {
   "wallet.refused": "Sua carteira recusou este pedido. Desbloqueie-a ou tente outra carteira.",
   "wallet.failed": "Sua carteira não conseguiu fazer isso. Tente de novo.",
   "wallet.none":
-    "Nenhuma carteira foi encontrada neste navegador. Abra esta página no navegador da sua carteira ou pague manualmente para o endereço quando ele aparecer.",
+    "Nenhuma carteira foi encontrada neste navegador. Abra esta página em um navegador com a extensão da sua carteira, ou continue no celular com o código abaixo.",
+  "wallet.nonePhone":
+    "Nenhuma carteira foi encontrada neste navegador. Abra esta página no app da sua carteira com um dos links abaixo.",
   "wallet.noAccount": "A carteira não compartilhou nenhuma conta.",
   "wallet.switching": "Mudando sua carteira para a rede certa…",
   "wallet.adding": "Sua carteira ainda não conhece {network}: aprove a inclusão dela na sua carteira…",
@@ -517,6 +544,13 @@ const fr: Catalogue = {
     "Votre portefeuille est sur votre téléphone ? Scannez ceci avec son appareil photo et ouvrez le lien dans le navigateur de l'application : vous reprenez là où vous en êtes.",
   "phone.qrLabel": "Code QR du lien de cette page",
   "phone.copy": "Copier le lien",
+  "apps.title": "Ouvrir cette page dans l'application de votre portefeuille",
+  "apps.intro":
+    "Aucun portefeuille trouvé dans ce navigateur. Touchez l'application de votre portefeuille : cette page s'ouvre dans son propre navigateur, où vous connectez votre portefeuille et payez.",
+  "apps.other": "Une autre application de portefeuille ? Ouvrez son navigateur et allez à ce lien :",
+  "waiting.title": "Paiement en route",
+  "waiting.intro":
+    "Gardez cette page ouverte : votre reçu s'affiche ici dès que le réseau a confirmé le paiement.",
   "receipt.title": "Reçu de paiement",
   "receipt.paid": "Payé",
   "receipt.to": "À",
@@ -586,7 +620,9 @@ const fr: Catalogue = {
     "Votre portefeuille a refusé cette demande. Déverrouillez-le ou essayez un autre portefeuille.",
   "wallet.failed": "Votre portefeuille n'a pas pu le faire. Réessayez.",
   "wallet.none":
-    "Aucun portefeuille trouvé dans ce navigateur. Ouvrez cette page dans le navigateur de votre portefeuille, ou payez à la main à l'adresse dès qu'elle s'affiche.",
+    "Aucun portefeuille trouvé dans ce navigateur. Ouvrez cette page dans un navigateur doté de l'extension de votre portefeuille, ou continuez sur votre téléphone avec le code ci-dessous.",
+  "wallet.nonePhone":
+    "Aucun portefeuille trouvé dans ce navigateur. Ouvrez cette page dans l'application de votre portefeuille avec l'un des liens ci-dessous.",
   "wallet.noAccount": "Le portefeuille n'a partagé aucun compte.",
   "wallet.switching": "Passage de votre portefeuille sur le bon réseau…",
   "wallet.adding":
@@ -682,6 +718,13 @@ const de: Catalogue = {
     "Ihr Wallet ist auf dem Handy? Scannen Sie dies mit dessen Kamera und öffnen Sie den Link im Browser Ihrer Wallet-App: Sie machen dort weiter, wo Sie gerade sind.",
   "phone.qrLabel": "QR-Code mit dem Link dieser Seite",
   "phone.copy": "Link kopieren",
+  "apps.title": "Diese Seite in Ihrer Wallet-App öffnen",
+  "apps.intro":
+    "In diesem Browser wurde kein Wallet gefunden. Tippen Sie auf Ihre Wallet-App: Diese Seite öffnet sich in deren eigenem Browser, wo Sie Ihr Wallet verbinden und bezahlen.",
+  "apps.other": "Eine andere Wallet-App? Öffnen Sie deren Browser und rufen Sie diesen Link auf:",
+  "waiting.title": "Zahlung unterwegs",
+  "waiting.intro":
+    "Lassen Sie diese Seite geöffnet: Ihr Beleg erscheint hier, sobald das Netzwerk die Zahlung bestätigt hat.",
   "receipt.title": "Beleg",
   "receipt.paid": "Bezahlt",
   "receipt.to": "An",
@@ -752,7 +795,9 @@ const de: Catalogue = {
     "Ihr Wallet hat diese Anfrage abgelehnt. Entsperren Sie es oder versuchen Sie ein anderes Wallet.",
   "wallet.failed": "Ihr Wallet konnte das nicht ausführen. Versuchen Sie es erneut.",
   "wallet.none":
-    "In diesem Browser wurde kein Wallet gefunden. Öffnen Sie diese Seite im Browser Ihres Wallets oder zahlen Sie von Hand an die Adresse, sobald sie angezeigt wird.",
+    "In diesem Browser wurde kein Wallet gefunden. Öffnen Sie diese Seite in einem Browser mit Ihrer Wallet-Erweiterung oder machen Sie mit dem Code unten auf dem Handy weiter.",
+  "wallet.nonePhone":
+    "In diesem Browser wurde kein Wallet gefunden. Öffnen Sie diese Seite mit einem der Links unten in Ihrer Wallet-App.",
   "wallet.noAccount": "Das Wallet hat kein Konto freigegeben.",
   "wallet.switching": "Ihr Wallet wird auf das richtige Netzwerk umgestellt…",
   "wallet.adding":
@@ -854,6 +899,12 @@ const tr: Catalogue = {
     "Cüzdanınız telefonunuzda mı? Bunu telefonun kamerasıyla tarayın ve bağlantıyı cüzdan uygulamanızın tarayıcısında açın: kaldığınız yerden devam edersiniz.",
   "phone.qrLabel": "Bu sayfanın bağlantısının QR kodu",
   "phone.copy": "Bağlantıyı kopyala",
+  "apps.title": "Bu sayfayı cüzdan uygulamanızda açın",
+  "apps.intro":
+    "Bu tarayıcıda cüzdan bulunamadı. Cüzdan uygulamanıza dokunun: bu sayfa uygulamanın kendi tarayıcısında açılır, orada cüzdanınızı bağlayıp ödeme yaparsınız.",
+  "apps.other": "Başka bir cüzdan uygulaması mı? Onun tarayıcısını açın ve bu bağlantıya gidin:",
+  "waiting.title": "Ödeme yolda",
+  "waiting.intro": "Bu sayfayı açık tutun: ağ ödemeyi onayladığında makbuzunuz burada görünür.",
   "receipt.title": "Makbuz",
   "receipt.paid": "Ödenen",
   "receipt.to": "Alıcı",
@@ -917,7 +968,9 @@ const tr: Catalogue = {
   "wallet.refused": "Cüzdanınız bu isteği reddetti. Kilidini açın ya da başka bir cüzdan deneyin.",
   "wallet.failed": "Cüzdanınız bunu yapamadı. Yeniden deneyin.",
   "wallet.none":
-    "Bu tarayıcıda cüzdan bulunamadı. Bu sayfayı cüzdanınızın tarayıcısında açın ya da adres göründüğünde elle ödeme yapın.",
+    "Bu tarayıcıda cüzdan bulunamadı. Bu sayfayı cüzdan eklentinizin olduğu bir tarayıcıda açın ya da aşağıdaki kodla telefonunuzda devam edin.",
+  "wallet.nonePhone":
+    "Bu tarayıcıda cüzdan bulunamadı. Bu sayfayı aşağıdaki bağlantılardan biriyle cüzdan uygulamanızda açın.",
   "wallet.noAccount": "Cüzdan hiçbir hesap paylaşmadı.",
   "wallet.switching": "Cüzdanınız doğru ağa geçiriliyor…",
   "wallet.adding": "Cüzdanınız {network} ağını henüz tanımıyor: cüzdanınızda eklenmesini onaylayın…",
@@ -1010,6 +1063,14 @@ const ja: Catalogue = {
     "ウォレットはスマートフォンにありますか？そのカメラでこれを読み取り、ウォレットアプリのブラウザでリンクを開いてください。今の続きから進められます。",
   "phone.qrLabel": "このページのリンクの QR コード",
   "phone.copy": "リンクをコピー",
+  "apps.title": "ウォレットアプリでこのページを開く",
+  "apps.intro":
+    "このブラウザにウォレットが見つかりません。お使いのウォレットアプリをタップしてください。このページがアプリ内のブラウザで開き、そこでウォレットを接続して支払えます。",
+  "apps.other":
+    "ほかのウォレットアプリの場合は、そのアプリのブラウザを開いてこのリンクにアクセスしてください:",
+  "waiting.title": "支払いを処理中",
+  "waiting.intro":
+    "このページを開いたままにしてください。ネットワークが支払いを確認すると、ここに領収書が表示されます。",
   "receipt.title": "領収書",
   "receipt.paid": "支払額",
   "receipt.to": "支払先",
@@ -1075,7 +1136,9 @@ const ja: Catalogue = {
     "ウォレットがこのリクエストを拒否しました。ロックを解除するか、別のウォレットをお試しください。",
   "wallet.failed": "ウォレットで処理できませんでした。もう一度お試しください。",
   "wallet.none":
-    "このブラウザにウォレットが見つかりません。ウォレットのブラウザでこのページを開くか、アドレスが表示されたら手動で支払ってください。",
+    "このブラウザにウォレットが見つかりません。ウォレット拡張機能のあるブラウザでこのページを開くか、下のコードでスマートフォンから続けてください。",
+  "wallet.nonePhone":
+    "このブラウザにウォレットが見つかりません。下のリンクのいずれかから、ウォレットアプリでこのページを開いてください。",
   "wallet.noAccount": "ウォレットからアカウントが共有されませんでした。",
   "wallet.switching": "ウォレットを正しいネットワークに切り替えています…",
   "wallet.adding": "ウォレットはまだ {network} を知りません。ウォレットで追加を承認してください…",
@@ -1167,6 +1230,12 @@ const zhCN: Catalogue = {
   "phone.intro": "钱包在手机上？请用手机相机扫描此码，并在钱包应用的浏览器中打开链接：您将从当前步骤继续。",
   "phone.qrLabel": "本页面链接的二维码",
   "phone.copy": "复制链接",
+  "apps.title": "在钱包应用中打开此页面",
+  "apps.intro":
+    "此浏览器中未找到钱包。点按您的钱包应用：此页面将在其内置浏览器中打开，您可在那里连接钱包并付款。",
+  "apps.other": "使用其他钱包应用？请打开其浏览器并访问此链接：",
+  "waiting.title": "付款处理中",
+  "waiting.intro": "请保持此页面打开：网络确认付款后，收据将显示在这里。",
   "receipt.title": "收据",
   "receipt.paid": "已付",
   "receipt.to": "收款方",
@@ -1225,7 +1294,8 @@ const zhCN: Catalogue = {
   "wallet.unknownChain": "您的钱包不认识此网络（链 {chain}）。请在钱包中添加后重试。",
   "wallet.refused": "您的钱包拒绝了此请求。请解锁钱包，或换一个钱包试试。",
   "wallet.failed": "您的钱包无法完成此操作。请重试。",
-  "wallet.none": "此浏览器中未找到钱包。请在钱包的浏览器中打开此页面，或在地址显示后手动付款。",
+  "wallet.none": "此浏览器中未找到钱包。请在装有钱包扩展的浏览器中打开此页面，或用下方的二维码在手机上继续。",
+  "wallet.nonePhone": "此浏览器中未找到钱包。请通过下方任一链接在钱包应用中打开此页面。",
   "wallet.noAccount": "钱包没有提供任何账户。",
   "wallet.switching": "正在将您的钱包切换到正确的网络…",
   "wallet.adding": "您的钱包还不认识 {network}：请在钱包中批准添加…",

@@ -25,15 +25,17 @@ export const network = {
 
 /**
  * The last read rendered, the wallet the payer connected (none until then), the account this browser attested
- * for the request (kept across reloads), and a payment sent from this page that the request has not shown yet
- * (what had been received when it left, and until when to wait for it; no end while the page follows it).
+ * for the request (kept across reloads), a payment sent from this page that the request has not shown yet
+ * (what had been received when it left, and until when to wait for it; no end while the page follows it), and
+ * whether this browser has a wallet at all (unknown until the wallets have had their time to announce).
  */
 export const state: {
   current: PayerRead | undefined
   wallet: { provider: Eip1193; account: string } | undefined
   attested: string | undefined
   sending: { receivedBefore: string; until: number } | undefined
-} = { current: undefined, wallet: undefined, attested: undefined, sending: undefined }
+  walletFound: boolean | undefined
+} = { current: undefined, wallet: undefined, attested: undefined, sending: undefined, walletFound: undefined }
 
 /** What the live region says now: a message (said again when the language changes) or a wallet's own words. */
 let said: { readonly text: string | Msg; readonly tone: "info" | "error" } = { text: "", tone: "info" }
@@ -50,6 +52,15 @@ export const sayAgain = () => say(said.text, said.tone)
 
 /** Whether the live region says this message now. */
 export const saying = (id: Msg["id"]) => typeof said.text !== "string" && said.text.id === id
+
+/**
+ * An error the payer must read before anything else: said, and focus moved to it (the button that failed was
+ * disabled while it ran, so focus had fallen to the page's body).
+ */
+export const sayAlert = (text: string | Msg) => {
+  say(text, "error")
+  status.focus()
+}
 
 /** An error in the live region: ours as a message, anything else (a wallet's) in its own words. */
 export const sayError = (e: unknown) =>

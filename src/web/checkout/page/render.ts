@@ -16,6 +16,7 @@ import {
 import type { MessageId } from "./messages"
 import { $, onPhone, sandbox, say, state, status } from "./page"
 import type { PayerRead } from "./read"
+import { walletAppLinks } from "./walletApps"
 
 /** What the request waits for, in the words of its own policy: a request that needs no proof never asks for one. */
 const stateText = (read: PayerRead): string => {
@@ -67,6 +68,21 @@ const drawQr = (selector: string, text: string) => {
   void QRCode.toString(text, { type: "svg", margin: 1, errorCorrectionLevel: "M" }).then((svg) => {
     if (drawn.get(selector) === text) $(selector).innerHTML = svg
   })
+}
+
+/** The wallet apps' links for this page, drawn when the page's link changes (never with the fragment). */
+let appLinksFor: string | undefined
+const drawAppLinks = (url: string) => {
+  $("#app-link").textContent = url
+  if (appLinksFor === url) return
+  appLinksFor = url
+  $("#app-links").replaceChildren(
+    ...walletAppLinks(url).map((app) => {
+      const item = document.createElement("li")
+      item.append(link(app.href, app.name))
+      return item
+    })
+  )
 }
 
 const link = (href: string, text: string) => {
@@ -177,6 +193,43 @@ export const refreshPayButtons = () => {
   $("#wallet-line").textContent = attested === undefined ? "" : t("wallet.attested", { account: attested })
   $("#reconnect-wallet").hidden = attested === undefined || wallet !== undefined || !isOpen(current)
   if (wallet === undefined) $("#wallet-funds").textContent = ""
+  showPhase()
+}
+
+/**
+ * The heading of the step the payer is at: connect (or the proof asked first), pay, waiting for a payment on its
+ * way (from this page, or received in full and being settled), the receipt, or the page's own heading once the
+ * request is closed without one.
+ */
+const phaseHeading = (): string | undefined => {
+  const read = state.current
+  if (read === undefined) return undefined
+  if (read.receipt !== null) return "#receipt-title"
+  if (read.status === "deposited" || (isOpen(read) && state.sending !== undefined)) return "#waiting-title"
+  if (!isOpen(read)) return "#heading"
+  if (read.address !== null) return "#pay-title"
+  if (read.proof_required === "mailbox") return "#mailbox-title"
+  if (read.proof_required === "merchant_session") return "#session-title"
+  if (!read.wallet_required) return undefined
+  // A phone without a wallet connects through a wallet app: the same step, its links in place of the button.
+  return $("#apps").hidden ? "#connect-title" : "#apps-title"
+}
+
+let shownPhase: string | undefined
+/**
+ * Focus follows the payer to each new step's heading, so keyboard and screen-reader users land on what replaced
+ * the part they were in (it was hidden, and focus would fall to the page's body). The first step shown is not
+ * focused: a page just opened starts at its top.
+ */
+const showPhase = () => {
+  const heading = phaseHeading()
+  $("#waiting").hidden = heading !== "#waiting-title"
+  // The connect step stays one step when its links replace its button (the wallets answer after the first render).
+  const phase = heading === "#apps-title" ? "#connect-title" : heading
+  if (phase === shownPhase) return
+  const first = shownPhase === undefined
+  shownPhase = phase
+  if (!first && heading !== undefined) $(heading).focus()
 }
 
 /**
@@ -241,23 +294,32 @@ export const render = (read: PayerRead) => {
   )
   $("#returned").hidden = read.returns.length === 0
   const open = isOpen(read)
-  // Once closed, the last step's message is stale and the deadline no longer matters.
-  if (!open && status.dataset.tone !== "error") say("")
+  // Paid: any error said before is over (a declined prompt, a failed try). Otherwise, once closed, the last step's
+  // message is stale and the deadline no longer matters; an error then stays, it may explain the close.
+  const paid = read.status === "deposited" || read.status === "settled" || read.receipt !== null
+  if (paid || (!open && status.dataset.tone !== "error")) say("")
   document.body.dataset.open = String(open)
   if (state.sending !== undefined && (!open || read.received_base_units !== state.sending.receivedBefore))
     state.sending = undefined
   $("#mailbox").hidden = !(open && read.proof_required === "mailbox")
   $("#session").hidden = !(open && read.proof_required === "merchant_session")
-  $("#connect").hidden = !(open && read.proof_required === null && read.wallet_required)
+  const connect = open && read.proof_required === null && read.wallet_required
   $("#pay").hidden = !(open && read.address !== null)
   // A payer who reached this page on a computer and keeps the wallet on a phone carries on there: every proof is
   // kept by the service, so the link alone is enough (and holds no secret). On a phone there is nowhere to go.
-  const phone = read.status === "awaiting_payer" && read.proof_required !== "merchant_session" && !onPhone()
+  const handOff = read.status === "awaiting_payer" && read.proof_required !== "merchant_session"
+  const phone = handOff && !onPhone()
   $("#phone").hidden = !phone
   if (phone) {
     $("#checkout-link").textContent = checkoutLink()
     drawQr("#phone-qr", checkoutLink())
   }
+  // A phone with no wallet in its browser: the same hand-off, into a wallet app's own browser (decision 0098).
+  const apps = handOff && onPhone() && state.walletFound === false
+  $("#apps").hidden = !apps
+  if (apps) drawAppLinks(checkoutLink())
+  // There it replaces the connect button, which could only say that no wallet is here.
+  $("#connect").hidden = !connect || apps
   if (read.address !== null && read.payment_link !== null) {
     // The sentence in the language's own word order, with the amount and the network in their places.
     $("#pay-sentence").replaceChildren(

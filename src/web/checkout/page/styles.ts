@@ -39,6 +39,9 @@ body[data-status="settled"] #state { color: var(--ok); font-weight: 600; }
 .wallet { display: flex; gap: 0.6rem; align-items: center; min-height: 44px; cursor: pointer; }
 .wallet input { width: 1.2rem; height: 1.2rem; margin: 0; accent-color: var(--accent); }
 .wallet img { width: 28px; height: 28px; border-radius: 0.3rem; }
+#app-links { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: 0.5rem; }
+#app-links a { display: flex; align-items: center; min-height: 44px; padding: 0.5rem 1rem; border: 1px solid var(--accent); border-radius: 0.5rem; font-weight: 600; text-decoration: none; }
+h1[tabindex], h2[tabindex] { scroll-margin-top: 1rem; }
 .row { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
 [hidden] { display: none !important; }
 `

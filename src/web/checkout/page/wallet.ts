@@ -121,12 +121,22 @@ const draw = (wallets: ReadonlyArray<Announced>) => {
   )
 }
 
-/** The payer's choice of wallet, drawn once the wallets have answered and again when a late one announces itself. */
-export const wireWalletChoice = async () => {
+/** The legacy injected wallet (`window.ethereum`), which wallets without EIP-6963 still provide. */
+const legacyWallet = () => (window as unknown as { ethereum?: Eip1193 }).ethereum !== undefined
+
+/**
+ * The payer's choice of wallet, drawn once the wallets have answered and again when a late one announces itself;
+ * `found` is told whether this browser has any wallet, then again when a late one shows up.
+ */
+export const wireWalletChoice = async (found: (any: boolean) => void) => {
   const wallets = await discoverWallets()
   // Redrawn from what has been announced, not asked again: asking makes every wallet announce itself once more.
-  whenAnnounced(() => draw([...announced.values()]))
+  whenAnnounced(() => {
+    draw([...announced.values()])
+    found(true)
+  })
   draw(wallets)
+  found(wallets.length > 0 || legacyWallet())
 }
 
 const walletKey = (requestId: string) => `checkout-wallet:${requestId}`
