@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto"
-import { mkdirSync, readFileSync } from "node:fs"
-import { createRequire } from "node:module"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import type { Browser, BrowserContext, Page } from "playwright-core"
-import { launchChromium, waitForText } from "../support/Browser"
+import { launchChromium, seriousViolationsInBothSchemes, waitForText } from "../support/Browser"
 import { createWalletClient, type Hex, http, publicActions } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anvilChain, anvilDevAccount } from "../../infra/chain/Anvil"
@@ -24,7 +23,6 @@ import QRCode from "qrcode"
  * (announced through EIP-6963) backed by a test key in the test process; it starts on the wrong chain.
  */
 const artifacts = join(process.cwd(), "test", ".artifacts")
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
 let local: LocalChain
 let running: ChainService
@@ -155,15 +153,9 @@ const createRequest = async (amount: string, extra: Record<string, unknown> = {}
   return made.body
 }
 
-/** No serious or critical accessibility violations (axe-core, run in the page). */
-const axe = async (page: Page, step: string) => {
-  await page.evaluate(axeSource)
-  const result = (await page.evaluate("axe.run()")) as {
-    violations: Array<{ id: string; impact: string; nodes: Array<unknown> }>
-  }
-  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-  expect(bad.map((v) => `${step}: ${v.id}`)).toEqual([])
-}
+/** No serious or critical accessibility violations (axe-core, run in the page), in the light and dark schemes. */
+const axe = async (page: Page, step: string) =>
+  expect(await seriousViolationsInBothSchemes(page, step)).toEqual([])
 
 describe("the hosted checkout", () => {
   it("takes a payer from the link to settled: wallet found, chain switched, statement signed, paid from the wallet", async () => {

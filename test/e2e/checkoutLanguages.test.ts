@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto"
-import { mkdirSync, readFileSync } from "node:fs"
-import { createRequire } from "node:module"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { formatMoneyIn } from "../../src/web/checkout/page/amounts"
 import { LANGUAGES, type Language, type MessageId, messages } from "../../src/web/checkout/page/messages"
-import { launchChromium, waitForText } from "../support/Browser"
+import { launchChromium, seriousViolationsInBothSchemes, waitForText } from "../support/Browser"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
 
@@ -16,7 +15,6 @@ import { type LocalChain, startLocalChain } from "../support/LocalChain"
  * English, and a screenshot of each is kept. The picker switches in place and is remembered.
  */
 const artifacts = join(process.cwd(), "test", ".artifacts")
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 const ZONE = "America/Los_Angeles"
 
 /** The browser locale each language is tried with. */
@@ -94,18 +92,9 @@ const englishLeftIn = (texts: ReadonlyArray<string>, language: Language): Array<
   return found
 }
 
-/** No serious or critical accessibility violations (axe-core, run in the page). */
-const axe = async (page: Page, step: string) => {
-  await page.evaluate(axeSource)
-  const result = (await page.evaluate("axe.run()")) as {
-    violations: Array<{ id: string; impact: string }>
-  }
-  expect(
-    result.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${step}: ${v.id}`)
-  ).toEqual([])
-}
+/** No serious or critical accessibility violations (axe-core, run in the page), in the light and dark schemes. */
+const axe = async (page: Page, step: string) =>
+  expect(await seriousViolationsInBothSchemes(page, step)).toEqual([])
 
 /** Hours and minutes of a moment in Los Angeles, as 24-hour and 12-hour clocks write them. */
 const losAngelesClock = (iso: string) => {
