@@ -306,7 +306,7 @@ export const render = (read: PayerRead) => {
   const connect = open && read.proof_required === null && read.wallet_required
   $("#pay").hidden = !(open && read.address !== null)
   // A payer who reached this page on a computer and keeps the wallet on a phone carries on there: every proof is
-  // kept by the service, so the link alone is enough (and holds no secret). On a phone there is nowhere to go.
+  // kept by the service, so the link alone is enough (and holds no secret). A phone is not sent to another phone.
   const handOff = read.status === "awaiting_payer" && read.proof_required !== "merchant_session"
   const phone = handOff && !onPhone()
   $("#phone").hidden = !phone
