@@ -144,6 +144,20 @@ describe("the payer on a phone, and where focus goes", () => {
     await inApp.context.close()
   }, 90_000)
 
+  it("says the phone's way in in the payer's language, from the one catalogue", async () => {
+    const request = await createRequest("1.000000")
+    const p = await openPage([], { ...PHONE, locale: "de-DE" })
+    await p.page.goto(request.checkout_url)
+    await p.page.waitForSelector("#apps:not([hidden])")
+    await waitForText(p.page, "#apps-title", "equals", messages.de["apps.title"])
+    const texts = await p.page.$$eval("#apps p:not(.address)", (ps) => ps.map((x) => x.textContent))
+    expect(texts).toEqual([messages.de["apps.intro"], messages.de["apps.other"]])
+    expect(await p.page.textContent("#copy-app-link")).toBe(messages.de["phone.copy"])
+    await axe(p.page, "phone without a wallet, de")
+    expect(p.errors).toEqual([])
+    await p.context.close()
+  }, 60_000)
+
   it("offers a computer without a wallet the QR of this page for a phone, and promises no address", async () => {
     const request = await createRequest("1.000000")
     const p = await openPage([], { viewport: { width: 1024, height: 800 } })
