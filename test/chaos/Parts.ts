@@ -10,6 +10,7 @@ import { freePort, type ServiceProcess, spawnService } from "../support/Process"
 import { type RpcFaultProxy, startRpcFaultProxy } from "../support/RpcFaultProxy"
 import { REPORTS } from "./Faults"
 import type { Delivery, History, ReceiverKind } from "./History"
+import { type Build, currentBuild } from "./Release"
 
 /** A throwaway CA and a certificate for 127.0.0.1, so the services deliver over real TLS to local receivers. */
 const makeLoopbackCertificates = () => {
@@ -84,6 +85,8 @@ export interface Instance {
   process: ServiceProcess | undefined
   /** Being stopped, or down: calls to it may fail without an answer. */
   down: boolean
+  /** What it runs (an upgrade replaces it mid-run); it is named `i<index>@<version>` in the step history. */
+  build: Build
 }
 
 /**
@@ -93,7 +96,12 @@ export interface Instance {
 /** The cleanups of every run under way in this process, for a runner stopped by a signal. */
 export const running = new Set<() => Promise<void>>()
 
-export const startParts = async (history: History, instances: number) => {
+export const startParts = async (
+  history: History,
+  instances: number,
+  /** What every instance runs at first: this checkout, or the release an upgrade starts from. */
+  firstBuild: Build = currentBuild()
+) => {
   const cleanups: Array<() => Promise<unknown>> = []
   const cleanup = async () => {
     running.delete(cleanup)
@@ -138,20 +146,37 @@ export const startParts = async (history: History, instances: number) => {
     const fleet: Array<Instance> = []
     for (let index = 0; index < instances; index++) {
       const port = await freePort()
-      fleet.push({ index, port, baseUrl: `http://127.0.0.1:${port}`, process: undefined, down: true })
+      fleet.push({
+        index,
+        port,
+        baseUrl: `http://127.0.0.1:${port}`,
+        process: undefined,
+        down: true,
+        build: firstBuild
+      })
     }
     /**
      * Starts an instance as a supervisor would: one that exits while starting (its database or JetStream not
      * reachable yet) is started again a second later, for up to two minutes.
      */
+    /** Every process the run started, stopped ones included: what each printed is checked at the end. */
+    const processes: Array<ServiceProcess> = []
     const startInstance = async (instance: Instance) => {
       const until = Date.now() + 120_000
       for (;;) {
         try {
           instance.process = await spawnService(
-            { ...envOf(instance.index), PORT: String(instance.port) },
-            120_000
+            {
+              ...envOf(instance.index),
+              PORT: String(instance.port),
+              INSTANCE_ID: `i${instance.index}@${instance.build.version}`
+            },
+            120_000,
+            instance.build.entry,
+            200,
+            instance.build.cwd
           )
+          processes.push(instance.process)
           instance.down = false
           return
         } catch (error) {
@@ -172,7 +197,18 @@ export const startParts = async (history: History, instances: number) => {
     // The first one migrates the database; the others start on it.
     await startInstance(fleet[0]!)
     await Promise.all(fleet.slice(1).map(startInstance))
-    return { pg, nats, chain, rpc, receivers, fleet, startInstance, cleanup, ca: readFileSync(certs.caFile) }
+    return {
+      pg,
+      nats,
+      chain,
+      rpc,
+      receivers,
+      fleet,
+      startInstance,
+      processes,
+      cleanup,
+      ca: readFileSync(certs.caFile)
+    }
   } catch (error) {
     await cleanup()
     throw error

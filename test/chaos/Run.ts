@@ -8,6 +8,8 @@ import { check, undelivered, type Violation } from "./Checker"
 import { resumeOutOfGas, runFaults, treasuryAddress } from "./Faults"
 import { countBy, emptyHistory, type History } from "./History"
 import { type Parts, startParts } from "./Parts"
+import { type Build, currentBuild } from "./Release"
+import { type Crossings, crossingsOf, type Replacement, runUpgrade } from "./Upgrade"
 import {
   type ChaosMerchant,
   type Client,
@@ -33,6 +35,8 @@ export interface ChaosOptions {
   /** How long the system may take to settle after the last fault. */
   readonly settleWithinMs?: number
   readonly log?: (line: string) => void
+  /** A rolling upgrade: every instance starts on this build and is replaced by this checkout's mid-run. */
+  readonly upgradeFrom?: Build
 }
 
 export interface Figures {
@@ -51,6 +55,12 @@ export interface Figures {
   readonly deliveries2xx: number
   readonly eventsDelivered: number
   readonly settleAfterLastFaultMs: number | undefined
+  upgrade?: {
+    readonly from: string
+    readonly to: string
+    readonly replacements: ReadonlyArray<Replacement>
+    readonly crossings: Crossings
+  }
 }
 
 export interface ChaosRun {
@@ -99,7 +109,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
   const instances = options.instances ?? 3
   const history = emptyHistory(options.seed, options.seconds, instances)
   log(`chaos: seed ${options.seed}, ${options.seconds} s, ${instances} instances: starting the parts`)
-  const parts = await startParts(history, instances)
+  const parts = await startParts(history, instances, options.upgradeFrom ?? currentBuild())
   const client = makeClient(history, parts.fleet, options.seed)
   const db = makeDb(parts.pg.url)
   try {
@@ -120,7 +130,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
         await registerEndpoint(ctx, merchant, kind, `/m${merchant.index}/stable-${kind}`, true)
     }
     log("chaos: parts up; workload and faults running")
-    await Promise.all([
+    const [replacements] = await Promise.all([
+      options.upgradeFrom === undefined ? [] : runUpgrade(ctx, currentBuild(), started, log),
       runRequests(ctx, options.concurrency ?? 4),
       ...merchants.map((m) => runEndpointChurn(ctx, m)),
       runFaults(ctx, started)
@@ -134,6 +145,16 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
     const figures = figuresOf(history, instances, settledAt)
     const { queryStatuses } = { queryStatuses: await statusesOf(db, history) }
     Object.assign(figures.requestsByStatus, queryStatuses)
+    if (options.upgradeFrom !== undefined)
+      figures.upgrade = {
+        from: options.upgradeFrom.version,
+        to: currentBuild().version,
+        replacements,
+        crossings: await crossingsOf(
+          db,
+          history.requests.map((r) => r.id)
+        )
+      }
     return {
       history,
       parts,
@@ -141,7 +162,10 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
       db,
       merchants,
       figures,
-      check: () => check(history, parts, client, db, merchants),
+      check: async () => [
+        ...(await check(history, parts, client, db, merchants)),
+        ...malformedMessages(parts)
+      ],
       plant: (kind) => plant(kind, history, parts, db),
       stop: async () => {
         await db.end().catch(() => undefined)
@@ -154,6 +178,19 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
     throw error
   }
 }
+
+/**
+ * A stream message that an instance could not decode is termed, so whatever it carried is lost: in a rolling upgrade
+ * that is a format one version writes and the other cannot read.
+ */
+const malformedMessages = (parts: Parts): ReadonlyArray<Violation> =>
+  parts.processes.flatMap((process) =>
+    process
+      .output()
+      .split("\n")
+      .filter((line) => line.includes("dropped a malformed message"))
+      .map((line) => ({ rule: "malformed-message", detail: line.slice(0, 400) }))
+  )
 
 const statusesOf = async (db: Db, history: History) => {
   const rows = await db.query<{ status: string; n: string }>(
@@ -270,6 +307,13 @@ export const summaryOf = (
     `- client calls: ${figures.calls} by answer ${JSON.stringify(figures.callsByStatus)}`,
     `- faults: ${JSON.stringify(figures.faultsByKind)}`,
     `- webhook endpoints: ${figures.endpoints}; deliveries received: ${figures.deliveries} (${figures.deliveries2xx} answered 2xx, ${figures.eventsDelivered} distinct events)`,
+    ...(figures.upgrade === undefined
+      ? []
+      : [
+          `- upgrade ${figures.upgrade.from} → ${figures.upgrade.to}: ${figures.upgrade.replacements.map((r) => `instance ${r.instance} at +${((r.at - (figures.upgrade?.replacements[0]?.at ?? r.at)) / 1000).toFixed(0)} s (out ${(r.outMs / 1000).toFixed(1)} s)`).join(", ")}`,
+          `- steps by version ${JSON.stringify(figures.upgrade.crossings.stepsByVersion)}, by instance ${JSON.stringify(figures.upgrade.crossings.stepsByInstance)}`,
+          `- requests stepped by both versions: ${figures.upgrade.crossings.requestsAcrossVersions}; snapshots read across versions ${JSON.stringify(figures.upgrade.crossings.snapshotReads)}`
+        ]),
     `- settled ${figures.settleAfterLastFaultMs === undefined ? "NOT within the bound" : `${(figures.settleAfterLastFaultMs / 1000).toFixed(1)} s`} after the last fault`,
     `- violations: ${violations.length}`,
     // One line each: a detail may quote an error over several lines.

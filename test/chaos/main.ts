@@ -1,10 +1,20 @@
 import { parseArgs } from "node:util"
 import { running } from "./Parts"
+import { buildRelease, previousRelease } from "./Release"
 import { appendResults, PLANT_KINDS, type PlantKind, runChaos, summaryOf } from "./Run"
 
-/** `npm run chaos -- --seconds N --seed S [--instances 3] [--plant KIND]`: one run, its summary, exit 1 on any violation. */
+/**
+ * `npm run chaos -- --seconds N --seed S [--instances 3] [--plant KIND] [--upgrade-from [REF]]`: one run, its summary,
+ * exit 1 on any violation. `--upgrade-from` alone starts from the previous release (see test/chaos/Release.ts).
+ */
+const argv = process.argv.slice(2)
+const bare = argv.indexOf("--upgrade-from")
+if (bare !== -1 && (argv[bare + 1] === undefined || argv[bare + 1]!.startsWith("--")))
+  argv.splice(bare + 1, 0, "previous")
 const { values } = parseArgs({
+  args: argv,
   options: {
+    "upgrade-from": { type: "string" },
     seconds: { type: "string", default: "60" },
     seed: { type: "string", default: String(Date.now() % 100_000) },
     instances: { type: "string", default: "3" },
@@ -24,7 +34,15 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     void Promise.all([...running].map((cleanup) => cleanup())).finally(() => process.exit(130))
   })
 }
+const upgradeFrom =
+  values["upgrade-from"] === undefined
+    ? undefined
+    : buildRelease(
+        values["upgrade-from"] === "previous" ? previousRelease().ref : values["upgrade-from"],
+        (line) => console.log(line)
+      )
 const run = await runChaos({
+  ...(upgradeFrom === undefined ? {} : { upgradeFrom }),
   seconds: Number(values.seconds),
   seed: Number(values.seed),
   instances: Number(values.instances),

@@ -30,11 +30,14 @@ export const spawnService = async (
   /** Node's arguments: the TypeScript entry through tsx (`npm start`), or a compiled one. */
   entry: ReadonlyArray<string> = ["--import", "tsx", "src/app/main.ts"],
   /** The health status that means started: 200, or 503 for an instance expected to start unready. */
-  startedWith = 200
+  startedWith = 200,
+  /** Where the process runs: this checkout, or an earlier release's build (see test/chaos/Release.ts). */
+  cwd?: string
 ): Promise<ServiceProcess> => {
   const port = env.PORT ? Number(env.PORT) : await freePort()
   const child = spawn(process.execPath, [...entry], {
     env: { ...process.env, ...env, PORT: String(port) },
+    ...(cwd === undefined ? {} : { cwd }),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
