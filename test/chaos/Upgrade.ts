@@ -12,8 +12,9 @@ export interface Replacement {
 /**
  * A rolling upgrade as an orchestrator does one: mid-run, each instance in turn is stopped (SIGTERM, as a deploy
  * does) and started again on the new build, while the others serve. The first new instance applies the new
- * migrations; the old ones go on serving on that schema until their turn. Replacements are spread over the middle of
- * the run (from a fifth to four fifths of it), one at a time, never leaving fewer than one instance up.
+ * migrations; the old ones go on serving on that schema until their turn. Replacements are spread over the first half
+ * of the run (from 15 % to 50 % of it), one at a time, never leaving fewer than one instance up; the workload goes on
+ * for at least a third of the run after the last one, however long starts took, so the new version works alone too.
  */
 export const runUpgrade = async (
   ctx: WorkloadContext,
@@ -45,6 +46,7 @@ export const runUpgrade = async (
     )
     log(`chaos: instance ${instance.index} now runs ${target.version}`)
   }
+  ctx.stopAt = Math.max(ctx.stopAt, Date.now() + span / 3)
   return done
 }
 

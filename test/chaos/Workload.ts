@@ -138,8 +138,8 @@ export interface WorkloadContext {
   readonly db: Db
   readonly merchants: ReadonlyArray<ChaosMerchant>
   readonly seed: number
-  /** When the workload stops starting new things. */
-  readonly stopAt: number
+  /** When the workload stops starting new things (a rolling upgrade may push it back until both versions served). */
+  stopAt: number
   /** Held (shared) by payments while they are sent; the reorganisation takes it alone. */
   readonly chainGate: { readers: number; writer: Promise<void> | undefined }
 }

@@ -14,7 +14,7 @@ const previous = previousRelease()
 
 beforeAll(async () => {
   run = await runChaos({
-    seconds: 45,
+    seconds: 60,
     seed: SEED,
     instances: 2,
     settleWithinMs: 120_000,

@@ -1,5 +1,5 @@
-import { Arbitrary, JSONSchema, type Schema } from "effect"
-import fc from "fast-check"
+import { Arbitrary, FastCheck as fc, JSONSchema, type Schema } from "effect"
+
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { CreditMessage } from "../../services/chain/ChainCredits"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import Ajv from "ajv"
-import { Arbitrary, Either, Schema } from "effect"
-import fc from "fast-check"
+import { Arbitrary, Either, FastCheck as fc, Schema } from "effect"
+
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { previousRelease } from "../../chaos/Release"
