@@ -26,6 +26,8 @@ export type Prng = ReturnType<typeof prng>
 export interface Call {
   readonly op: string
   readonly instance: number
+  /** The release the instance ran when called (a rolling upgrade changes it mid-run). */
+  readonly version: string
   readonly method: string
   readonly path: string
   readonly startedAt: number

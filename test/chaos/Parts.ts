@@ -184,8 +184,10 @@ export const startParts = async (
           const said = String(error)
             .split("\n")
             .filter((line) => /ERROR|refus/i.test(line))
+          const file = join(REPORTS, `instance-${instance.index}-start-${Date.now()}.log`)
+          writeFileSync(file, String(error))
           history.notes.push(
-            `instance ${instance.index} exited while starting (${(said.slice(0, 2).join(" ") || String(error)).slice(0, 200)}); started again`
+            `instance ${instance.index} exited while starting (${(said.slice(0, 2).join(" ") || String(error)).slice(0, 200)}; all it printed: ${file}); started again`
           )
           await new Promise((resolve) => setTimeout(resolve, 1_000))
         }

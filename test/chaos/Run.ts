@@ -59,6 +59,8 @@ export interface Figures {
     readonly from: string
     readonly to: string
     readonly replacements: ReadonlyArray<Replacement>
+    /** Client calls answered by each version, by answer. */
+    readonly callsByVersion: Record<string, Record<string, number>>
     readonly crossings: Crossings
   }
 }
@@ -140,7 +142,9 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
     parts.rpc.set({ kind: "healthy" })
     await parts.chain.chain.setBalance({ address: treasuryAddress, value: parseEther("10") })
     if (history.lastFaultAt === 0) history.lastFaultAt = Date.now()
-    log(`chaos: workload done (${history.requests.length} requests); settling`)
+    log(
+      `chaos: workload done (${history.requests.length} requests, +${((Date.now() - started) / 1000).toFixed(0)} s); settling`
+    )
     const settledAt = await settle(ctx, options.settleWithinMs ?? 180_000, log)
     const figures = figuresOf(history, instances, settledAt)
     const { queryStatuses } = { queryStatuses: await statusesOf(db, history) }
@@ -150,6 +154,15 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
         from: options.upgradeFrom.version,
         to: currentBuild().version,
         replacements,
+        callsByVersion: Object.fromEntries(
+          [...new Set(history.calls.map((c) => c.version))].map((version) => [
+            version,
+            countBy(
+              history.calls.filter((c) => c.version === version),
+              (c) => (c.status === undefined ? "none" : String(c.status))
+            )
+          ])
+        ),
         crossings: await crossingsOf(
           db,
           history.requests.map((r) => r.id)
@@ -311,6 +324,7 @@ export const summaryOf = (
       ? []
       : [
           `- upgrade ${figures.upgrade.from} → ${figures.upgrade.to}: ${figures.upgrade.replacements.map((r) => `instance ${r.instance} at +${((r.at - (figures.upgrade?.replacements[0]?.at ?? r.at)) / 1000).toFixed(0)} s (out ${(r.outMs / 1000).toFixed(1)} s)`).join(", ")}`,
+          `- client calls by version and answer ${JSON.stringify(figures.upgrade.callsByVersion)}`,
           `- steps by version ${JSON.stringify(figures.upgrade.crossings.stepsByVersion)}, by instance ${JSON.stringify(figures.upgrade.crossings.stepsByInstance)}`,
           `- requests stepped by both versions: ${figures.upgrade.crossings.requestsAcrossVersions}; snapshots read across versions ${JSON.stringify(figures.upgrade.crossings.snapshotReads)}`
         ]),

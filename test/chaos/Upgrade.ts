@@ -12,9 +12,10 @@ export interface Replacement {
 /**
  * A rolling upgrade as an orchestrator does one: mid-run, each instance in turn is stopped (SIGTERM, as a deploy
  * does) and started again on the new build, while the others serve. The first new instance applies the new
- * migrations; the old ones go on serving on that schema until their turn. Replacements are spread over the first half
- * of the run (from 15 % to 50 % of it), one at a time, never leaving fewer than one instance up; the workload goes on
- * for at least a third of the run after the last one, however long starts took, so the new version works alone too.
+ * migrations; the old ones go on serving on that schema until their turn. The first replacement comes at 15 % of the
+ * run, each next one a third of the run after the previous one is up (both versions serve side by side meanwhile),
+ * never leaving fewer than one instance up; the workload goes on until a third of the run after the last one, however
+ * long starts took, so the new version also works alone.
  */
 export const runUpgrade = async (
   ctx: WorkloadContext,
@@ -24,11 +25,13 @@ export const runUpgrade = async (
 ): Promise<ReadonlyArray<Replacement>> => {
   const { fleet } = ctx.parts
   const span = ctx.stopAt - started
+  const since = () => `+${((Date.now() - started) / 1000).toFixed(0)} s`
   const done: Array<Replacement> = []
-  for (const [turn, instance] of fleet.entries()) {
-    await sleep(
-      Math.max(0, started + span * (0.2 + (0.6 * turn) / Math.max(1, fleet.length - 1)) - Date.now())
-    )
+  let next = started + span * 0.15
+  for (const instance of fleet) {
+    await sleep(Math.max(0, next - Date.now()))
+    // The faults have planned their run by now: the workload waits for the upgrade to end.
+    ctx.stopAt = Number.POSITIVE_INFINITY
     // Its turn comes when it is up (a fault may be restarting it) and another one serves meanwhile.
     while (instance.down || fleet.filter((i) => !i.down).length < 2) await sleep(200)
     const at = Date.now()
@@ -44,9 +47,13 @@ export const runUpgrade = async (
     ctx.history.notes.push(
       `instance ${instance.index} upgraded to ${target.version} in ${Date.now() - at} ms`
     )
-    log(`chaos: instance ${instance.index} now runs ${target.version}`)
+    log(`chaos: instance ${instance.index} now runs ${target.version} (${since()})`)
+    next = Date.now() + span / 3
   }
-  ctx.stopAt = Math.max(ctx.stopAt, Date.now() + span / 3)
+  ctx.stopAt = Math.max(started + span, Date.now() + span / 3)
+  log(
+    `chaos: every instance upgraded (${since()}); the workload goes on for ${((ctx.stopAt - Date.now()) / 1000).toFixed(0)} s`
+  )
   return done
 }
 

@@ -50,7 +50,15 @@ export const makeClient = (history: History, fleet: ReadonlyArray<Instance>, see
   ): Promise<Answer | undefined> => {
     const up = fleet.filter((i) => !i.down)
     const instance = rng.pick(up.length > 0 ? up : fleet)
-    const record: Call = { op, instance: instance.index, method, path, startedAt: Date.now(), ms: 0 }
+    const record: Call = {
+      op,
+      instance: instance.index,
+      version: instance.build.version,
+      method,
+      path,
+      startedAt: Date.now(),
+      ms: 0
+    }
     history.calls.push(record)
     try {
       const res = await fetch(`${instance.baseUrl}${path}`, {
