@@ -20,7 +20,7 @@ beforeAll(async () => {
     settleWithinMs: 120_000,
     upgradeFrom: buildRelease(previous.ref)
   })
-}, 360_000)
+}, 600_000)
 afterAll(async () => {
   await run?.stop()
 }, 60_000)
