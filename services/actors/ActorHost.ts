@@ -6,7 +6,6 @@ import { type DepositRequestEvent, type Step, step } from "../../machines/step"
 import { toId } from "../domain/PrefixedId"
 import { makeBatcher } from "../platform/Batcher"
 import { ChangeFeed } from "../platform/ChangeFeed"
-import { Ids } from "../platform/Ids"
 import { Instance } from "../platform/Instance"
 import { Metrics } from "../platform/Metrics"
 import { mayBeOneCallers } from "../platform/SqlFailure"
@@ -71,7 +70,6 @@ export type ApplyMany = <E = never, R = never>(
 
 const make = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
-  const ids = yield* Ids
   const feed = yield* ChangeFeed
   const inspector = yield* Inspector
   const metrics = yield* Metrics
@@ -80,7 +78,6 @@ const make = Effect.gen(function* () {
   const history = (yield* stepHistoryDays) > 0
   // Optional: the sandbox's start provides it; elsewhere nothing is formatted or written.
   const lifecycleLog = Option.getOrUndefined(yield* Effect.serviceOption(LifecycleLog))
-  const newId = () => ids.next()
   const memory = makeActorMemory()
 
   // Each step's span is made by hand, under the caller's commit span (one per event: README, Decisions).
@@ -90,7 +87,6 @@ const make = Effect.gen(function* () {
       const tracing = fiber.getFiberRef(FiberRef.currentTracerEnabled)
       const planned = planCommit(members, known, seen, {
         now,
-        newId,
         bodies,
         history,
         instance,
@@ -253,5 +249,5 @@ const make = Effect.gen(function* () {
 /** The actor host: steps requests' machines and commits what each step decides (README: the actor host). */
 export class ActorHost extends Effect.Service<ActorHost>()("deposits/ActorHost", {
   effect: make,
-  dependencies: [ChangeFeed.Default, Ids.Default, Metrics.Default, Instance.Default]
+  dependencies: [ChangeFeed.Default, Metrics.Default, Instance.Default]
 }) {}

@@ -47,10 +47,9 @@ export interface Plan {
   readonly statement: string | undefined
 }
 
-/** What planning needs besides the rows: the commit's instant, ids, the bodies' port and the step itself. */
+/** What planning needs besides the rows: the commit's instant, the bodies' port and the step itself. */
 export interface PlanInputs {
   readonly now: Date
-  readonly newId: () => string
   readonly bodies: LifecycleBodiesShape
   /** Steps one request for a member (the host traces it). */
   readonly step: (before: DepositRequestRow, item: ActorEvent, member: Member) => Step
@@ -113,7 +112,7 @@ export const planCommit = (
       stepped.push({ id: row.id, event: item.event, step: s })
       events.push({ deposit_request_id: row.id, event_id: item.eventId })
       if (inputs.history) madeRows.push(row)
-      addRecords(records, row, s, inputs.now, inputs.newId, inputs.bodies, member.traceParent)
+      addRecords(records, row, s, inputs.now, inputs.bodies, member.traceParent)
     }
   }
   if (inputs.history) {

@@ -1,6 +1,7 @@
 import type { Command, Step } from "../../machines/step"
 import type { DepositRequestRow } from "./ActorRow"
 import type { LifecycleBodiesShape, LifecycleBodyOf } from "./LifecycleBodies"
+import { lifecycleEventId } from "./LifecycleEventId"
 
 /**
  * A lifecycle event as `apply_actor_steps_v3` takes it: its webhook body is fixed here, so every delivery sends
@@ -43,14 +44,13 @@ const outboxRows = (records: Records) => records.lifecycle.length + records.comm
 /**
  * Adds what one step emitted to `records`: each lifecycle event with its body (rendered through the port, once
  * per step), and each command for the service that carries it out; the outbox rows they make link back to
- * `traceParent`. Pure but for `newId` and the port.
+ * `traceParent`. Pure but for the port. An event's id is derived from its request and dedupe key (`lifecycleEventId`).
  */
 export const addRecords = (
   records: Records,
   row: DepositRequestRow,
   s: Step,
   at: Date,
-  newId: () => string,
   bodies: LifecycleBodiesShape,
   traceParent: string | null
 ): void => {
@@ -59,7 +59,7 @@ export const addRecords = (
   for (const emitted of s.emitted) {
     const n = outboxRows(records)
     if (emitted.kind === "lifecycle") {
-      const eventId = newId()
+      const eventId = lifecycleEventId(row.id, emitted.type, emitted.dedupe)
       bodyOf ??= bodies.forStep(row, s)
       const body = bodyOf(eventId, emitted, at)
       // The optional fields only when they say something: the statement's JSON then leaves them out.

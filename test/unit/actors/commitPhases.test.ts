@@ -79,10 +79,8 @@ const member = (items: Member["items"]): Member => ({
   span: undefined
 })
 
-let ids = 0
 const inputs = {
   now: at,
-  newId: () => `id-${++ids}`,
   bodies,
   step: (before: DepositRequestRow, item: Member["items"][number]) => step(before.snapshot, item.event),
   history: false,
