@@ -100,6 +100,12 @@ const make = () => {
       labelNames: ["cause"] as const,
       registers
     }),
+    transfersFoundOnChain: new Counter({
+      name: "deposits_transfers_found_on_chain_total",
+      help: "Settlements and returns whose authorization the token had already executed (the database was restored from an older backup, say): recognised from the chain (outcome found), or not recoverable from it (outcome unrecoverable)",
+      labelNames: ["outcome"] as const,
+      registers
+    }),
     oldestPendingTransfer: new Gauge({
       name: "deposits_transfers_oldest_pending_seconds",
       help: "Age of the oldest signed transfer not yet final (0 when none)",

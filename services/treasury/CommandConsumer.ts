@@ -5,6 +5,7 @@ import { spanCausedBy } from "../platform/TraceContext"
 import type { Broadcaster } from "./Broadcaster"
 import type { TokenGate, TransferCommand as Command } from "./TokenGate"
 import type { AuthorizedTransfer, SignedTransaction, TransferSigner } from "./TransferSigner"
+import type { UsedAuthorizations } from "./UsedAuthorizations"
 
 /** A command whose simulation reverts this many passes in a row is held, its request paused: never a silent loop. */
 export const SIMULATION_TRIES = 5
@@ -21,7 +22,12 @@ export const RECORD_GROUP = 100
  * are signed and are recorded (nonce, hash, raw transaction) in ONE transaction that also marks their commands
  * consumed; only then is the group broadcast, while the next group is prepared. A retry command re-signs a reverted transfer.
  */
-export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadcaster, gate: TokenGate) =>
+export const makeCommandConsumer = (
+  signer: TransferSigner,
+  broadcaster: Broadcaster,
+  gate: TokenGate,
+  usedAuthorizations: UsedAuthorizations
+) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -123,6 +129,13 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
             for (const [i, estimate] of gas.entries()) {
               const command = prepared.group[i]!
               if (Either.isLeft(estimate)) {
+                // Refused because the token already executed this authorization (a restore from an older backup):
+                // the transfer is recognised from the chain, never sent again.
+                const from = senders.get(command.deposit_request_id)
+                if (from !== undefined && (yield* usedAuthorizations.recognise(command, from, "insert"))) {
+                  simulationFailures.delete(command.payload.command_id)
+                  continue
+                }
                 const tries = (simulationFailures.get(command.payload.command_id) ?? 0) + 1
                 simulationFailures.set(command.payload.command_id, tries)
                 yield* Effect.logWarning(
@@ -267,7 +280,21 @@ export const makeCommandConsumer = (signer: TransferSigner, broadcaster: Broadca
           indexes.get(transfer.deposit_request_id)
         )
         const gas = (yield* signer.estimateGas([authorization]))[0]!
-        if (Either.isLeft(gas)) return yield* gas.left
+        if (Either.isLeft(gas)) {
+          const retried: Command = {
+            ...command,
+            deposit_request_id: transfer.deposit_request_id,
+            topic: "command.retry",
+            payload: {
+              type: transfer.kind,
+              command_id: command.payload.command_id,
+              amount_base_units: BigInt(transfer.amount_base_units).toString(),
+              to
+            }
+          }
+          if (from !== undefined && (yield* usedAuthorizations.recognise(retried, from, "update"))) return
+          return yield* gas.left
+        }
         const signed = yield* signer.signTransaction(
           { ...authorization, gas: gas.right },
           yield* signer.nextNonce(),

@@ -9,6 +9,7 @@ import type { JsonRpc } from "../chain/Finality"
 import type { Broadcaster } from "./Broadcaster"
 import { holdAttention, type TokenGate } from "./TokenGate"
 import type { TreasuryWallet } from "./TreasuryWallet"
+import type { UsedAuthorizations } from "./UsedAuthorizations"
 
 /** How often the treasury's gas balance is read. */
 export const GAS_CHECK_MS = 10_000
@@ -49,6 +50,7 @@ export const makeTransferFollower = (
   treasury: TreasuryWallet,
   broadcaster: Broadcaster,
   gate: TokenGate,
+  usedAuthorizations: UsedAuthorizations,
   settings: { readonly transferReplaceAfterMs: number; readonly treasuryGasWarnGwei: number }
 ) =>
   Effect.gen(function* () {
@@ -289,6 +291,30 @@ export const makeTransferFollower = (
         return t.tx_nonce < mined && (seen === undefined || seen <= finalized)
       })
       const receipts = yield* receiptsOf(toRead.flatMap((t) => [t.tx_hash, ...t.replaced_tx_hashes]))
+      // A treasury nonce used by none of a transfer's transactions: one made after the backup this database was
+      // restored from (a replacement) may carry its authorization; it is followed from now on.
+      for (const t of toRead) {
+        if ([t.tx_hash, ...t.replaced_tx_hashes].some((h) => receipts.has(h))) continue
+        const owner = yield* sql<{ deposit_address: string | null }>`
+          select deposit_address from deposit_requests where id = ${t.deposit_request_id}`
+        const from = owner[0]?.deposit_address
+        if (from == null) continue
+        const found = yield* usedAuthorizations.replacementOf(
+          t.deposit_request_id,
+          getAddress(from),
+          t.command_id
+        )
+        if (found === undefined) continue
+        yield* sql`
+          update transfers set replaced_tx_hashes = array_append(replaced_tx_hashes, ${found.tx_hash})
+          where command_id = ${t.command_id} and state = 'signed' and not (${found.tx_hash} = any(replaced_tx_hashes))`
+        yield* Effect.logWarning(
+          `treasury: ${t.command_id} was executed on chain by ${found.tx_hash}, a transaction this database did not record (a restore from an older backup?): followed from now on`
+        )
+        const more = yield* receiptsOf([found.tx_hash])
+        for (const [hash, receipt] of more) receipts.set(hash, receipt)
+        ;(t.replaced_tx_hashes as Array<Hex>).push(found.tx_hash)
+      }
       const final: Array<{ t: OpenTransfer; receipt: RawReceipt }> = []
       const resend: Array<OpenTransfer> = []
       const stuck: Array<OpenTransfer> = []

@@ -12,6 +12,7 @@ import { makeTransferFollower } from "./TransferFollower"
 import { makeTokenGate } from "./TokenGate"
 import { makeTransferSigner } from "./TransferSigner"
 import { makeTreasuryWallet } from "./TreasuryWallet"
+import { makeUsedAuthorizations } from "./UsedAuthorizations"
 
 export const TREASURY_INTERVAL = Duration.millis(500)
 
@@ -37,8 +38,9 @@ export const makeTreasury = (chainAccess: ChainAccess, token: Hex, treasuryKey: 
     })
     const broadcaster = yield* makeBroadcaster(treasury)
     const gate = yield* makeTokenGate(treasury)
-    const consume = yield* makeCommandConsumer(yield* makeTransferSigner(treasury), broadcaster, gate)
-    const follow = yield* makeTransferFollower(treasury, broadcaster, gate, config)
+    const used = yield* makeUsedAuthorizations(treasury, gate)
+    const consume = yield* makeCommandConsumer(yield* makeTransferSigner(treasury), broadcaster, gate, used)
+    const follow = yield* makeTransferFollower(treasury, broadcaster, gate, used, config)
     // A transfer just signed is broadcast at once: the consumer wakes the follower, which otherwise passes again
     // TREASURY_INTERVAL after its last pass.
     const signed = yield* Queue.sliding<void>(1)
