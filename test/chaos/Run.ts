@@ -11,6 +11,15 @@ import { type Parts, startParts } from "./Parts"
 import { type Build, currentBuild } from "./Release"
 import { type Crossings, crossingsOf, type Replacement, runUpgrade } from "./Upgrade"
 import {
+  type Backup,
+  type BeforeRestore,
+  checkRestore,
+  keptRequests,
+  type RestoreFigures,
+  restore,
+  takeBackup
+} from "./Restore"
+import {
   type ChaosMerchant,
   type Client,
   type Db,
@@ -37,6 +46,12 @@ export interface ChaosOptions {
   readonly log?: (line: string) => void
   /** A rolling upgrade: every instance starts on this build and is replaced by this checkout's mid-run. */
   readonly upgradeFrom?: Build
+  /**
+   * The restore drill: a `pg_dump` of the service's database at 40 % of the window, the workload and faults
+   * carrying on, then every instance stopped, the dump restored under the same name, the instances started again
+   * on the same chain and NATS, and the run settled and checked once more.
+   */
+  readonly restoreDrill?: boolean
 }
 
 export interface Figures {
@@ -63,6 +78,8 @@ export interface Figures {
     readonly callsByVersion: Record<string, Record<string, number>>
     readonly crossings: Crossings
   }
+  /** The restore drill's figures, filled in by its check. */
+  restore?: RestoreFigures
 }
 
 export interface ChaosRun {
@@ -132,6 +149,12 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
         await registerEndpoint(ctx, merchant, kind, `/m${merchant.index}/stable-${kind}`, true)
     }
     log("chaos: parts up; workload and faults running")
+    const backup: Promise<Backup> | undefined = options.restoreDrill
+      ? sleep(options.seconds * 400).then(() => {
+          log("chaos: taking the backup")
+          return takeBackup(ctx)
+        })
+      : undefined
     const [replacements] = await Promise.all([
       options.upgradeFrom === undefined ? [] : runUpgrade(ctx, currentBuild(), started, log),
       runRequests(ctx, options.concurrency ?? 4),
@@ -145,7 +168,22 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
     log(
       `chaos: workload done (${history.requests.length} requests, +${((Date.now() - started) / 1000).toFixed(0)} s); settling`
     )
-    const settledAt = await settle(ctx, options.settleWithinMs ?? 180_000, log)
+    let settledAt = await settle(ctx, options.settleWithinMs ?? 180_000, log)
+    let drill: { backup: Backup; before: BeforeRestore; lost: ReadonlySet<string> } | undefined
+    if (backup !== undefined) {
+      const taken = await backup
+      log(`chaos: ${settledAt === undefined ? "NOT settled" : "settled"}; restoring the backup`)
+      if (settledAt === undefined) history.notes.push("the run did not settle before the restore")
+      const restored = await restore(parts, history, taken, db)
+      const kept = await keptRequests(db, history)
+      drill = {
+        backup: taken,
+        before: restored.before,
+        lost: new Set(history.requests.filter((r) => !kept.has(r.id)).map((r) => r.id))
+      }
+      log(`chaos: restored in ${restored.ms} ms (${drill.lost.size} requests lost); settling again`)
+      settledAt = await settle(ctx, options.settleWithinMs ?? 180_000, log)
+    }
     const figures = figuresOf(history, instances, settledAt)
     const { queryStatuses } = { queryStatuses: await statusesOf(db, history) }
     Object.assign(figures.requestsByStatus, queryStatuses)
@@ -175,10 +213,30 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
       db,
       merchants,
       figures,
-      check: async () => [
-        ...(await check(history, parts, client, db, merchants)),
-        ...malformedMessages(parts)
-      ],
+      check: async () => {
+        if (drill === undefined)
+          return [...(await check(history, parts, client, db, merchants)), ...malformedMessages(parts)]
+        const restoreFigures: RestoreFigures = {
+          backupAfterMs: drill.backup.at - started,
+          requestsLost: 0,
+          requestsKept: 0,
+          payoutsAfterBackup: 0,
+          returnsAfterBackup: 0,
+          transfersRecognised: 0,
+          creditsAfterBackup: 0,
+          eventsBeforeRestore: 0,
+          eventsRedeliveredUnderFirstIds: 0,
+          eventsNotRaisedAgain: 0,
+          restoreMs: drill.before.at - drill.backup.at
+        }
+        figures.restore = restoreFigures
+        const usual = await check(history, parts, client, db, merchants, {
+          lost: drill.lost,
+          deliveriesBefore: drill.before.deliveries
+        })
+        const own = await checkRestore(history, parts, db, drill.backup, drill.before, restoreFigures)
+        return [...usual, ...own, ...malformedMessages(parts)]
+      },
       plant: (kind) => plant(kind, history, parts, db),
       stop: async () => {
         await db.end().catch(() => undefined)
@@ -328,6 +386,7 @@ export const summaryOf = (
           `- steps by version ${JSON.stringify(figures.upgrade.crossings.stepsByVersion)}, by instance ${JSON.stringify(figures.upgrade.crossings.stepsByInstance)}`,
           `- requests stepped by both versions: ${figures.upgrade.crossings.requestsAcrossVersions}; snapshots read across versions ${JSON.stringify(figures.upgrade.crossings.snapshotReads)}`
         ]),
+    ...(figures.restore === undefined ? [] : restoreLines(figures.restore)),
     `- settled ${figures.settleAfterLastFaultMs === undefined ? "NOT within the bound" : `${(figures.settleAfterLastFaultMs / 1000).toFixed(1)} s`} after the last fault`,
     `- violations: ${violations.length}`,
     // One line each: a detail may quote an error over several lines.
@@ -338,6 +397,12 @@ export const summaryOf = (
   ]
   return lines.join("\n")
 }
+
+const restoreLines = (r: RestoreFigures) => [
+  `- restore drill: pg_dump ${(r.backupAfterMs / 1000).toFixed(1)} s into the run, restored ${(r.restoreMs / 1000).toFixed(1)} s after it; requests kept ${r.requestsKept}, made after the backup and lost with it ${r.requestsLost}`,
+  `- after the backup, from the Transfer logs: ${r.payoutsAfterBackup} payouts and ${r.returnsAfterBackup} returns (${r.transfersRecognised} of the kept requests' recognised as confirmed transfers by the restored service); payer transfers found again as credits: ${r.creditsAfterBackup}`,
+  `- events of kept requests before the restore: ${r.eventsBeforeRestore} (${r.eventsNotRaisedAgain} not raised again); delivered again after it under their first ids: ${r.eventsRedeliveredUnderFirstIds}`
+]
 
 export const appendResults = (summary: string) =>
   appendFileSync(join(import.meta.dirname, "RESULTS.md"), `\n${summary}`)

@@ -4,7 +4,7 @@ import { buildRelease, previousRelease } from "./Release"
 import { appendResults, PLANT_KINDS, type PlantKind, runChaos, summaryOf } from "./Run"
 
 /**
- * `npm run chaos -- --seconds N --seed S [--instances 3] [--plant KIND] [--upgrade-from [REF]]`: one run, its summary,
+ * `npm run chaos -- --seconds N --seed S [--instances 3] [--plant KIND] [--upgrade-from [REF]] [--restore-drill]`: one run, its summary,
  * exit 1 on any violation. `--upgrade-from` alone starts from the previous release (see test/chaos/Release.ts).
  */
 const argv = process.argv.slice(2)
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     instances: { type: "string", default: "3" },
     concurrency: { type: "string", default: "4" },
     plant: { type: "string" },
+    "restore-drill": { type: "boolean", default: false },
     "no-results": { type: "boolean", default: false }
   }
 })
@@ -47,6 +48,7 @@ const run = await runChaos({
   seed: Number(values.seed),
   instances: Number(values.instances),
   concurrency: Number(values.concurrency),
+  restoreDrill: values["restore-drill"],
   log: (line) => console.log(line)
 })
 let code = 1
