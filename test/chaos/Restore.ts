@@ -18,6 +18,8 @@ export interface Backup {
   readonly block: bigint
   readonly file: string
   readonly dir: string
+  /** Payer transfers held back until after the dump. */
+  readonly held: number
 }
 
 /** What the database held just before the restore: each lifecycle event, by request and dedupe key. */
@@ -30,6 +32,7 @@ export interface BeforeRestore {
 
 export interface RestoreFigures {
   backupAfterMs: number
+  payersHeld: number
   requestsLost: number
   requestsKept: number
   payoutsAfterBackup: number
@@ -62,8 +65,8 @@ export const takeBackup = async (ctx: WorkloadContext): Promise<Backup> => {
   const dir = mkdtempSync(join(tmpdir(), "chaos-backup-"))
   const file = join(dir, "deposits.dump")
   const until = Date.now() + 120_000
-  // Payer transfers wait a few seconds before and during the dump, so requests attested before it are paid after
-  // it: credits the restored service must find again.
+  // Payer transfers wait before and during the dump, so requests attested before it are paid after it: credits
+  // the restored service must find again, and settlements and returns it must recognise.
   while (chainGate.writer !== undefined) await chainGate.writer
   let release: () => void = () => undefined
   chainGate.writer = new Promise<void>((resolve) => {
@@ -71,14 +74,16 @@ export const takeBackup = async (ctx: WorkloadContext): Promise<Backup> => {
   })
   try {
     while (chainGate.readers > 0) await sleep(50)
-    await sleep(HOLD_PAYMENTS_MS)
+    const holdUntil = Date.now() + HOLD_PAYMENTS_MS
+    while (chainGate.waiting < PAYERS_WAITING && Date.now() < holdUntil) await sleep(100)
+    const held = chainGate.waiting
     for (;;) {
       const block = await parts.chain.chain.getBlockNumber()
       const at = Date.now()
       try {
         await run(join(BIN, "pg_dump"), [...args(parts, "postgres"), "-Fc", "-f", file])
         history.notes.push(`backup taken at block ${block}`)
-        return { at, block, file, dir }
+        return { at, block, file, dir, held }
       } catch (error) {
         if (Date.now() > until) throw error
         await sleep(1_000)
@@ -90,8 +95,9 @@ export const takeBackup = async (ctx: WorkloadContext): Promise<Backup> => {
   }
 }
 
-/** How long payer transfers wait before the dump. */
-const HOLD_PAYMENTS_MS = 4_000
+/** Payer transfers held back until after the dump (or as many as came within HOLD_PAYMENTS_MS). */
+const PAYERS_WAITING = 3
+const HOLD_PAYMENTS_MS = 30_000
 
 /** The lifecycle events as they stand, for the checker to compare with what the restored service raises. */
 export const eventsNow = async (db: Db) =>

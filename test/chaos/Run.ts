@@ -142,7 +142,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
       merchants,
       seed: options.seed,
       stopAt: started + options.seconds * 1_000,
-      chainGate: { readers: 0, writer: undefined }
+      chainGate: { readers: 0, writer: undefined, waiting: 0 }
     }
     for (const merchant of merchants) {
       for (const kind of ["ok", "slow", "fail", "hang"] as const)
@@ -218,6 +218,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosRun> => {
           return [...(await check(history, parts, client, db, merchants)), ...malformedMessages(parts)]
         const restoreFigures: RestoreFigures = {
           backupAfterMs: drill.backup.at - started,
+          payersHeld: drill.backup.held,
           requestsLost: 0,
           requestsKept: 0,
           payoutsAfterBackup: 0,
@@ -399,7 +400,7 @@ export const summaryOf = (
 }
 
 const restoreLines = (r: RestoreFigures) => [
-  `- restore drill: pg_dump ${(r.backupAfterMs / 1000).toFixed(1)} s into the run, restored ${(r.restoreMs / 1000).toFixed(1)} s after it; requests kept ${r.requestsKept}, made after the backup and lost with it ${r.requestsLost}`,
+  `- restore drill: pg_dump ${(r.backupAfterMs / 1000).toFixed(1)} s into the run (${r.payersHeld} payer transfers held until after it), restored ${(r.restoreMs / 1000).toFixed(1)} s after it; requests kept ${r.requestsKept}, made after the backup and lost with it ${r.requestsLost}`,
   `- after the backup, from the Transfer logs: ${r.payoutsAfterBackup} payouts and ${r.returnsAfterBackup} returns (${r.transfersRecognised} of the kept requests' recognised as confirmed transfers by the restored service); payer transfers found again as credits: ${r.creditsAfterBackup}`,
   `- events of kept requests before the restore: ${r.eventsBeforeRestore} (${r.eventsNotRaisedAgain} not raised again); delivered again after it under their first ids: ${r.eventsRedeliveredUnderFirstIds}`
 ]

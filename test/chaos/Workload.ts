@@ -149,7 +149,7 @@ export interface WorkloadContext {
   /** When the workload stops starting new things (a rolling upgrade may push it back until both versions served). */
   stopAt: number
   /** Held (shared) by payments while they are sent; the reorganisation takes it alone. */
-  readonly chainGate: { readers: number; writer: Promise<void> | undefined }
+  readonly chainGate: { readers: number; writer: Promise<void> | undefined; waiting: number }
 }
 
 export const makeMerchants = async (parts: Parts, client: Client, count: number) => {
@@ -200,7 +200,10 @@ const payMutex = serialised()
  */
 const pay = async (ctx: WorkloadContext, record: RequestRecord, from: PrivateKeyAccount, amount: bigint) => {
   const { chain } = ctx.parts
-  while (ctx.chainGate.writer !== undefined) await ctx.chainGate.writer
+  while (ctx.chainGate.writer !== undefined) {
+    ctx.chainGate.waiting++
+    await ctx.chainGate.writer.finally(() => ctx.chainGate.waiting--)
+  }
   ctx.chainGate.readers++
   try {
     await payMutex(async () => {
