@@ -8,7 +8,7 @@
  * It needs an `HttpClient` (provide `FetchHttpClient.layer` from @effect/platform, or Node's).
  */
 import { HttpApiClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, FiberRef, Option, Stream } from "effect"
 import { Api } from "../http/Api"
 import type {
   CreateDepositRequest,
@@ -38,7 +38,7 @@ export type { RetryOptions } from "./retry"
 export interface ClientOptions {
   /** The service's origin, e.g. `https://deposits.example.com` (paths start with `/v1`). */
   readonly baseUrl: string
-  /** A `sk_…` API key of the account. */
+  /** An API key of the account: `service_test_…` in the sandbox, `service_live_…` in production. */
   readonly apiKey: string
   readonly retry?: RetryOptions
 }
@@ -146,13 +146,42 @@ export const contractErrorOf = (
   }
 }
 
+/** What an error answer's envelope says beyond the contract's classes: its docs line and its request id. */
+export interface ErrorDetails {
+  /** The code's line on the service's error page (`…/docs/errors#code`): what it means and what to do. */
+  readonly docUrl: string | undefined
+  /** The answer's request id (also its `X-Request-Id`): quote it to support. */
+  readonly requestId: string | undefined
+}
+
+// The transport reads the envelope and the call's wrapper pins it to the decoded error; both run in the caller's
+// fiber, so this carries it from one to the other without widening the contract's classes.
+const lastErrorDetails = FiberRef.unsafeMake<ErrorDetails | undefined>(undefined)
+const detailsOfError = new WeakMap<object, ErrorDetails>()
+
+/** The `doc_url` and `request_id` of the answer a client error was decoded from (undefined for other errors). */
+export const errorDetails = (error: unknown): ErrorDetails | undefined =>
+  typeof error === "object" && error !== null ? detailsOfError.get(error) : undefined
+
+const detailsOf = (body: unknown, requestIdHeader: string | undefined): ErrorDetails => {
+  const envelope = (typeof body === "object" && body !== null ? body : {}) as {
+    error?: { doc_url?: unknown }
+    request_id?: unknown
+  }
+  const docUrl = envelope.error?.doc_url
+  return {
+    docUrl: typeof docUrl === "string" ? docUrl : undefined,
+    requestId: typeof envelope.request_id === "string" ? envelope.request_id : requestIdHeader
+  }
+}
+
 /** Error answers rewritten from the envelope into the contract's encoded errors (see `contractErrorOf`). */
 const withContractErrors = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
   HttpClient.transform(client, (send, request) =>
     Effect.flatMap(send, (response) =>
       response.status < 400
         ? Effect.succeed(response)
-        : Effect.map(
+        : Effect.flatMap(
             Effect.orElseSucceed(response.text, () => ""),
             (text) => {
               let body: unknown
@@ -162,21 +191,54 @@ const withContractErrors = (client: HttpClient.HttpClient): HttpClient.HttpClien
                 body = undefined
               }
               const encoded = contractErrorOf(body, response.headers["retry-after"])
-              return HttpClientResponse.fromWeb(
-                request,
-                new Response(encoded === undefined ? text : JSON.stringify(encoded), {
-                  status: response.status,
-                  headers: { ...response.headers, "content-type": "application/json" }
-                })
+              return Effect.as(
+                FiberRef.set(lastErrorDetails, detailsOf(body, response.headers["x-request-id"])),
+                HttpClientResponse.fromWeb(
+                  request,
+                  new Response(encoded === undefined ? text : JSON.stringify(encoded), {
+                    status: response.status,
+                    headers: { ...response.headers, "content-type": "application/json" }
+                  })
+                )
               )
             }
           )
     )
   )
 
+/** A call whose decoded error keeps its answer's `doc_url` and request id (read them with `errorDetails`). */
+const keepingDetails = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(
+    Effect.tapError(call, (error) =>
+      Effect.map(FiberRef.get(lastErrorDetails), (details) => {
+        if (details !== undefined && typeof error === "object" && error !== null)
+          detailsOfError.set(error, details)
+      })
+    ),
+    lastErrorDetails,
+    undefined
+  )
+
+/** Every endpoint of every group, each wrapped by `keepingDetails`; the client's type is unchanged. */
+const withDetails = <Client extends Record<string, Record<string, unknown>>>(client: Client): Client =>
+  Object.fromEntries(
+    Object.entries(client).map(([group, endpoints]) => [
+      group,
+      Object.fromEntries(
+        Object.entries(endpoints).map(([name, endpoint]) => [
+          name,
+          typeof endpoint === "function"
+            ? (...args: Array<unknown>) =>
+                keepingDetails(endpoint(...args) as Effect.Effect<unknown, unknown>)
+            : endpoint
+        ])
+      )
+    ])
+  ) as Client
+
 /** A client of the whole API, with the helpers; see the module's comment. */
 export const makeClient = Effect.fn("DepositsClient.make")(function* (options: ClientOptions) {
-  const api = yield* HttpApiClient.make(Api, {
+  const made = yield* HttpApiClient.make(Api, {
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     transformClient: (client) =>
       withContractErrors(
@@ -185,6 +247,7 @@ export const makeClient = Effect.fn("DepositsClient.make")(function* (options: C
         )
       )
   })
+  const api = withDetails(made)
 
   /**
    * Creates a deposit request with an `Idempotency-Key` (a new random one unless given), so a retry after a
