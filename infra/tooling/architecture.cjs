@@ -128,6 +128,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
+    // The kit packages' build output (git-ignored, written by their `prepack`) is not source.
+    exclude: { path: "^src/client/packages/[^/]+/dist/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {
