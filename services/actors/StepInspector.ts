@@ -34,10 +34,18 @@ export class Inspector extends Context.Tag("deposits/Inspector")<Inspector, Insp
         const definition = JSON.stringify(depositRequestMachine.config)
         type Snapshot = NonNullable<Parameters<typeof inspector.actor>[1]>
         yield* Effect.logInfo(`streaming actor steps to the Stately inspector at ${url}`)
+        // Stately's inspector draws an actor only from its announcement: one restored from the database (created
+        // before this process, or on another instance) is announced, with the definition, before its first step.
+        const announced = new Set<string>()
+        const announce = (actorId: string, snapshot: unknown) => {
+          if (announced.size >= 10_000) announced.clear()
+          announced.add(actorId)
+          inspector.actor(actorId, snapshot as Snapshot, { definition, rootId: actorId })
+        }
         return {
-          created: (actorId, snapshot) =>
-            inspector.actor(actorId, snapshot as Snapshot, { definition, rootId: actorId }),
+          created: announce,
           stepped: (actorId, event, snapshot) => {
+            if (!announced.has(actorId)) announce(actorId, snapshot)
             inspector.event(actorId, { ...event })
             inspector.snapshot(actorId, snapshot as Snapshot, { event: { ...event } })
           }
