@@ -3,8 +3,10 @@ import { Clock, Effect, Option } from "effect"
 import { depositRequestMachine, MACHINE_VERSION } from "../../machines/DepositRequest"
 import { type DepositRequestEvent, explainStep, type Step, type TakenTransition } from "../../machines/step"
 import { stepHistoryDays } from "../actors/StepHistorySettings"
+import { chainIdOf } from "../domain/Environment"
 import type { DepositRequestStatus } from "../domain/Lifecycle"
-import { toId } from "../domain/PrefixedId"
+import { toId, uuidPattern } from "../domain/PrefixedId"
+import { serviceEnv } from "../platform/Settings"
 import { orDieOnSql } from "../platform/SqlFailure"
 
 /** A JSON value as stored. */
@@ -13,14 +15,19 @@ type Json = unknown
 /** XState's state value: a state's name, or the child states of compound ones by their parents' names. */
 export type StateValue = string | { readonly [key: string]: unknown }
 
-/** One change of the context between two snapshots: a dotted path (array items by index), before and after. */
+/**
+ * One change of the context between two snapshots: a dotted path, before and after, and whether a value (or a list
+ * entry) was added, removed or changed. List entries are named by their identity (`pending[command_id=settle:…]`,
+ * `credit_ids[=1:0xab…:0]`), not by their place, so a settle confirmed and a return commanded in one step read as
+ * one removal and one addition rather than as the settle turning into the return.
+ */
 export interface ContextChange {
   readonly path: string
+  readonly change: "added" | "removed" | "changed"
   readonly before: Json
   readonly after: Json
 }
 
-/** One kept step of a request, explained: what the inspector's history shows. */
 export interface RequestStep {
   readonly version: number
   readonly event_id: string
@@ -33,7 +40,12 @@ export interface RequestStep {
   readonly state_before: StateValue | null
   readonly state_after: StateValue
   readonly transition: TakenTransition | null
-  readonly emitted: { readonly lifecycle: ReadonlyArray<string>; readonly commands: ReadonlyArray<string> }
+  readonly emitted: {
+    readonly lifecycle: ReadonlyArray<string>
+    readonly commands: ReadonlyArray<string>
+    /** The lifecycle events this step's commit stored (`evt_…`): what webhooks deliver. */
+    readonly events: ReadonlyArray<{ readonly id: string; readonly type: string }>
+  }
   readonly snapshot_before: Json | null
   readonly snapshot_after: Json
   readonly context_changes: ReadonlyArray<ContextChange>
@@ -109,7 +121,26 @@ const sameJson = (a: unknown, b: unknown): boolean => {
   return false
 }
 
-/** Every leaf (or whole value, where the kinds differ) that changed between two JSON values; absent is null. */
+/** The fields that name a list entry in the machine's context (commands, credits, recoveries). */
+const IDENTITY_KEYS = ["command_id", "credit_id", "transfer_id", "id"] as const
+
+/** An entry's identity within its list: its identity field, or its JSON when it is a plain value; none otherwise. */
+const identityOf = (item: unknown): string | undefined => {
+  if (isPlainObject(item)) {
+    const key = IDENTITY_KEYS.find((k) => typeof item[k] === "string")
+    return key === undefined ? undefined : `${key}=${item[key] as string}`
+  }
+  return typeof item === "object" ? undefined : `=${String(item)}`
+}
+
+const kindOf = (before: unknown, after: unknown): ContextChange["change"] =>
+  before === undefined ? "added" : after === undefined ? "removed" : "changed"
+
+/**
+ * Every leaf (or whole value, where the kinds differ) that changed between two JSON values; absent is null. Lists
+ * whose entries all have an identity are paired by it (an entry only before is a removal, only after an addition);
+ * other lists by position.
+ */
 export const contextChanges = (before: unknown, after: unknown, path = ""): Array<ContextChange> => {
   const at = (key: string) => (path === "" ? key : `${path}.${key}`)
   if (isPlainObject(before) && isPlainObject(after)) {
@@ -117,12 +148,34 @@ export const contextChanges = (before: unknown, after: unknown, path = ""): Arra
     return keys.flatMap((k) => contextChanges(before[k], after[k], at(k)))
   }
   if (Array.isArray(before) && Array.isArray(after)) {
+    const ids = (list: ReadonlyArray<unknown>) => list.map(identityOf)
+    const idsBefore = ids(before)
+    const idsAfter = ids(after)
+    const all = [...idsBefore, ...idsAfter]
+    const keyed = all.every((id) => id !== undefined) && new Set(idsBefore).size === idsBefore.length
+    if (keyed && new Set(idsAfter).size === idsAfter.length) {
+      const entry = (id: string) => `${path}[${id}]`
+      const was = new Map(before.map((item, i) => [idsBefore[i]!, item]))
+      const is = new Map(after.map((item, i) => [idsAfter[i]!, item]))
+      return [
+        ...[...was].flatMap(([id, item]) =>
+          is.has(id)
+            ? contextChanges(item, is.get(id), entry(id))
+            : [{ path: entry(id), change: "removed" as const, before: item, after: null }]
+        ),
+        ...[...is]
+          .filter(([id]) => !was.has(id))
+          .map(([id, item]) => ({ path: entry(id), change: "added" as const, before: null, after: item }))
+      ]
+    }
     const out: Array<ContextChange> = []
     for (let i = 0; i < Math.max(before.length, after.length); i++)
       out.push(...contextChanges(before[i], after[i], at(String(i))))
     return out
   }
-  return sameJson(before, after) ? [] : [{ path, before: before ?? null, after: after ?? null }]
+  return sameJson(before, after)
+    ? []
+    : [{ path, change: kindOf(before, after), before: before ?? null, after: after ?? null }]
 }
 
 const contextOf = (snapshot: unknown) => (isPlainObject(snapshot) ? snapshot.context : undefined)
@@ -133,8 +186,61 @@ const valueOf = (snapshot: unknown): StateValue => {
 
 const emittedOf = (step: Step | undefined) => ({
   lifecycle: (step?.emitted ?? []).filter((e) => e.kind === "lifecycle").map((e) => e.type),
-  commands: (step?.emitted ?? []).filter((e) => e.kind === "command").map((e) => e.type)
+  commands: (step?.emitted ?? []).filter((e) => e.kind === "command").map((e) => e.type),
+  events: [] as Array<{ readonly id: string; readonly type: string }>
 })
+
+/** A stored lifecycle event of a request: stamped with its step's commit instant. */
+interface EventRow {
+  readonly id: string
+  readonly type: string
+  readonly occurred_at: Date
+}
+
+/**
+ * Each step given the lifecycle events its commit stored: same instant, and a type it emitted (a commit may step
+ * a request more than once); an event the explanation cannot place goes to the last step of its instant.
+ */
+const withEvents = (steps: Array<RequestStep>, events: ReadonlyArray<EventRow>): Array<RequestStep> => {
+  const placed = steps.map((s) => ({ ...s, emitted: { ...s.emitted, events: [...s.emitted.events] } }))
+  for (const e of events) {
+    const at = e.occurred_at.toISOString()
+    const same = placed.filter((s) => s.at === at)
+    const owner = same.find((s) => s.emitted.lifecycle.includes(e.type)) ?? same[same.length - 1]
+    owner?.emitted.events.push({ id: toId("evt", e.id), type: e.type })
+  }
+  return placed
+}
+
+/** Where a search of the inspector led: a request and the step to open. */
+export interface StepLocation {
+  readonly deposit_request_id: string
+  readonly version: number
+  readonly matched: "deposit_request" | "event" | "webhook_delivery" | "transaction_hash" | "credit"
+}
+
+const ID_SEARCH = new RegExp(`^(dr|evt|whd)_(${uuidPattern})$`, "i")
+const HASH_SEARCH = /^0x[0-9a-f]{64}$/i
+/** A credit's id as the chain watcher names it: chain, transaction hash, log index. */
+const CREDIT_SEARCH = /^(\d{1,12}):(0x[0-9a-f]{64}):(\d{1,9})$/i
+
+/** What the inspector's search box recognises; undefined for anything else. */
+export const recogniseStepSearch = (
+  q: string
+):
+  | { readonly kind: "dr" | "evt" | "whd"; readonly uuid: string }
+  | { readonly kind: "transaction_hash"; readonly hash: string }
+  | { readonly kind: "credit"; readonly creditId: string }
+  | undefined => {
+  const text = q.trim()
+  const id = ID_SEARCH.exec(text)
+  if (id !== null) return { kind: id[1]!.toLowerCase() as "dr" | "evt" | "whd", uuid: id[2]!.toLowerCase() }
+  if (HASH_SEARCH.test(text)) return { kind: "transaction_hash", hash: text.toLowerCase() }
+  const credit = CREDIT_SEARCH.exec(text)
+  if (credit !== null)
+    return { kind: "credit", creditId: `${credit[1]}:${credit[2]!.toLowerCase()}:${credit[3]}` }
+  return undefined
+}
 
 /**
  * A kept step explained: its transition and what it emitted come from stepping the snapshot before it again
@@ -185,6 +291,7 @@ const feedStep = (r: FeedRow): FeedStep => ({
 const make = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
   const days = yield* stepHistoryDays
+  const chainId = chainIdOf(yield* serviceEnv)
 
   /**
    * A request's kept steps after `afterVersion`, in version order (at most `REQUEST_STEPS_LIMIT`), each with the
@@ -207,17 +314,25 @@ const make = Effect.gen(function* () {
           where deposit_request_id = ${uuid} and version > ${afterVersion} order by version
           limit ${REQUEST_STEPS_LIMIT})
         order by version`
-      const data: Array<RequestStep> = []
+      const explained: Array<RequestStep> = []
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!
         if (Number(row.version) <= afterVersion) continue
-        data.push(explain(row, rows[i - 1], request.machine_version))
+        explained.push(explain(row, rows[i - 1], request.machine_version))
       }
+      const instants = [...new Set(explained.map((s) => s.at))]
+      const events =
+        instants.length === 0
+          ? []
+          : yield* sql<EventRow>`
+              select id, type, occurred_at from lifecycle_events
+              where deposit_request_id = ${uuid} and occurred_at in ${sql.in(instants.map((at) => new Date(at)))}
+              order by occurred_at, id`
       return Option.some<RequestSteps>({
         deposit_request_id: toId("dr", uuid),
         machine_version: request.machine_version,
         retained_from_version: request.retained_from === null ? null : Number(request.retained_from),
-        data
+        data: withEvents(explained, events)
       })
     }).pipe(orDieOnSql)
 
@@ -320,7 +435,106 @@ const make = Effect.gen(function* () {
       return Option.some<RequestSteps>({ ...first.value, data })
     })
 
-  return { forRequest, allForRequest, hasStepsAfter, feed, feedHasAfter, sweep, days } as const
+  /**
+   * The account's kept step whose event carried this transaction hash (a credit, a settlement or a return
+   * confirmed) or this credit; else the latest step of the request the transaction belongs to (a transfer sent and
+   * not yet confirmed). The requests are found first through the credits' and transfers' hash indexes.
+   */
+  const stepNaming = (accountId: string, hash: string, creditId: string | undefined) =>
+    // A credit names its chain; a bare hash is looked up on the service's.
+    sql<{ deposit_request_id: string; version: string }>`
+      select s.deposit_request_id, s.version from deposit_request_steps s
+      join deposit_requests d on d.id = s.deposit_request_id and d.account_id = ${accountId}
+      where s.deposit_request_id in (
+        select deposit_request_id from chain_credits
+        where chain_id = ${creditId === undefined ? chainId : Number(creditId.split(":")[0])} and tx_hash = ${hash}
+        union all
+        select deposit_request_id from transfers where tx_hash = ${hash})
+      order by ${
+        creditId === undefined
+          ? sql`(s.event->>'tx_hash' = ${hash} or s.event->>'credit_id' like ${`%:${hash}:%`}) is true`
+          : sql`(s.event->>'credit_id' = ${creditId}) is true`
+      } desc, s.version desc
+      limit 1`
+
+  /**
+   * The step a search names, in the account's requests only (another account's id finds nothing): a request's
+   * latest kept step; the step that emitted an event (or a delivery's event); the step whose event carried a
+   * transaction hash (a credit, a settlement or a return confirmed) or a credit.
+   */
+  const find = Effect.fn("StepHistory.find")(function* (
+    accountId: string,
+    search: NonNullable<ReturnType<typeof recogniseStepSearch>>
+  ) {
+    const located = (
+      deposit_request_id: string,
+      version: string | number,
+      matched: StepLocation["matched"]
+    ) =>
+      Option.some<StepLocation>({
+        deposit_request_id: toId("dr", deposit_request_id),
+        version: Number(version),
+        matched
+      })
+    switch (search.kind) {
+      case "dr": {
+        const rows = yield* sql<{ version: string }>`
+          select s.version from deposit_request_steps s
+          join deposit_requests d on d.id = s.deposit_request_id and d.account_id = ${accountId}
+          where s.deposit_request_id = ${search.uuid}
+          order by s.version desc limit 1`
+        return rows[0] === undefined
+          ? Option.none()
+          : located(search.uuid, rows[0].version, "deposit_request")
+      }
+      case "evt":
+      case "whd": {
+        const events = yield* search.kind === "evt"
+          ? sql<{ deposit_request_id: string | null; type: string; occurred_at: Date }>`
+              select deposit_request_id, type, occurred_at from lifecycle_events
+              where id = ${search.uuid} and account_id = ${accountId}`
+          : sql<{ deposit_request_id: string | null; type: string; occurred_at: Date }>`
+              select e.deposit_request_id, e.type, e.occurred_at
+              from webhook_deliveries w join lifecycle_events e on e.id = w.event_id
+              where w.id = ${search.uuid} and w.account_id = ${accountId} and e.account_id = ${accountId}`
+        const event = events[0]
+        if (event === undefined || event.deposit_request_id === null) return Option.none()
+        const candidates = yield* sql<{ version: string }>`
+          select version from deposit_request_steps
+          where deposit_request_id = ${event.deposit_request_id} and at = ${event.occurred_at}
+          order by version`
+        const matched = search.kind === "evt" ? "event" : "webhook_delivery"
+        if (candidates.length <= 1)
+          return candidates[0] === undefined
+            ? Option.none()
+            : located(event.deposit_request_id, candidates[0].version, matched)
+        // A commit that stepped the request more than once: the step whose explanation emitted the type.
+        const explained = yield* forRequest(
+          accountId,
+          event.deposit_request_id,
+          Number(candidates[0]!.version) - 1
+        )
+        const steps = Option.isSome(explained) ? explained.value.data : []
+        const owner =
+          steps.find((s) => s.emitted.lifecycle.includes(event.type)) ?? steps[candidates.length - 1]
+        return owner === undefined ? Option.none() : located(event.deposit_request_id, owner.version, matched)
+      }
+      case "transaction_hash": {
+        const rows = yield* stepNaming(accountId, search.hash, undefined)
+        const row = rows[0]
+        return row === undefined
+          ? Option.none()
+          : located(row.deposit_request_id, row.version, "transaction_hash")
+      }
+      case "credit": {
+        const rows = yield* stepNaming(accountId, search.creditId.split(":")[1]!, search.creditId)
+        const row = rows[0]
+        return row === undefined ? Option.none() : located(row.deposit_request_id, row.version, "credit")
+      }
+    }
+  }, orDieOnSql)
+
+  return { forRequest, allForRequest, hasStepsAfter, feed, feedHasAfter, sweep, find, days } as const
 })
 
 /** The step history's reads and its retention sweep (infra/decisions/0066-step-history.md). */

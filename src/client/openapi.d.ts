@@ -1180,6 +1180,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lifecycle/steps/find": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find the step an id or a transaction hash leads to
+         * @description The inspector's search: which request and step an id, a transaction hash or a credit names, in the account's requests only (another account's id is not found).
+         */
+        get: operations["steps.findStep"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lifecycle/steps": {
         parameters: {
             query?: never;
@@ -2735,6 +2755,7 @@ export interface components {
             height: number;
             states: components["schemas"]["MachineState"][];
             transitions: components["schemas"]["MachineTransition"][];
+            groups: components["schemas"]["TransitionGroup"][];
             /** @description An arrow from a dot into each initial state. */
             initial: {
                 /** @description The machine's or the compound state's id. */
@@ -2810,6 +2831,46 @@ export interface components {
                 /** @description SVG user units, from the drawing's top left. */
                 y: number;
             }[];
+            /** @description The group it is drawn in (its points through the group's junction, its label a row of the group's list); null when drawn on its own. */
+            group: string | null;
+        };
+        /** @description Many transitions on one event into one state, or out of one, drawn as one edge through a junction with a count; the members are listed under its label. */
+        TransitionGroup: {
+            id: string;
+            event: string;
+            /**
+             * @description `into`: the members share their target (`state`); `out`: they share their source.
+             * @enum {string}
+             */
+            kind: "into" | "out";
+            /** @description The shared target or source state's id. */
+            state: string;
+            /** @description The member transitions' ids. */
+            members: string[];
+            label: {
+                lines: string[];
+                /** @description SVG user units, from the drawing's top left. */
+                x: number;
+                /** @description SVG user units, from the drawing's top left. */
+                y: number;
+                /** @description SVG user units, from the drawing's top left. */
+                width: number;
+                /** @description SVG user units, from the drawing's top left. */
+                height: number;
+            };
+            junction: {
+                /** @description SVG user units, from the drawing's top left. */
+                x: number;
+                /** @description SVG user units, from the drawing's top left. */
+                y: number;
+            };
+            /** @description The shared part of the edge: junction to target (into) or source to junction (out). */
+            points: {
+                /** @description SVG user units, from the drawing's top left. */
+                x: number;
+                /** @description SVG user units, from the drawing's top left. */
+                y: number;
+            }[];
         };
         /** @description The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, implementations left out: what Stately's tools import and the Stately inspector receives as a definition. */
         MachineDefinition: {
@@ -2852,6 +2913,12 @@ export interface components {
                 lifecycle: string[];
                 /** @description Command types emitted. */
                 commands: string[];
+                /** @description The lifecycle events the step's commit stored, by id. */
+                events: {
+                    /** @description The event's id (`evt_…`), as webhooks deliver it. */
+                    id: string;
+                    type: string;
+                }[];
             };
             /**
              * unknown
@@ -2863,10 +2930,15 @@ export interface components {
              * @description The persisted snapshot at this version, as the row held it.
              */
             snapshot_after: unknown;
-            /** @description Every context value the step changed (absent values are null). */
+            /** @description Every context value the step changed (absent values are null); list entries paired by identity, so an entry replaced by another is one removal and one addition. */
             context_changes: {
-                /** @description Dotted path in the context; array items by index. */
+                /** @description Dotted path in the context. List entries with an identity are named by it (`pending[command_id=…]`, `credit_ids[=…]`), others by index. */
                 path: string;
+                /**
+                 * @description `added` or `removed` for a value (or list entry) only after or only before the step, `changed` otherwise.
+                 * @enum {string}
+                 */
+                change: "added" | "removed" | "changed";
                 /**
                  * unknown
                  * @description Any JSON value.
@@ -2904,6 +2976,18 @@ export interface components {
             _version: string;
         } & {
             [key: string]: unknown;
+        };
+        StepLocation: {
+            /** @enum {string} */
+            object: "step_location";
+            deposit_request_id: string;
+            /** @description The step to open: the version it produced. */
+            version: number;
+            /**
+             * @description What the search was taken as: a request (its latest step), an event or a webhook delivery (the step that emitted the event), a transaction hash or a credit (the step whose event carried it).
+             * @enum {string}
+             */
+            matched: "deposit_request" | "event" | "webhook_delivery" | "transaction_hash" | "credit";
         };
         StepFeed: {
             /** @enum {string} */
@@ -8488,6 +8572,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StatelyInspectionEvent"][];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "steps.findStep": {
+        parameters: {
+            query: {
+                /** @description A request (`dr_…`), event (`evt_…`) or webhook delivery (`whd_…`) id, a transaction hash (`0x` and 64 hex digits) or a credit id (`<chain id>:<transaction hash>:<log index>`). */
+                q: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description StepLocation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepLocation"];
                 };
             };
             /** @description The request did not match the expected schema */

@@ -41,8 +41,31 @@ export const MachineTransition = Schema.Struct({
     description: "Stays in its state (its actions still run); drawn as a loop."
   }),
   label: Schema.Struct({ lines: Schema.Array(Schema.String), ...BoxFields }),
-  points: Schema.Array(Point).annotations({ description: "Start, bends and end of the routed edge." })
+  points: Schema.Array(Point).annotations({ description: "Start, bends and end of the routed edge." }),
+  group: Schema.NullOr(Schema.String).annotations({
+    description:
+      "The group it is drawn in (its points through the group's junction, its label a row of the group's list); null when drawn on its own."
+  })
 }).annotations({ identifier: "MachineTransition" })
+
+export const TransitionGroup = Schema.Struct({
+  id: Schema.String,
+  event: Schema.String,
+  kind: Schema.Literal("into", "out").annotations({
+    description: "`into`: the members share their target (`state`); `out`: they share their source."
+  }),
+  state: Schema.String.annotations({ description: "The shared target or source state's id." }),
+  members: Schema.Array(Schema.String).annotations({ description: "The member transitions' ids." }),
+  label: Schema.Struct({ lines: Schema.Array(Schema.String), ...BoxFields }),
+  junction: Point,
+  points: Schema.Array(Point).annotations({
+    description: "The shared part of the edge: junction to target (into) or source to junction (out)."
+  })
+}).annotations({
+  identifier: "TransitionGroup",
+  description:
+    "Many transitions on one event into one state, or out of one, drawn as one edge through a junction with a count; the members are listed under its label."
+})
 
 export const LifecycleMachine = Schema.Struct({
   object: Schema.Literal("lifecycle_machine"),
@@ -57,6 +80,7 @@ export const LifecycleMachine = Schema.Struct({
   height: Coordinate,
   states: Schema.Array(MachineState),
   transitions: Schema.Array(MachineTransition),
+  groups: Schema.Array(TransitionGroup),
   initial: Schema.Array(
     Schema.Struct({
       parent: Schema.String.annotations({ description: "The machine's or the compound state's id." }),

@@ -54,6 +54,27 @@ export interface GraphTransition {
   readonly label: Box & { readonly lines: ReadonlyArray<string> }
   /** Start, bends and end of the routed edge. */
   readonly points: ReadonlyArray<Point>
+  /** The group it is drawn in (its label a row of the group's list), or null when drawn on its own. */
+  readonly group: string | null
+}
+
+/**
+ * Many transitions on one event into one state (`attention.raised` → needs_attention from every state), or out of
+ * one state (`operator.resumed` to wherever the pause began), drawn as one edge through a junction with one label
+ * and a count; the members' own labels are a list under it that the page opens.
+ */
+export interface TransitionGroup {
+  readonly id: string
+  readonly event: string
+  /** `into`: every member has this target; `out`: every member has this source. */
+  readonly kind: "into" | "out"
+  /** The shared target (into) or source (out). */
+  readonly state: string
+  readonly members: ReadonlyArray<string>
+  readonly label: Box & { readonly lines: ReadonlyArray<string> }
+  readonly junction: Point
+  /** The shared part of the edge: junction → target (into) or source → junction (out). */
+  readonly points: ReadonlyArray<Point>
 }
 
 /** The arrow into a compound state's (or the machine's) initial state, from a dot. */
@@ -74,8 +95,12 @@ export interface MachineGraph {
   readonly height: number
   readonly states: ReadonlyArray<GraphState>
   readonly transitions: ReadonlyArray<GraphTransition>
+  readonly groups: ReadonlyArray<TransitionGroup>
   readonly initial: ReadonlyArray<InitialArrow>
 }
+
+/** A group needs at least this many members: fewer edges read well on their own. */
+export const GROUP_MIN = 4
 
 /** Text metrics of the page's drawing: monospace, so a width is characters × advance. */
 export const FONT = { state: 13, label: 11, advance: 0.62, line: 1.3 } as const
@@ -86,6 +111,7 @@ const ROW_HEIGHT = 18
 const LOOP = 10
 const LABEL_PAD = 4
 const INITIAL_DOT = 10
+const JUNCTION = 8
 
 const textWidth = (text: string, size: number) => Math.ceil(text.length * size * FONT.advance)
 
@@ -281,8 +307,64 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
     const up = new Set(ancestors(a).slice(1))
     return ancestors(b).find((id) => up.has(id) && elkNodes.get(id)?.children !== undefined) ?? root.id
   }
+  // Groups: transitions on one event into one state from many, or out of one state to many (a member in one only).
+  const groupOf = new Map<string, string>()
+  const groups: Array<{
+    id: string
+    event: string
+    kind: "into" | "out"
+    state: string
+    members: Array<Pending>
+  }> = []
+  const gather = (kind: "into" | "out") => {
+    const by = new Map<string, Array<Pending>>()
+    for (const p of pending) {
+      if (p.targetless || groupOf.has(p.id)) continue
+      const key = `${kind === "into" ? p.target : p.source}|${p.event}`
+      by.set(key, [...(by.get(key) ?? []), p])
+    }
+    for (const [key, members] of by) {
+      const ends = new Set(members.map((m) => (kind === "into" ? m.source : m.target)))
+      if (members.length < GROUP_MIN || ends.size < 2) continue
+      const [state, event] = key.split("|") as [string, string]
+      const id = `group:${kind}:${state}:${event}`
+      groups.push({ id, event, kind, state, members })
+      for (const m of members) groupOf.set(m.id, id)
+    }
+  }
+  gather("into")
+  gather("out")
+  const groupLines = (g: (typeof groups)[number]) => [
+    `${g.event} ×${g.members.length}`,
+    g.kind === "into" ? `from ${new Set(g.members.map((m) => m.source)).size} states ▸` : "by guard ▸"
+  ]
+  for (const g of groups) {
+    const held = [...new Set(g.members.map((m) => containerOf(m.source, m.target)))]
+    const holder = (held.length === 1 ? elkNodes.get(held[0]!) : undefined) ?? elkRoot
+    const junction = `${g.id}::junction`
+    holder.children?.push({ id: junction, width: JUNCTION, height: JUNCTION })
+    const lines = groupLines(g)
+    const label: ElkLabel = {
+      id: `${g.id}::label`,
+      text: lines.join("\n"),
+      width: Math.max(...lines.map((l) => textWidth(l, FONT.label))) + 2 * LABEL_PAD,
+      height: Math.ceil(lines.length * FONT.label * FONT.line) + 2 * LABEL_PAD
+    }
+    const shared: ElkExtendedEdge =
+      g.kind === "into"
+        ? { id: `${g.id}::shared`, sources: [junction], targets: [g.state], labels: [label] }
+        : { id: `${g.id}::shared`, sources: [g.state], targets: [junction], labels: [label] }
+    holder.edges?.push(shared)
+    const ends = [...new Set(g.members.map((m) => (g.kind === "into" ? m.source : m.target)))]
+    for (const end of ends)
+      holder.edges?.push(
+        g.kind === "into"
+          ? { id: `${g.id}::from:${end}`, sources: [end], targets: [junction] }
+          : { id: `${g.id}::to:${end}`, sources: [junction], targets: [end] }
+      )
+  }
   for (const p of pending) {
-    if (p.targetless) continue
+    if (p.targetless || groupOf.has(p.id)) continue
     const width = Math.max(...p.lines.map((l) => textWidth(l, FONT.label))) + 2 * LABEL_PAD
     const height = Math.ceil(p.lines.length * FONT.label * FONT.line) + 2 * LABEL_PAD
     const label: ElkLabel = { id: `${p.id}::label`, text: p.lines.join("\n"), width, height }
@@ -359,7 +441,41 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
         order: p.order,
         targetless: true,
         label: { lines: p.lines, ...label },
-        points
+        points,
+        group: null
+      }
+    }
+    const group = groupOf.get(p.id)
+    if (group !== undefined) {
+      const g = groups.find((x) => x.id === group)!
+      const shared = edges.get(`${group}::shared`)?.labels?.[0]
+      const row = g.members.indexOf(p)
+      const text =
+        g.kind === "into"
+          ? `${states.find((x) => x.id === p.source)?.path ?? p.source}${p.guard === null ? "" : ` [${p.guard}]`}`
+          : `${p.guard === null ? "" : `[${p.guard}] `}→ ${states.find((x) => x.id === p.target)?.path ?? p.target}`
+      const rowsTop = round((shared?.y ?? 0) + (shared?.height ?? 0) + 2)
+      return {
+        id: p.id,
+        source: p.source,
+        target: p.target,
+        event: p.event,
+        guard: p.guard,
+        actions: p.actions,
+        order: p.order,
+        targetless: false,
+        label: {
+          lines: [text],
+          x: round(shared?.x ?? 0),
+          y: round(rowsTop + row * ROW_HEIGHT),
+          width: textWidth(text, FONT.label) + 2 * LABEL_PAD,
+          height: ROW_HEIGHT - 2
+        },
+        points:
+          g.kind === "into"
+            ? [...pointsOf(`${group}::from:${p.source}`), ...pointsOf(`${group}::shared`).slice(1)]
+            : [...pointsOf(`${group}::shared`), ...pointsOf(`${group}::to:${p.target}`).slice(1)],
+        group
       }
     }
     const l = edges.get(p.id)?.labels?.[0]
@@ -379,7 +495,28 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
         width: round(l?.width ?? 0),
         height: round(l?.height ?? 0)
       },
-      points: pointsOf(p.id)
+      points: pointsOf(p.id),
+      group: null
+    }
+  })
+  const transitionGroups: Array<TransitionGroup> = groups.map((g) => {
+    const l = edges.get(`${g.id}::shared`)?.labels?.[0]
+    const j = box(`${g.id}::junction`)
+    return {
+      id: g.id,
+      event: g.event,
+      kind: g.kind,
+      state: g.state,
+      members: g.members.map((m) => m.id),
+      label: {
+        lines: groupLines(g),
+        x: round(l?.x ?? 0),
+        y: round(l?.y ?? 0),
+        width: round(l?.width ?? 0),
+        height: round(l?.height ?? 0)
+      },
+      junction: { x: round(j.x + j.width / 2), y: round(j.y + j.height / 2) },
+      points: pointsOf(`${g.id}::shared`)
     }
   })
   const initial: Array<InitialArrow> = initialEdges.map((i) => {
@@ -400,6 +537,7 @@ export const layoutMachine = async (machine: AnyStateMachine, version: number): 
     height: whole.height,
     states,
     transitions,
+    groups: transitionGroups,
     initial
   }
 }

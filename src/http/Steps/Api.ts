@@ -56,7 +56,13 @@ export const RequestStep = Schema.Struct({
   }),
   emitted: Schema.Struct({
     lifecycle: Schema.Array(Schema.String).annotations({ description: "Lifecycle event types emitted." }),
-    commands: Schema.Array(Schema.String).annotations({ description: "Command types emitted." })
+    commands: Schema.Array(Schema.String).annotations({ description: "Command types emitted." }),
+    events: Schema.Array(
+      Schema.Struct({
+        id: Schema.String.annotations({ description: "The event's id (`evt_…`), as webhooks deliver it." }),
+        type: Schema.String
+      })
+    ).annotations({ description: "The lifecycle events the step's commit stored, by id." })
   }),
   snapshot_before: Schema.NullOr(Json).annotations({
     description: "The persisted snapshot before the step (the previous kept step's); null for the first kept."
@@ -66,11 +72,21 @@ export const RequestStep = Schema.Struct({
   }),
   context_changes: Schema.Array(
     Schema.Struct({
-      path: Schema.String.annotations({ description: "Dotted path in the context; array items by index." }),
+      path: Schema.String.annotations({
+        description:
+          "Dotted path in the context. List entries with an identity are named by it (`pending[command_id=…]`, `credit_ids[=…]`), others by index."
+      }),
+      change: Schema.Literal("added", "removed", "changed").annotations({
+        description:
+          "`added` or `removed` for a value (or list entry) only after or only before the step, `changed` otherwise."
+      }),
       before: Json,
       after: Json
     })
-  ).annotations({ description: "Every context value the step changed (absent values are null)." })
+  ).annotations({
+    description:
+      "Every context value the step changed (absent values are null); list entries paired by identity, so an entry replaced by another is one removal and one addition."
+  })
 }).annotations({ identifier: "RequestStep" })
 
 export const RequestSteps = Schema.Struct({
@@ -105,6 +121,22 @@ export const StepFeed = Schema.Struct({
     description: "Pass as `after` to read (or wait for) the steps after these."
   })
 }).annotations({ identifier: "StepFeed" })
+
+export const StepLocation = Schema.Struct({
+  object: Schema.Literal("step_location"),
+  deposit_request_id: Schema.String,
+  version: Schema.Number.annotations({ description: "The step to open: the version it produced." }),
+  matched: Schema.Literal(
+    "deposit_request",
+    "event",
+    "webhook_delivery",
+    "transaction_hash",
+    "credit"
+  ).annotations({
+    description:
+      "What the search was taken as: a request (its latest step), an event or a webhook delivery (the step that emitted the event), a transaction hash or a credit (the step whose event carried it)."
+  })
+}).annotations({ identifier: "StepLocation" })
 
 const StatelyEvent = Schema.Struct(
   {
@@ -159,6 +191,24 @@ export class StepsApi extends HttpApiGroup.make("steps")
       .annotate(
         OpenApi.Description,
         "The kept history as the events Stately's inspector takes (`@xstate.actor` with the machine's definition, then an `@xstate.event` and an `@xstate.snapshot` per step), as a JSON attachment."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("findStep", "/lifecycle/steps/find")
+      .setUrlParams(
+        Schema.Struct({
+          q: Schema.String.pipe(Schema.maxLength(200)).annotations({
+            description:
+              "A request (`dr_…`), event (`evt_…`) or webhook delivery (`whd_…`) id, a transaction hash (`0x` and 64 hex digits) or a credit id (`<chain id>:<transaction hash>:<log index>`)."
+          })
+        })
+      )
+      .addSuccess(StepLocation)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Find the step an id or a transaction hash leads to")
+      .annotate(
+        OpenApi.Description,
+        "The inspector's search: which request and step an id, a transaction hash or a credit names, in the account's requests only (another account's id is not found)."
       )
   )
   .add(

@@ -1,12 +1,16 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, type Schema } from "effect"
-import { StepHistory, statelyEvents } from "../../../services/depositRequests/StepHistory"
+import {
+  recogniseStepSearch,
+  StepHistory,
+  statelyEvents
+} from "../../../services/depositRequests/StepHistory"
 import { uuidFromId } from "../../../services/domain/PrefixedId"
 import { ChangeFeed } from "../../../services/platform/ChangeFeed"
 import { Api } from "../Api"
 import { CurrentIdentity } from "../middleware/Authentication"
 import { longPoll } from "../middleware/LongPoll"
-import { NotFound } from "../Errors"
+import { InvalidRequest, NotFound } from "../Errors"
 import { RequestSteps, StepFeed } from "./Api"
 
 const requireId = (id: string) => {
@@ -69,6 +73,24 @@ export const StepsLive = HttpApiBuilder.group(Api, "steps", (handlers) =>
               "cache-control": "no-store"
             }
           })
+        })
+      )
+      .handle("findStep", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const { accountId } = yield* CurrentIdentity
+          const search = recogniseStepSearch(urlParams.q)
+          if (search === undefined)
+            return yield* new InvalidRequest({
+              message:
+                "q must be a dr_, evt_ or whd_ id, a transaction hash (0x and 64 hex digits) or a credit id (chain:hash:log index).",
+              param: "q"
+            })
+          const found = yield* history.find(accountId, search)
+          if (Option.isNone(found))
+            return yield* NotFound.of(
+              search.kind === "evt" ? "event" : search.kind === "whd" ? "webhook_delivery" : "deposit_request"
+            )
+          return { object: "step_location" as const, ...found.value }
         })
       )
       .handle("accountSteps", ({ urlParams }) =>

@@ -149,10 +149,15 @@ layer(HostLive, { timeout: 120_000 })("the step history", (it) => {
           event: "deposit.credited",
           guard: "newCredit"
         })
-        assert.deepInclude(part!.context_changes, { path: "received_base_units", before: "0", after: "3" })
+        assert.deepInclude(part!.context_changes, {
+          path: "received_base_units",
+          change: "changed",
+          before: "0",
+          after: "3"
+        })
         // Ignored: a version, no transition, nothing emitted, nothing changed.
         assert.isNull(again!.transition)
-        assert.deepStrictEqual(again!.emitted, { lifecycle: [], commands: [] })
+        assert.deepStrictEqual(again!.emitted, { lifecycle: [], commands: [], events: [] })
         assert.deepStrictEqual(again!.context_changes, [])
         assert.deepStrictEqual(again!.snapshot_after, again!.snapshot_before)
         assert.strictEqual(full!.transition?.guard, "newCreditFundsRequest")

@@ -64,7 +64,7 @@ interface Step {
   readonly emitted: { lifecycle: Array<string>; commands: Array<string> }
   readonly snapshot_before: unknown
   readonly snapshot_after: unknown
-  readonly context_changes: Array<{ path: string; before: unknown; after: unknown }>
+  readonly context_changes: Array<{ path: string; change: string; before: unknown; after: unknown }>
 }
 interface Steps {
   readonly object: string
@@ -192,7 +192,12 @@ layer(FixtureLive, { timeout: 120_000 })("the steps API", (it) => {
       })
       assert.deepStrictEqual(attest!.snapshot_before, first!.snapshot_after)
       assert.strictEqual(part!.transition?.guard, "newCredit")
-      assert.deepInclude(part!.context_changes, { path: "received_base_units", before: "0", after: "4" })
+      assert.deepInclude(part!.context_changes, {
+        path: "received_base_units",
+        change: "changed",
+        before: "0",
+        after: "4"
+      })
       assert.deepStrictEqual(part!.event, JSON.parse(JSON.stringify({ ...part!.event })))
 
       const after = yield* call<Steps>(api, "GET", `/v1/deposit-requests/${id}/steps?after_version=2`)

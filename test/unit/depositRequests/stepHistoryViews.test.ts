@@ -19,21 +19,52 @@ const first = () =>
   })
 
 describe("the step history's views", () => {
-  it("lists every changed leaf by its dotted path, array items by index, absent values as null", () => {
+  it("lists every changed leaf by its dotted path, list entries by identity, absent values as null", () => {
     assert.deepStrictEqual(
       contextChanges(
         { a: "1", same: { x: 1 }, list: ["p"], gone: true, nested: { deep: { n: 1 } } },
         { a: "2", same: { x: 1 }, list: ["p", "q"], nested: { deep: { n: 2 } }, added: [1] }
       ),
       [
-        { path: "a", before: "1", after: "2" },
-        { path: "list.1", before: null, after: "q" },
-        { path: "gone", before: true, after: null },
-        { path: "nested.deep.n", before: 1, after: 2 },
-        { path: "added", before: null, after: [1] }
+        { path: "a", change: "changed", before: "1", after: "2" },
+        { path: "list[=q]", change: "added", before: null, after: "q" },
+        { path: "gone", change: "removed", before: true, after: null },
+        { path: "nested.deep.n", change: "changed", before: 1, after: 2 },
+        { path: "added", change: "added", before: null, after: [1] }
       ]
     )
     assert.deepStrictEqual(contextChanges({ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] }), [])
+    // Entries without an identity stay paired by position.
+    assert.deepStrictEqual(contextChanges({ a: [{ b: 1 }] }, { a: [{ b: 2 }] }), [
+      { path: "a.0.b", change: "changed", before: 1, after: 2 }
+    ])
+  })
+
+  it("pairs a settle confirmed and a return commanded in one step as one removal and one addition", () => {
+    const settle = {
+      kind: "command",
+      type: "settle",
+      command_id: "settle:dr_x",
+      amount_base_units: "10",
+      to: WALLET
+    }
+    const back = {
+      kind: "command",
+      type: "return",
+      command_id: "return:dr_x:remainder",
+      amount_base_units: "2",
+      to: WALLET,
+      reason: "overpayment"
+    }
+    assert.deepStrictEqual(contextChanges({ pending: [settle] }, { pending: [back] }), [
+      { path: "pending[command_id=settle:dr_x]", change: "removed", before: settle, after: null },
+      { path: "pending[command_id=return:dr_x:remainder]", change: "added", before: null, after: back }
+    ])
+    // An entry kept but changed is named by its identity, whatever its place.
+    assert.deepStrictEqual(
+      contextChanges({ pending: [settle, back] }, { pending: [{ ...back, to: "0x2" }] }).map((c) => c.path),
+      ["pending[command_id=settle:dr_x]", "pending[command_id=return:dr_x:remainder].to"]
+    )
   })
 
   it("explains no transition for an event the state does not take, and the step changes nothing", () => {
