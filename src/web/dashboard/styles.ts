@@ -3,6 +3,7 @@ export const dashboardStyles = `
 :root { color-scheme: light dark; --ink: #1b1d21; --muted: #5b6270; --line: #d7dbe2; --accent: #0b57d0; --bad: #b3261e; --ok: #1e7a3c; --warn: #8a5300; --soft: #f3f5f9; }
 @media (prefers-color-scheme: dark) { :root { --ink: #eceef2; --muted: #a8afbd; --line: #3a3f4a; --accent: #8ab4f8; --bad: #f2b8b5; --ok: #7fd49a; --warn: #f4c27a; --soft: #22252b; } }
 * { box-sizing: border-box; }
+html { background: Canvas; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
 header.top { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: center; padding: 0.75rem 1rem; border-bottom: 1px solid var(--line); }
 header.top .brand { font-weight: 700; margin-right: auto; }
@@ -83,6 +84,30 @@ svg.machine .transition .guard { fill: var(--muted); }
 svg.machine .transition.taken path { stroke: var(--accent); stroke-width: 3; }
 svg.machine .transition.taken .label { stroke: var(--accent); stroke-width: 1.5; }
 svg.machine .transition.taken text, svg.machine .transition.taken .guard { fill: var(--accent); font-weight: 700; }
+.drawing { overflow: hidden; touch-action: none; cursor: grab; border: 1px solid var(--muted); border-radius: 0.5rem; }
+.drawing:active { cursor: grabbing; }
+svg.machine .transition:focus, svg.machine .group-label:focus { outline: none; }
+svg.machine .transition.hot path, svg.machine .group.hot > path { stroke: var(--accent); stroke-width: 3; }
+svg.machine .transition.hot .label, svg.machine .group.hot .label { stroke: var(--accent); stroke-width: 2; }
+svg.machine .transition.hot text, svg.machine .transition.hot .guard { fill: var(--accent); font-weight: 700; }
+svg.machine .transition:focus-visible .label, svg.machine .group-label:focus-visible .label { stroke: var(--ink); stroke-width: 3; }
+svg.machine .transition.member path { stroke-dasharray: 4 3; }
+svg.machine .group > path { fill: none; stroke: var(--muted); stroke-width: 1.6; }
+svg.machine .group .junction { fill: var(--muted); }
+svg.machine .group .label { fill: Canvas; stroke: var(--muted); stroke-width: 1; }
+svg.machine .group text { font-size: 11px; fill: var(--ink); }
+svg.machine .group .guard { fill: var(--muted); }
+svg.machine .group-label { cursor: pointer; }
+svg.machine .group.taken > path { stroke: var(--accent); stroke-width: 3; }
+svg.timeline { display: block; max-width: 60rem; }
+svg.timeline .axis { stroke: var(--muted); stroke-width: 2; }
+svg.timeline .tick circle { fill: Canvas; stroke: var(--ink); stroke-width: 2; cursor: pointer; }
+svg.timeline .tick.paused circle { stroke: var(--bad); stroke-width: 3; }
+svg.timeline .tick.current circle { fill: var(--accent); stroke: var(--accent); }
+svg.timeline .tick:focus { outline: none; }
+svg.timeline .tick:focus-visible circle { stroke-width: 4; }
+#context-changes tr[data-change=added] td:first-child { color: var(--ok); font-weight: 600; }
+#context-changes tr[data-change=removed] td:first-child { color: var(--bad); font-weight: 600; }
 fieldset.history { border: 0; padding: 0; margin: 0.5rem 0 0; }
 fieldset.events { border: 1px solid var(--line); margin: 0.5rem 0; }
 fieldset.events label { display: block; min-height: 44px; }

@@ -82,7 +82,7 @@ const View = ({ route, account }: { route: Array<string>; account: Account | und
     case "team":
       return <Team />
     case "inspector":
-      return <Inspector id={id} />
+      return <Inspector id={id} at={route[2]} />
     default:
       return (
         <>

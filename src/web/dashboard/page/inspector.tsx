@@ -1,8 +1,10 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, query, Refusal, sentence } from "./api"
-import type { Feed, FeedStep, LifecycleMachine, Step, StepList } from "./inspectorTypes"
+import type { Feed, FeedStep, LifecycleMachine, Step, StepList, StepLocation } from "./inspectorTypes"
 import { activePaths, takenTransitions } from "./inspectorState"
-import { MachineDrawing } from "./machineDrawing"
+import { focusable, MachineDrawing } from "./machineDrawing"
+import { stepsAsTest } from "./stepsAsTest"
+import type { Answer } from "./types"
 import { Field, Loading, Notice, Refused, Scroll, Status, useAction, useLoad, When } from "./ui"
 
 /**
@@ -31,7 +33,7 @@ const download = async (path: string, fileName: string) => {
 
 const useMachine = () => useLoad(() => api<LifecycleMachine>("GET", "/v1/lifecycle/machine"), [])
 
-/** The drawing in a region that scrolls sideways, with a toggle between its own size and the screen's width. */
+/** The drawing in its window (panned and zoomed inside), with a toggle between its own size and the whole machine. */
 const Drawing = ({
   machine,
   step,
@@ -46,19 +48,17 @@ const Drawing = ({
     <>
       <div class="row">
         <button type="button" class="secondary" aria-pressed={fit} onClick={() => setFit(!fit)} id="fit">
-          Fit to width
+          Whole machine
         </button>
       </div>
-      <Scroll label="The lifecycle machine">
-        <MachineDrawing
-          machine={machine}
-          active={activePaths(step?.state_after)}
-          previous={activePaths(step?.state_before)}
-          taken={takenTransitions(machine, step?.transition)}
-          fit={fit}
-          label={label}
-        />
-      </Scroll>
+      <MachineDrawing
+        machine={machine}
+        active={activePaths(step?.state_after)}
+        previous={activePaths(step?.state_before)}
+        taken={takenTransitions(machine, step?.transition)}
+        fit={fit}
+        label={label}
+      />
     </>
   )
 }
@@ -116,6 +116,65 @@ const ExportMachine = () => {
   )
 }
 
+/** `#/inspector/<what>` for the step an id, a hash or a credit leads to. */
+const stepRoute = (found: StepLocation) =>
+  `#/inspector/${encodeURIComponent(found.deposit_request_id)}/${found.version}`
+
+/**
+ * One box for anything an engineer holds: a request, an event or a webhook delivery id, a transaction hash or a
+ * credit id; it opens the step it leads to (the service looks it up in the account's own requests).
+ */
+const FindStep = () => {
+  const action = useAction()
+  return (
+    <form
+      class="row"
+      id="find-step"
+      onSubmit={(e) => {
+        e.preventDefault()
+        const q = new FormData(e.currentTarget).get("find-q")?.toString().trim() ?? ""
+        if (q === "") return
+        void action.run(async () => {
+          const found = await api<StepLocation>("GET", `/v1/lifecycle/steps/find${query({ q })}`)
+          location.hash = stepRoute(found)
+          return `Step ${found.version} of ${found.deposit_request_id}.`
+        })
+      }}
+    >
+      <Field
+        id="find-q"
+        label="Find a step"
+        hint="A dr_, evt_ or whd_ id, a transaction hash or a credit id (chain:hash:log index)."
+      >
+        <input id="find-q" name="find-q" class="mono" autoComplete="off" aria-describedby="find-q-hint" />
+      </Field>
+      <button type="submit" disabled={action.busy}>
+        Open
+      </button>
+      <Notice text={action.notice} />
+      <Refused error={action.error} docUrl={action.docUrl} />
+    </form>
+  )
+}
+
+/** `#/inspector/evt_…` (and the like): looks the step up and opens it in place of this address. */
+const Resolve = ({ q }: { q: string }) => {
+  const [error, setError] = useState<string>()
+  useEffect(() => {
+    api<StepLocation>("GET", `/v1/lifecycle/steps/find${query({ q })}`).then(
+      (found) => location.replace(stepRoute(found)),
+      (e) => setError(sentence(e))
+    )
+  }, [q])
+  return (
+    <>
+      <h1 tabIndex={-1}>Inspector: {q}</h1>
+      {error === undefined ? <Loading what="the step" /> : <Refused error={error} />}
+      <FindStep />
+    </>
+  )
+}
+
 /** `#/inspector`: the machine, a way to follow one request, and the account's steps as they commit. */
 const Overview = ({ machine }: { machine: LifecycleMachine }) => {
   const statuses = machine.states.filter((s) => s.parent === null).map((s) => s.path)
@@ -126,25 +185,7 @@ const Overview = ({ machine }: { machine: LifecycleMachine }) => {
         The lifecycle every deposit request runs, drawn from the machine's definition. Follow one request to
         see each step as it commits, or replay its history.
       </p>
-      <form
-        class="row"
-        onSubmit={(e) => {
-          e.preventDefault()
-          const id = new FormData(e.currentTarget).get("follow-id")?.toString().trim() ?? ""
-          if (id !== "") location.hash = `#/inspector/${encodeURIComponent(id)}`
-        }}
-      >
-        <Field id="follow-id" label="Request id" hint="A dr_… id, from the requests list.">
-          <input
-            id="follow-id"
-            name="follow-id"
-            class="mono"
-            autoComplete="off"
-            aria-describedby="follow-id-hint"
-          />
-        </Field>
-        <button type="submit">Follow</button>
-      </form>
+      <FindStep />
       <section aria-labelledby="machine-title">
         <h2 id="machine-title">The machine</h2>
         <Drawing
@@ -275,7 +316,35 @@ const Emitted = ({ step }: { step: Step }) => {
 }
 
 /** What one step was and did: the event, the guard that passed, what it emitted, the context's changes. */
-const StepDetail = ({ step }: { step: Step }) => {
+type Deliveries = Answer<"/v1/deposit-requests/{id}/deliveries", "get">["deliveries"]
+
+/** The events a step's commit stored, each with its webhook deliveries (the other way: a delivery's step link). */
+const EmittedEvents = ({ step, deliveries }: { step: Step; deliveries: Deliveries }) =>
+  step.emitted.events.length === 0 ? null : (
+    <ul class="plain" id="step-events">
+      {step.emitted.events.map((e) => {
+        const mine = deliveries.filter((d) => d.event_id === e.id)
+        return (
+          <li key={e.id} data-event-id={e.id}>
+            <span class="mono">{e.type}</span> <code>{e.id}</code>:{" "}
+            {mine.length === 0
+              ? "no webhook delivery yet"
+              : mine.map((d, i) => (
+                  <span key={d.id}>
+                    {i === 0 ? "" : ", "}
+                    <a href={`#/webhooks/${d.webhook_id}`} class="delivery-link" data-delivery={d.id}>
+                      delivery {d.attempt === 1 ? "" : `attempt ${d.attempt} `}to {d.webhook_id}
+                    </a>{" "}
+                    ({d.outcome})
+                  </span>
+                ))}
+          </li>
+        )
+      })}
+    </ul>
+  )
+
+const StepDetail = ({ step, deliveries }: { step: Step; deliveries: Deliveries }) => {
   const { type, ...payload } = step.event
   return (
     <section aria-labelledby="step-title" id="step-detail" data-version={step.version}>
@@ -309,6 +378,7 @@ const StepDetail = ({ step }: { step: Step }) => {
         <dt>Emitted</dt>
         <dd id="step-emitted">
           <Emitted step={step} />
+          <EmittedEvents step={step} deliveries={deliveries} />
         </dd>
         <dt>Event payload</dt>
         <dd>
@@ -323,6 +393,7 @@ const StepDetail = ({ step }: { step: Step }) => {
           <table id="context-changes">
             <thead>
               <tr>
+                <th>Change</th>
                 <th>Path</th>
                 <th>Before</th>
                 <th>After</th>
@@ -330,10 +401,13 @@ const StepDetail = ({ step }: { step: Step }) => {
             </thead>
             <tbody>
               {step.context_changes.map((c) => (
-                <tr key={c.path}>
+                <tr key={c.path} data-change={c.change} data-path={c.path}>
+                  <td>
+                    {c.change === "added" ? "+ added" : c.change === "removed" ? "− removed" : "changed"}
+                  </td>
                   <td class="mono">{c.path}</td>
-                  <td class="mono">{JSON.stringify(c.before)}</td>
-                  <td class="mono">{JSON.stringify(c.after)}</td>
+                  <td class="mono">{c.change === "added" ? "" : JSON.stringify(c.before)}</td>
+                  <td class="mono">{c.change === "removed" ? "" : JSON.stringify(c.after)}</td>
                 </tr>
               ))}
             </tbody>
@@ -357,7 +431,7 @@ const StepDetail = ({ step }: { step: Step }) => {
 }
 
 /** `#/inspector/dr_…`: one request, live, with its history to step through. */
-const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
+const Follow = ({ id, at, machine }: { id: string; at: number | undefined; machine: LifecycleMachine }) => {
   const [steps, setSteps] = useState<ReadonlyArray<Step>>([])
   const [retained, setRetained] = useState<number | null>(null)
   const [loaded, setLoaded] = useState(false)
@@ -365,6 +439,22 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
   /** The step shown; null follows the newest. */
   const [chosen, setChosen] = useState<number | null>(null)
   const exporting = useAction()
+  const copying = useAction()
+  const [asTest, setAsTest] = useState<string>()
+  // The step the address names (`#/inspector/dr_…/7`, from a search or a delivery), once it has arrived.
+  useEffect(() => {
+    if (at === undefined) return
+    const i = steps.findIndex((s) => s.version === at)
+    if (i >= 0) setChosen(i === steps.length - 1 ? null : i)
+  }, [at, steps.length > 0 && steps.some((s) => s.version === at)])
+  const deliveries = useLoad(
+    () =>
+      api<Answer<"/v1/deposit-requests/{id}/deliveries", "get">>(
+        "GET",
+        `/v1/deposit-requests/${encodeURIComponent(id)}/deliveries`
+      ),
+    [id, steps.length]
+  )
 
   useEffect(() => {
     setSteps([])
@@ -446,6 +536,7 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
         <a href="#/inspector">Inspector</a> · <a href={`#/requests/${id}`}>The request</a>
       </p>
       <h1 tabIndex={-1}>Inspector: {id}</h1>
+      <FindStep />
       <Refused error={error} />
       {!loaded ? <Loading what="the request's steps" /> : null}
       <p role="status" id="inspector-status" data-mode={chosen === null ? "live" : "replay"}>
@@ -495,10 +586,22 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
           >
             Live
           </button>
+          <button
+            type="button"
+            class="secondary"
+            id="step-pause"
+            disabled={pauseIndex(steps) < 0}
+            onClick={() => go(pauseIndex(steps))}
+          >
+            Jump to the pause
+          </button>
         </fieldset>
         <p class="hint">The ← and → keys step through the history too (inside the drawing they scroll it).</p>
       </section>
-      {shown === undefined ? null : <StepDetail step={shown} />}
+      <Timeline steps={steps} index={index} go={go} />
+      {shown === undefined ? null : (
+        <StepDetail step={shown} deliveries={deliveries.data?.deliveries ?? []} />
+      )}
       <section aria-labelledby="steps-title">
         <h2 id="steps-title">Steps</h2>
         {retained !== null && retained > 1 ? (
@@ -543,12 +646,103 @@ const Follow = ({ id, machine }: { id: string; machine: LifecycleMachine }) => {
         </div>
         <Notice text={exporting.notice} />
         <Refused error={exporting.error} docUrl={exporting.docUrl} />
+        <div class="row">
+          <button
+            type="button"
+            class="secondary"
+            id="copy-test"
+            disabled={copying.busy || steps.length === 0}
+            onClick={() =>
+              copying.run(async () => {
+                const source = stepsAsTest(id, steps)
+                setAsTest(source)
+                try {
+                  await navigator.clipboard.writeText(source)
+                  return "Copied: an @effect/vitest test that replays these steps through the machine."
+                } catch {
+                  return "The test is below (this browser did not allow copying)."
+                }
+              })
+            }
+          >
+            Copy as a test
+          </button>
+        </div>
+        <Notice text={copying.notice} />
+        {asTest === undefined ? null : (
+          <Scroll label="The steps as a test">
+            <pre id="as-test">{asTest}</pre>
+          </Scroll>
+        )}
       </section>
     </>
   )
 }
 
-export const Inspector = ({ id }: { id: string | undefined }) => {
+/** The latest step that paused the request (into needs_attention from elsewhere); -1 when none did. */
+const pauseIndex = (steps: ReadonlyArray<Step>) =>
+  steps.findLastIndex((s) => s.status_after === "needs_attention" && s.status_before !== "needs_attention")
+
+const TIMELINE = { width: 1000, height: 40, pad: 16 } as const
+
+/** The steps on a time axis, each a point to open, with the first and last instants and the span between. */
+const Timeline = ({
+  steps,
+  index,
+  go
+}: {
+  steps: ReadonlyArray<Step>
+  index: number
+  go: (to: number) => void
+}) => {
+  if (steps.length === 0) return null
+  const times = steps.map((s) => Date.parse(s.at))
+  const first = times[0]!
+  const span = Math.max(1, times[times.length - 1]! - first)
+  const x = (t: number) => TIMELINE.pad + ((t - first) / span) * (TIMELINE.width - 2 * TIMELINE.pad)
+  const seconds = (ms: number) =>
+    ms < 1_000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`
+  return (
+    <section aria-labelledby="timeline-title">
+      <h2 id="timeline-title">Time axis</h2>
+      <svg
+        class="timeline"
+        id="timeline"
+        viewBox={`0 0 ${TIMELINE.width} ${TIMELINE.height}`}
+        width="100%"
+        aria-label={`${steps.length} steps over ${seconds(span)}`}
+      >
+        <line x1={TIMELINE.pad} y1={20} x2={TIMELINE.width - TIMELINE.pad} y2={20} class="axis" />
+        {steps.map((s, i) => (
+          // biome-ignore lint/a11y/useSemanticElements: no <button> inside SVG; it takes Enter and Space
+          <g
+            key={s.version}
+            class={`tick${i === index ? " current" : ""}${s.status_after === "needs_attention" ? " paused" : ""}`}
+            data-version={s.version}
+            role="button"
+            {...focusable(true)}
+            aria-label={`Step ${s.version}, ${s.event.type}, ${seconds(times[i]! - first)} after the first`}
+            aria-current={i === index ? "step" : undefined}
+            onClick={() => go(i)}
+            onKeyDown={(e) => {
+              if (e.key !== "Enter" && e.key !== " ") return
+              e.preventDefault()
+              go(i)
+            }}
+          >
+            <circle cx={x(times[i]!)} cy={20} r={i === index ? 8 : 6} />
+          </g>
+        ))}
+      </svg>
+      <p class="hint" id="timeline-span">
+        From <When at={steps[0]!.at} /> to <When at={steps[steps.length - 1]!.at} /> ({seconds(span)}); a step
+        that paused the request is ringed.
+      </p>
+    </section>
+  )
+}
+
+export const Inspector = ({ id, at }: { id: string | undefined; at?: string | undefined }) => {
   const machine = useMachine()
   if (machine.data === undefined)
     return (
@@ -557,5 +751,8 @@ export const Inspector = ({ id }: { id: string | undefined }) => {
         {machine.error === undefined ? <Loading what="the machine" /> : <Refused error={machine.error} />}
       </>
     )
-  return id === undefined ? <Overview machine={machine.data} /> : <Follow id={id} machine={machine.data} />
+  if (id === undefined) return <Overview machine={machine.data} />
+  if (!id.startsWith("dr_")) return <Resolve q={id} />
+  const version = at === undefined || !/^\d{1,9}$/.test(at) ? undefined : Number(at)
+  return <Follow id={id} at={version} machine={machine.data} />
 }

@@ -533,7 +533,10 @@ export const RequestView = ({ id, sandbox }: { id: string; sandbox: boolean }) =
                     <When at={d.attempted_at} /> — {d.event_type} to <code>{d.webhook_id}</code>:{" "}
                     {outcomeInWords(d)}
                     {d.response_status === null ? "" : ` (HTTP ${d.response_status})`}
-                    {d.error_message ? ` — ${d.error_message}` : ""}
+                    {d.error_message ? ` — ${d.error_message}` : ""} ·{" "}
+                    <a href={`#/inspector/${d.event_id}`} class="step-link">
+                      its step
+                    </a>
                   </li>
                 ))}
               </ul>

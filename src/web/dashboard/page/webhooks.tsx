@@ -324,6 +324,11 @@ const AttemptDetail = ({ webhookId, d }: { webhookId: string; d: Delivery }) => 
   return (
     <>
       <h3>Event {d.event_id}</h3>
+      <p>
+        <a href={`#/inspector/${d.event_id}`} class="step-link">
+          The step that emitted it, in the inspector
+        </a>
+      </p>
       <pre class="wire" id={`event-${d.id}`}>
         {readable(request.body)}
       </pre>
