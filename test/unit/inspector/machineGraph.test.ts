@@ -77,8 +77,23 @@ describe("the machine graph", () => {
       expect(finite(t.label.x, t.label.y, t.label.width, t.label.height)).toBe(true)
       expect(t.label.width).toBeGreaterThan(0)
     }
-    // A label sits clear of every state, but a transition that stays in its state is a row inside that state.
-    for (const t of graph.transitions)
+    // A label sits clear of every state, but a transition that stays in its state is a row inside that state, and
+    // a grouped one is a row of its group's list (opened over the drawing), whose own label sits clear.
+    const apartFromStates = (l: { x: number; y: number; width: number; height: number }, what: string) => {
+      for (const s of graph.states) {
+        const apart =
+          l.x + l.width <= s.x || s.x + s.width <= l.x || l.y + l.height <= s.y || s.y + s.height <= l.y
+        expect(apart, `${what}'s label over ${s.id}`).toBe(true)
+      }
+    }
+    for (const g of graph.groups) {
+      apartFromStates(g.label, g.id)
+      const rows = graph.transitions.filter((t) => t.group === g.id)
+      expect(rows.map((t) => t.id)).toEqual(g.members)
+      rows.forEach((t, i) => expect(t.label.y, t.id).toBeCloseTo(rows[0]!.label.y + i * 18, 5))
+      expect(rows[0]!.label.y).toBeGreaterThanOrEqual(g.label.y + g.label.height)
+    }
+    for (const t of graph.transitions.filter((x) => x.group === null))
       for (const s of graph.states) {
         const l = t.label
         if (t.targetless && s.id === t.source) {
@@ -91,6 +106,55 @@ describe("the machine graph", () => {
           l.x + l.width <= s.x || s.x + s.width <= l.x || l.y + l.height <= s.y || s.y + s.height <= l.y
         expect(apart, `${t.id}'s label over ${s.id}`).toBe(true)
       }
+  })
+
+  it("groups the many transitions into needs_attention and out of it on operator.resumed, one edge each", async () => {
+    const graph = await layoutMachine(depositRequestMachine, MACHINE_VERSION)
+    const attention = `${depositRequestMachine.id}.needs_attention`
+    const grouped = (kind: "into" | "out", event: string) =>
+      graph.transitions.filter(
+        (t) =>
+          t.event === event &&
+          (kind === "into" ? t.target === attention : t.source === attention) &&
+          !t.targetless
+      )
+    expect(
+      graph.groups.map((g) => ({
+        kind: g.kind,
+        event: g.event,
+        state: g.state,
+        members: [...g.members].sort()
+      }))
+    ).toEqual([
+      {
+        kind: "into",
+        event: "attention.raised",
+        state: attention,
+        members: grouped("into", "attention.raised")
+          .map((t) => t.id)
+          .sort()
+      },
+      {
+        kind: "out",
+        event: "operator.resumed",
+        state: attention,
+        members: grouped("out", "operator.resumed")
+          .map((t) => t.id)
+          .sort()
+      }
+    ])
+    expect(graph.groups.map((g) => g.members.length)).toEqual([6, 10])
+    // Each member still runs from its source to its target, through the group's junction.
+    for (const g of graph.groups)
+      for (const id of g.members) {
+        const t = graph.transitions.find((x) => x.id === id)!
+        expect(
+          t.points.some((p) => Math.abs(p.x - g.junction.x) <= 4 && Math.abs(p.y - g.junction.y) <= 4),
+          id
+        ).toBe(true)
+      }
+    // Narrower than the drawing of every edge on its own (2,511 units), which "fit to width" shrank to 5 px labels.
+    expect(graph.width).toBeLessThan(1400)
   })
 
   it("computes the layout once per machine version and definition", async () => {
