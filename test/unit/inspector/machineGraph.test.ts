@@ -90,7 +90,7 @@ describe("the machine graph", () => {
       apartFromStates(g.label, g.id)
       const rows = graph.transitions.filter((t) => t.group === g.id)
       expect(rows.map((t) => t.id)).toEqual(g.members)
-      rows.forEach((t, i) => expect(t.label.y, t.id).toBeCloseTo(rows[0]!.label.y + i * 18, 5))
+      for (const [i, t] of rows.entries()) expect(t.label.y, t.id).toBeCloseTo(rows[0]!.label.y + i * 18, 5)
       expect(rows[0]!.label.y).toBeGreaterThanOrEqual(g.label.y + g.label.height)
     }
     for (const t of graph.transitions.filter((x) => x.group === null))
