@@ -130,7 +130,8 @@ const rephrase = (message: string) => {
   const got = match[2]!
   const what = expected.includes(" | ")
     ? `one of ${expected.split(" | ").join(", ")}`
-    : /^(A|An|The) /.test(expected)
+    : // Effect's own descriptions already carry their article, in either case ("a string at most …").
+      /^(a|an|the) /i.test(expected)
       ? expected.charAt(0).toLowerCase() + expected.slice(1)
       : /^[aeiou]/i.test(expected)
         ? `an ${expected}`
