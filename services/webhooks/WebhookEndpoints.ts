@@ -134,9 +134,9 @@ const make = Effect.gen(function* () {
       where d.id = ${r.id} and d.endpoint_id = ${r.endpoint_id} and d.account_id = ${r.account_id}`
   })
 
-  // Listeners (`WebhookListeners.ts`) share the table but none of these routes but the delivery log and redelivery
-  // (`deposits events resend --to` a listener): they have no URL, take no test event, and are removed through their
-  // own route.
+  // Listeners (`WebhookListeners.ts`) share the table but none of the endpoint routes, which answer 404 for them:
+  // they have no URL, take no test event, and are removed through their own route. Only redelivery
+  // (`deposits events resend --to` a listener) reaches them; their attempts show under the request's deliveries.
   const findEndpoint = SqlSchema.findOne({
     Request: Schema.Struct({ id: Schema.String, account_id: Schema.String, listeners: Listeners }),
     Result: WebhookEndpoint,
@@ -364,7 +364,7 @@ const make = Effect.gen(function* () {
   /** One attempt of the endpoint's log with what it sent and the start of what came back. */
   const delivery = (accountId: string, endpointUuid: string, deliveryUuid: string) =>
     Effect.gen(function* () {
-      yield* require(accountId, endpointUuid, "with listeners")
+      yield* require(accountId, endpointUuid)
       const found = yield* rowsOrSqlError(
         findDelivery({ id: deliveryUuid, endpoint_id: endpointUuid, account_id: accountId }),
         "webhook_deliveries"
@@ -473,7 +473,7 @@ const make = Effect.gen(function* () {
     outcome?: "succeeded" | "failed" | undefined
   ) =>
     Effect.gen(function* () {
-      yield* require(accountId, endpointUuid, "with listeners")
+      yield* require(accountId, endpointUuid)
       const rows = yield* rowsOrSqlError(
         endpointDeliveries({
           account_id: accountId,

@@ -154,29 +154,39 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
           const succeeded = yield* answer(api, listener, retry!, 200)
           assert.deepStrictEqual(succeeded.body, { outcome: "succeeded", next_attempt_at: null })
 
-          // The delivery log shows both attempts, under the listener and under the request.
-          const log = yield* call<{
+          // The delivery log shows both attempts under the request; a listener is no endpoint, so the endpoint's
+          // log and its attempts answer 404.
+          const byRequest = yield* call<{
             deliveries: Array<{
+              id: string
+              webhook_id: string
               attempt: number
               outcome: string
               response_status: number
               error_message: string
             }>
-          }>(api, "GET", `/v1/webhooks/${listener.id}/deliveries`)
+          }>(api, "GET", `/v1/deposit-requests/${requestId}/deliveries`)
+          const log = byRequest.body.deliveries.filter((d) => d.webhook_id === listener.id)
           assert.deepStrictEqual(
-            log.body.deliveries.map((d) => [d.attempt, d.outcome, d.response_status]),
+            log.map((d) => [d.attempt, d.outcome, d.response_status]),
             [
               [2, "succeeded", 200],
               [1, "retrying", 500]
             ]
           )
-          assert.strictEqual(log.body.deliveries[1]!.error_message, "boom")
-          const byRequest = yield* call<{ deliveries: Array<{ webhook_id: string }> }>(
-            api,
-            "GET",
-            `/v1/deposit-requests/${requestId}/deliveries`
-          )
-          assert.strictEqual(byRequest.body.deliveries.filter((d) => d.webhook_id === listener.id).length, 2)
+          assert.strictEqual(log[1]!.error_message, "boom")
+          for (const [method, path, body] of [
+            ["GET", `/v1/webhooks/${listener.id}`],
+            ["PATCH", `/v1/webhooks/${listener.id}`, { enabled_events: ["*"] }],
+            ["POST", `/v1/webhooks/${listener.id}/disable`],
+            ["POST", `/v1/webhooks/${listener.id}/rotate-secret`],
+            ["GET", `/v1/webhooks/${listener.id}/deliveries`],
+            ["GET", `/v1/webhooks/${listener.id}/deliveries/${log[0]!.id}`]
+          ] as const) {
+            const refused = yield* call(api, method, path, body)
+            assert.strictEqual(refused.status, 404, path)
+            assert.strictEqual((refused.body as unknown as ErrorBody).error.code, "webhook_not_found", path)
+          }
           assert.deepStrictEqual((yield* poll(api, filtered)).body.deliveries, [])
 
           // A listener is not one of the account's endpoints: not listed, no test event.
@@ -189,7 +199,7 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
           const gone = yield* poll(api, listener)
           assert.strictEqual(gone.status, 404)
           assert.strictEqual((gone.body as unknown as ErrorBody).error.code, "webhook_not_found")
-          assert.strictEqual((yield* call(api, "GET", `/v1/webhooks/${listener.id}/deliveries`)).status, 200)
+          assert.strictEqual((yield* call(api, "GET", `/v1/webhooks/${listener.id}/deliveries`)).status, 404)
         })
     )
 
@@ -271,7 +281,7 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
         const { sandbox } = yield* Fixture
         const api = yield* newMerchantClient(sandbox)
         const listener = yield* open(api)
-        yield* readyRequest(sandbox, api)
+        const requestId = yield* readyRequest(sandbox, api)
         const [delivery] = yield* nextDelivery(api, listener)
         const reported = yield* call<{ outcome: string }>(
           api,
@@ -282,7 +292,7 @@ layer(FixtureLive, { timeout: 60_000, excludeTestServices: true })((it) => {
         assert.strictEqual(reported.body.outcome, "retrying")
         const log = yield* call<{
           deliveries: Array<{ response_status: number | null; error_kind: string; error_message: string }>
-        }>(api, "GET", `/v1/webhooks/${listener.id}/deliveries`)
+        }>(api, "GET", `/v1/deposit-requests/${requestId}/deliveries`)
         assert.deepStrictEqual(
           log.body.deliveries.map((d) => [d.response_status, d.error_kind, d.error_message]),
           [[null, "timeout", "the local URL gave no answer (timeout)"]]
