@@ -80,6 +80,12 @@ describe("API messages", () => {
     expect(error.message).not.toMatch(/Expected|actual/)
   })
 
+  it("keeps the article Effect's own description already has (never 'must be an a string')", async () => {
+    const error = await send("/v1/customers", { name: "x".repeat(300) })
+    expect(error.message).toMatch(/^'name': must be a string at most \d+ character\(s\) long \(got "x+/)
+    expect(error.message).not.toMatch(/\ban a\b/)
+  })
+
   it("names the field a near miss meant", async () => {
     expect(await send("/v1/issuers", { name: "Acme" })).toEqual({
       code: "invalid_request",
