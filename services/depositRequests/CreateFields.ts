@@ -1,3 +1,4 @@
+import { MAX_AMOUNT_BASE_UNITS } from "../domain/Amount"
 import { InvalidRequest, InvalidState, NotFound } from "../domain/Errors"
 import { formatTimestamp } from "../domain/Timestamp"
 import { digestHexOf } from "../platform/Secrets"
@@ -7,7 +8,7 @@ export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000
 export const MIN_TTL_MS = 5 * 60 * 1000
 export const MAX_TTL_MS = 30 * 24 * 60 * 60 * 1000
 /** Largest amount one request may ask: 10^12 USDC, far above any payment and far below numeric limits. */
-export const MAX_AMOUNT_BASE_UNITS = 10n ** 18n
+export { MAX_AMOUNT_BASE_UNITS }
 /** Longest `return_url`, in characters: the length browsers and proxies reliably carry. */
 export const MAX_RETURN_URL_LENGTH = 2048
 /** How long an Idempotency-Key is remembered. */

@@ -24,12 +24,31 @@ export const parseAmount = (input: string): bigint | undefined => {
   return BigInt(whole) * BASE + BigInt(fraction)
 }
 
-/** A USDC amount on the wire: a decimal string; inside, bigint base units. */
+/** The largest amount a deposit request may ask for: a million million USDC. */
+export const MAX_AMOUNT_BASE_UNITS = 10n ** 18n
+
+/**
+ * What a requested amount may be, as a JSON Schema pattern: the wire format, above zero, at most
+ * `MAX_AMOUNT_BASE_UNITS` (a power of ten, so "below it" is a count of whole digits). No look-ahead, so every
+ * JSON Schema tool reads it.
+ */
+export const REQUESTED_AMOUNT_PATTERN = (() => {
+  const maxWhole = (MAX_AMOUNT_BASE_UNITS / BASE).toString()
+  if (!/^10*$/.test(maxWhole)) throw new Error("MAX_AMOUNT_BASE_UNITS must be a power of ten")
+  const belowOne = "0\\.(0{5}[1-9]|0{4}[1-9]\\d|0{3}[1-9]\\d{2}|00[1-9]\\d{3}|0[1-9]\\d{4}|[1-9]\\d{5})"
+  return `^(${belowOne}|[1-9]\\d{0,${maxWhole.length - 2}}\\.\\d{6}|${maxWhole}\\.0{6})$`
+})()
+
+/**
+ * A requested USDC amount on the wire: a decimal string; inside, bigint base units. The decode takes the format;
+ * the create refuses zero and amounts above the maximum (CreateFields.ts), as the pattern says.
+ */
 export const Amount = Schema.transformOrFail(
   Schema.String.annotations({
     description:
-      "A USDC amount as a decimal string with exactly six fractional digits, as answers carry it (`12.500000`).",
-    examples: ["25.000000"]
+      "A USDC amount as a decimal string with exactly six fractional digits, as answers carry it (`12.500000`): above zero, at most 1000000000000.000000.",
+    examples: ["25.000000"],
+    jsonSchema: { pattern: REQUESTED_AMOUNT_PATTERN }
   }),
   Schema.BigIntFromSelf,
   {

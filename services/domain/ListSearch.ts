@@ -16,6 +16,17 @@ export type ListSearch =
 export const SEARCHABLE_ID_PREFIXES = ["dr", "cus", "iss", "pa", "att", "va", "evt", "whd"] as const
 export type SearchableIdPrefix = (typeof SEARCHABLE_ID_PREFIXES)[number]
 
+const anyCase = (s: string) => s.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`)
+
+/**
+ * The ids a search refuses (prefixes that lead to no request, in any case), as a JSON Schema pattern for the
+ * published document to refuse them too.
+ */
+export const UNSEARCHABLE_ID_PATTERN = `^(${Object.keys(idPrefixes)
+  .filter((p) => !(SEARCHABLE_ID_PREFIXES as ReadonlyArray<string>).includes(p))
+  .map(anyCase)
+  .join("|")})_${uuidPattern.replaceAll("a-f", "a-fA-F")}$`
+
 const ID = new RegExp(`^(${Object.keys(idPrefixes).join("|")})_(${uuidPattern})$`, "i")
 const HASH = /^0x[0-9a-fA-F]{64}$/
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/

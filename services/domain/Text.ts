@@ -19,11 +19,20 @@ export const textProblem = (s: string): string | undefined =>
       ? undefined
       : "must be UTF-8 text (it holds a lone UTF-16 surrogate)"
 
-/** UTF-8 text from a caller: no C0 control characters except tab, CR and LF (which are preserved). */
+/**
+ * The same rule as a JSON Schema pattern, for the published document: no C0 control but tab, LF and CR, and no
+ * lone surrogate (JSON Schema patterns are ECMA-262 with Unicode semantics, where a surrogate pair is one code
+ * point and only a lone half falls in D800–DFFF).
+ */
+export const TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\uD800-\\uDFFF]*$"
+
+/**
+ * UTF-8 text from a caller: no C0 control characters except tab, CR and LF (which are preserved). No identifier: a
+ * length bound added to it must sit beside `type: "string"` in the document, not beside a `$ref`.
+ */
 export const Text = Schema.String.pipe(
-  Schema.filter((s) => textProblem(s) ?? true),
+  Schema.filter((s) => textProblem(s) ?? true, { jsonSchema: { pattern: TEXT_PATTERN } }),
   Schema.annotations({
-    identifier: "Text",
     description: "UTF-8 text without C0 control characters (tab, CR and LF are allowed)"
   })
 )

@@ -1492,7 +1492,7 @@ export interface components {
         };
         acct_id: string;
         /**
-         * @description RFC 3339 timestamp. Answers are UTC with second precision and a Z suffix.
+         * @description RFC 3339 timestamp with seconds and a zone (`Z` or an offset, fractional seconds allowed). Answers are UTC with second precision and a Z suffix.
          * @example 2026-11-22T12:00:00Z
          */
         Timestamp: string;
@@ -1924,37 +1924,39 @@ export interface components {
              * maxLength(200)
              * @description a string at most 200 character(s) long
              */
-            heading?: components["schemas"]["Text"];
+            heading?: string;
             /**
              * maxLength(200)
              * @description a string at most 200 character(s) long
              */
-            reference?: components["schemas"]["Text"];
+            reference?: string;
             metadata?: components["schemas"]["Metadata"];
             customer_id?: components["schemas"]["cus_id"];
             issuer_id: components["schemas"]["iss_id"];
             payout_address_id: components["schemas"]["pa_id"];
             payer_policy_mode?: components["schemas"]["PayerPolicyMode"];
             /** @description a string matching the pattern ^[^\s@]{1,64}@[^\s@]{1,255}$ */
-            expected_email?: components["schemas"]["Text"];
+            expected_email?: string & unknown;
             /**
              * maxLength(200)
              * @description a string at most 200 character(s) long
              */
-            payer_reference?: components["schemas"]["Text"];
+            payer_reference?: string;
             expires_at?: components["schemas"]["Timestamp"];
-            /** @description Optional. Where the hosted checkout links the payer back to your shop: an absolute `https://` URL of at most 2,048 characters (the sandbox also takes `http://localhost…` and `http://127.0.0.1…`). Followed by the payer's browser, never fetched by the service. Create-only: it cannot change later, and a replay must repeat it. */
+            /**
+             * Format: uri
+             * @description Optional. Where the hosted checkout links the payer back to your shop: an absolute `https://` URL of at most 2,048 characters (the sandbox also takes `http://localhost…` and `http://127.0.0.1…`). Followed by the payer's browser, never fetched by the service. Create-only: it cannot change later, and a replay must repeat it.
+             */
             return_url?: string;
-        };
+        } & (unknown & unknown);
         /**
-         * @description A USDC amount as a decimal string with exactly six fractional digits, as answers carry it (`12.500000`).
+         * @description A USDC amount as a decimal string with exactly six fractional digits, as answers carry it (`12.500000`): above zero, at most 1000000000000.000000.
          * @example 25.000000
          */
         Amount: string;
-        Text: string;
         /** @description Merchant key/value data: an object of at most 50 pairs, string keys of 1–40 characters to string values of up to 500 characters. Keys and values are text: C0 control characters other than tab, CR and LF are refused. On update the object replaces the stored one whole; null clears it to {}. */
         Metadata: {
-            [key: string]: components["schemas"]["Text"];
+            [key: string]: string;
         };
         cus_id: string;
         iss_id: string;
@@ -2071,24 +2073,16 @@ export interface components {
          *     }
          */
         UpdateDepositRequest: {
-            /** never */
             amount?: unknown;
-            /** never */
             issuer_id?: unknown;
-            /** never */
             payout_address_id?: unknown;
-            /** never */
             payer_policy_mode?: unknown;
-            /** never */
             expected_email?: unknown;
-            /** never */
             payer_reference?: unknown;
-            /** never */
             expires_at?: unknown;
-            /** never */
             return_url?: unknown;
-            heading?: components["schemas"]["Text"] | null;
-            reference?: components["schemas"]["Text"] | null;
+            heading?: string | null;
+            reference?: string | null;
             metadata?: components["schemas"]["Metadata"] | null;
             customer_id?: components["schemas"]["cus_id"] | null;
         };
@@ -2112,7 +2106,7 @@ export interface components {
              * maxLength(500)
              * @description Why it was cancelled, in the merchant's words (up to 500 characters); shown as `cancellation.reason`.
              */
-            reason?: components["schemas"]["Text"];
+            reason?: string;
         };
         Transfer: {
             /** @enum {string} */
@@ -2209,14 +2203,14 @@ export interface components {
              * maxLength(200)
              * @description a string at most 200 character(s) long
              */
-            name: components["schemas"]["Text"];
+            name: string;
             /** @description An email address. */
-            email?: components["schemas"]["Text"];
+            email?: string & unknown;
             /**
              * maxLength(1000)
              * @description a string at most 1000 character(s) long
              */
-            description?: components["schemas"]["Text"];
+            description?: string;
             metadata?: components["schemas"]["Metadata"];
         };
         Customer: {
@@ -2243,9 +2237,9 @@ export interface components {
              * maxLength(200)
              * @description a string at most 200 character(s) long
              */
-            name?: components["schemas"]["Text"];
-            email?: components["schemas"]["Text"] | null;
-            description?: components["schemas"]["Text"] | null;
+            name?: string;
+            email?: (string & unknown) | null;
+            description?: string | null;
             metadata?: components["schemas"]["Metadata"] | null;
         };
         /**
@@ -2261,19 +2255,19 @@ export interface components {
              * maxLength(100)
              * @description a string at most 100 character(s) long
              */
-            display_name: components["schemas"]["Text"];
+            display_name: string;
             /**
              * maxLength(200)
              * @description a string at most 200 character(s) long
              */
-            legal_name?: components["schemas"]["Text"];
+            legal_name?: string;
             /** @description An email address. */
-            support_email?: components["schemas"]["Text"];
+            support_email?: string & unknown;
             /**
              * maxLength(2048)
              * @description An https:// URL.
              */
-            support_url?: components["schemas"]["Text"];
+            support_url?: string & unknown;
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description The identity payers see: who is asking for the payment. */
@@ -2301,10 +2295,10 @@ export interface components {
              * maxLength(100)
              * @description a string at most 100 character(s) long
              */
-            display_name?: components["schemas"]["Text"];
-            legal_name?: components["schemas"]["Text"] | null;
-            support_email?: components["schemas"]["Text"] | null;
-            support_url?: components["schemas"]["Text"] | null;
+            display_name?: string;
+            legal_name?: string | null;
+            support_email?: (string & unknown) | null;
+            support_url?: (string & unknown) | null;
             metadata?: components["schemas"]["Metadata"] | null;
         };
         /**
@@ -2314,16 +2308,15 @@ export interface components {
          *     }
          */
         CreatePayoutAddress: {
-            address: components["schemas"]["Address"];
+            /** @description A 20-byte EVM address, 0x-prefixed. All lower case and all upper case (hex digits A–F) are accepted as they are; mixed case must match its EIP-55 checksum, or the request is refused with 400 `invalid_request` (a mixed-case typo is never silently re-checksummed into another address). Answers are EIP-55 checksummed. */
+            address: string;
             /**
              * maxLength(200)
              * @description a string at most 200 character(s) long
              */
-            label?: components["schemas"]["Text"];
+            label?: string;
             metadata?: components["schemas"]["Metadata"];
         };
-        /** @description A 20-byte EVM address, 0x-prefixed. All lower case and all upper case (hex digits A–F) are accepted as they are; mixed case must match its EIP-55 checksum, or the request is refused with 400 `invalid_request` (a mixed-case typo is never silently re-checksummed into another address). Answers are EIP-55 checksummed. */
-        Address: string;
         /** @description Where settlements send exactly the requested amount. */
         PayoutAddress: {
             id: string;
@@ -2348,9 +2341,8 @@ export interface components {
          *     }
          */
         UpdatePayoutAddress: {
-            /** never */
             address?: unknown;
-            label?: components["schemas"]["Text"] | null;
+            label?: string | null;
             metadata?: components["schemas"]["Metadata"] | null;
         };
         /**
@@ -2364,12 +2356,12 @@ export interface components {
              * maxLength(255)
              * @description a string at most 255 character(s) long
              */
-            file_name: components["schemas"]["Text"];
+            file_name: string & unknown;
             /**
              * between(1, 10485760)
              * @description The PDF's size in bytes, 1 to 10485760 (10 MiB).
              */
-            size_bytes: components["schemas"]["Int"];
+            size_bytes: number;
             /** @description a string matching the pattern ^[0-9a-fA-F]{64}$ */
             sha256?: string;
         };
@@ -2920,15 +2912,9 @@ export interface components {
                     type: string;
                 }[];
             };
-            /**
-             * unknown
-             * @description The persisted snapshot before the step (the previous kept step's); null for the first kept.
-             */
+            /** @description The persisted snapshot before the step (the previous kept step's); null for the first kept. */
             snapshot_before: unknown;
-            /**
-             * unknown
-             * @description The persisted snapshot at this version, as the row held it.
-             */
+            /** @description The persisted snapshot at this version, as the row held it. */
             snapshot_after: unknown;
             /** @description Every context value the step changed (absent values are null); list entries paired by identity, so an entry replaced by another is one removal and one addition. */
             context_changes: {
@@ -2939,15 +2925,9 @@ export interface components {
                  * @enum {string}
                  */
                 change: "added" | "removed" | "changed";
-                /**
-                 * unknown
-                 * @description Any JSON value.
-                 */
+                /** @description Any JSON value. */
                 before: unknown;
-                /**
-                 * unknown
-                 * @description Any JSON value.
-                 */
+                /** @description Any JSON value. */
                 after: unknown;
             }[];
         };
@@ -3082,6 +3062,8 @@ export interface components {
                 returned_at: string;
             }[];
         };
+        /** @description A 20-byte EVM address, 0x-prefixed. All lower case and all upper case (hex digits A–F) are accepted as they are; mixed case must match its EIP-55 checksum, or the request is refused with 400 `invalid_request` (a mixed-case typo is never silently re-checksummed into another address). Answers are EIP-55 checksummed. */
+        Address: string;
         /** @description Pass to `navigator.credentials.create` (through `PublicKeyCredential.parseCreationOptionsFromJSON`) or to `@simplewebauthn/browser`'s `startRegistration({ optionsJSON })`. */
         PublicKeyCredentialCreationOptionsJSON: {
             [key: string]: unknown;
@@ -3128,7 +3110,7 @@ export interface components {
             /** @enum {string} */
             authenticatorAttachment?: "platform" | "cross-platform";
             clientExtensionResults: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /** @enum {string} */
             type: "public-key";
@@ -3180,16 +3162,55 @@ export interface components {
             /** @enum {string} */
             authenticatorAttachment?: "platform" | "cross-platform";
             clientExtensionResults: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /** @enum {string} */
             type: "public-key";
+        };
+        /** @description Any JSON value; its strings and keys are text (no C0 control but tab, LF and CR). */
+        JsonValue: string | number | boolean | null | components["schemas"]["JsonValue"][] | {
+            [key: string]: components["schemas"]["JsonValue"];
         };
     };
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description CORS: `*` on payer reads and health; the dashboard's origin (or a sandboxed page's `null`) on merchant routes; the checkout's origin on payer writes. */
+        AccessControlAllowOrigin: string;
+        /** @description CORS: `*` on payer reads and health; the dashboard's origin (or a sandboxed page's `null`) on merchant routes; the checkout's origin on payer writes. */
+        AccessControlAllowOriginOptional: string;
+        /** @description CORS: the headers a browser page may read, with the origin it allows. */
+        AccessControlExposeHeaders: string;
+        /** @description CORS: the headers a browser page may read, with the origin it allows. */
+        AccessControlExposeHeadersOptional: string;
+        /** @description `no-store` unless the route says otherwise: answers carry secrets and account data. */
+        CacheControl: string;
+        /** @description An attachment's file name: the body is meant to be saved as a file. */
+        ContentDisposition: string;
+        /** @description `true`: this answer replays the first create made with the same key. */
+        IdempotencyReplayed: "true";
+        /** @description Seconds to wait before trying again. */
+        RetryAfter: string;
+        /** @description Behind HTTPS only (`max-age=63072000; includeSubDomains`): browsers keep to HTTPS. */
+        StrictTransportSecurityOptional: string;
+        /** @description `Origin` on merchant routes and payer writes, whose CORS answer depends on the caller's origin. */
+        Vary: string;
+        /** @description On a missing or refused credential: `Bearer realm="deposits"`. */
+        WWWAuthenticate: string;
+        /** @description On a missing or refused credential: `Bearer realm="deposits"`. */
+        WWWAuthenticateOptional: string;
+        /** @description Always `nosniff`. */
+        XContentTypeOptions: "nosniff";
+        /** @description API-key calls: the account's bucket size. */
+        XRateLimitLimitOptional: string;
+        /** @description API-key calls: tokens left in the bucket after this call. */
+        XRateLimitRemainingOptional: string;
+        /** @description API-key calls: Unix seconds when the bucket is full again. */
+        XRateLimitResetOptional: string;
+        /** @description The request's id: the caller's `X-Request-Id` when it is 1 to 128 printable bytes, else a UUIDv7. The error body's `request_id` is the same. */
+        XRequestId: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -3206,6 +3227,12 @@ export interface operations {
             /** @description Health */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3215,6 +3242,12 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3224,6 +3257,13 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3244,6 +3284,16 @@ export interface operations {
             /** @description Account */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3253,6 +3303,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3262,6 +3322,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3271,6 +3339,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3280,6 +3358,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3303,6 +3392,16 @@ export interface operations {
             /** @description AccountSummary */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3312,6 +3411,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3321,6 +3430,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3330,6 +3447,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,6 +3478,13 @@ export interface operations {
             /** @description ApiKeyInfo */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,6 +3494,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3368,6 +3510,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3377,6 +3527,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3401,6 +3559,13 @@ export interface operations {
             /** @description IssuedApiKey */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3410,6 +3575,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3419,6 +3591,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3428,6 +3608,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3437,6 +3624,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3457,6 +3652,13 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3464,6 +3666,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3473,6 +3682,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3482,6 +3699,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3506,6 +3731,13 @@ export interface operations {
             /** @description Session */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3515,6 +3747,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3524,6 +3763,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3533,6 +3780,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3553,6 +3808,13 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3560,6 +3822,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3569,6 +3838,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3578,6 +3855,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3598,6 +3883,13 @@ export interface operations {
             /** @description One of the account's people, who signs in by email. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3607,6 +3899,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3616,6 +3915,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3625,6 +3932,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3634,6 +3948,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3654,6 +3976,13 @@ export interface operations {
             /** @description Which notices the calling member is mailed, per kind (every kind is on until turned off). Notices are batched: the first one of a burst waits `NOTICE_BATCH_WINDOW_MS` (default 60 s), then one mail lists them all. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,6 +3992,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3672,6 +4008,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3681,6 +4025,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3690,6 +4041,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3714,6 +4073,13 @@ export interface operations {
             /** @description Which notices the calling member is mailed, per kind (every kind is on until turned off). Notices are batched: the first one of a burst waits `NOTICE_BATCH_WINDOW_MS` (default 60 s), then one mail lists them all. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3723,6 +4089,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3732,6 +4105,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3741,6 +4122,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3750,6 +4138,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3759,6 +4154,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3779,6 +4182,13 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3792,6 +4202,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3801,6 +4218,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3810,6 +4235,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3832,6 +4265,13 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3839,6 +4279,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3848,6 +4295,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3857,6 +4312,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3866,6 +4328,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3875,6 +4344,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3895,6 +4372,13 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3908,6 +4392,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3917,6 +4408,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3926,6 +4425,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3952,6 +4459,13 @@ export interface operations {
             /** @description An invitation to join the account, valid 7 days, once. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3968,6 +4482,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3977,6 +4498,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3986,6 +4515,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3995,6 +4531,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4004,6 +4547,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4013,6 +4564,14 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4035,6 +4594,13 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4042,6 +4608,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4051,6 +4624,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4060,6 +4641,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4069,6 +4657,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4089,6 +4685,13 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4102,6 +4705,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4111,6 +4721,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4120,6 +4738,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4129,6 +4754,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4151,6 +4784,13 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4158,6 +4798,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4167,6 +4814,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4176,6 +4831,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4185,6 +4847,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4209,6 +4879,13 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4222,6 +4899,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4231,6 +4915,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4240,6 +4932,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4266,6 +4966,13 @@ export interface operations {
             /** @description Success */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4285,6 +4992,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4294,6 +5008,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4303,6 +5024,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4312,6 +5040,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4348,6 +5084,13 @@ export interface operations {
             /** @description A fresh dashboard session of the member who signed in. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4363,6 +5106,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4372,6 +5122,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4381,6 +5138,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4390,6 +5154,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4420,6 +5192,13 @@ export interface operations {
             /** @description What a sign-in link signs in to and who asked for it, for the page that confirms it first. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4429,6 +5208,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4438,6 +5224,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4447,6 +5240,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4456,6 +5256,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4496,6 +5304,13 @@ export interface operations {
             /** @description A fresh dashboard session of the member who signed in. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4511,6 +5326,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4520,6 +5342,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4529,6 +5358,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4538,6 +5374,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4568,6 +5412,13 @@ export interface operations {
             /** @description What an invitation joins and who sent it, for the page that asks before accepting it. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4577,6 +5428,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4586,6 +5444,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4595,6 +5460,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4604,6 +5476,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4639,6 +5519,13 @@ export interface operations {
             /** @description A fresh dashboard session of the member who signed in. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4654,6 +5541,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4663,6 +5557,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4672,6 +5573,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4681,6 +5589,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4695,10 +5611,10 @@ export interface operations {
                 status?: components["schemas"]["DepositRequestStatus"];
                 created_gte?: string;
                 created_lt?: string;
-                /** @description a string at most 200 character(s) long */
-                q?: components["schemas"]["Text"];
+                /** @description One search, recognised by its form, and combined with the other filters by `and`: an id of a request (`dr_`), of its customer (`cus_`), issuer (`iss_`), payout address (`pa_`), one of its attachments (`att_`), verification attempts (`va_`), events (`evt_`) or webhook deliveries (`whd_`) (any case; other prefixes are refused); `0x` and 64 hex digits: a transaction hash of a payment in, a settlement or a return out (any case); `0x` and 40 hex digits: an address, the request's deposit address, its bound payer wallet or its payout address (by the address rule: one case, or mixed case matching the EIP-55 checksum); text with an `@`: the expected email or the customer's email (case-insensitive), or a reference; anything else: a `reference`, exactly (case-sensitive). */
+                q?: string;
                 /** @description Only requests whose `reference` is exactly this (case-sensitive). */
-                reference?: components["schemas"]["Text"];
+                reference?: string;
                 customer?: string;
                 /** @description Only the request with this one-time deposit address. All lower case, all upper case or EIP-55 checksummed (a mixed-case address with a wrong checksum is refused); compared canonically. */
                 deposit_address?: string;
@@ -4712,7 +5628,7 @@ export interface operations {
                 wait_for?: "change";
                 /** @description a string matching the pattern ^[A-Za-z0-9_-]{16}$ */
                 version?: string;
-                /** @description a string matching the pattern ^(0|[1-9]\d{0,8})$ */
+                /** @description Seconds to hold a live list, 1 to 30 (default 25). */
                 timeout?: string;
             };
             header?: never;
@@ -4724,6 +5640,16 @@ export interface operations {
             /** @description DepositRequestList */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4733,6 +5659,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4742,6 +5678,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4751,6 +5695,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4778,6 +5733,17 @@ export interface operations {
             /** @description A replay: the original resource (`Idempotency-Replayed: true`). */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4832,6 +5798,16 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4886,6 +5862,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4895,6 +5881,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4904,6 +5898,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4913,6 +5917,16 @@ export interface operations {
             /** @description IdempotencyConflict */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4922,6 +5936,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4931,6 +5955,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4959,6 +5994,16 @@ export interface operations {
             /** @description DepositRequest */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4968,6 +6013,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4977,6 +6032,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4986,6 +6049,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4995,6 +6068,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5021,6 +6105,16 @@ export interface operations {
             /** @description DepositRequest */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5030,6 +6124,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5039,6 +6143,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5048,6 +6160,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5057,6 +6179,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5066,6 +6198,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5075,6 +6217,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5101,6 +6254,13 @@ export interface operations {
             /** @description DepositRequest */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5110,6 +6270,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5119,6 +6286,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5128,6 +6303,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5137,6 +6319,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5146,6 +6335,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5155,6 +6351,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5181,6 +6385,16 @@ export interface operations {
             /** @description DepositRequest */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5190,6 +6404,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5199,6 +6423,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5208,6 +6440,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5217,6 +6459,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5226,6 +6478,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5235,6 +6497,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5257,6 +6530,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5270,6 +6553,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5279,6 +6572,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5288,6 +6589,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5297,6 +6608,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5319,6 +6641,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5332,6 +6664,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5341,6 +6683,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5350,6 +6700,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5359,6 +6719,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5385,6 +6756,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5398,6 +6779,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5407,6 +6798,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5416,6 +6815,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5425,6 +6834,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5451,6 +6871,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5464,6 +6894,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5473,6 +6913,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5482,6 +6930,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5491,6 +6949,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5515,6 +6984,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5528,6 +7007,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5537,6 +7026,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5546,6 +7043,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5570,6 +7078,16 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5591,6 +7109,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5600,6 +7128,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5609,6 +7145,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5618,6 +7164,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5640,6 +7197,16 @@ export interface operations {
             /** @description Customer */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5649,6 +7216,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5658,6 +7235,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5667,6 +7252,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5676,6 +7271,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5698,6 +7304,16 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5705,6 +7321,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5714,6 +7340,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5723,6 +7357,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5732,6 +7376,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5758,6 +7413,16 @@ export interface operations {
             /** @description Customer */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5767,6 +7432,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5776,6 +7451,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5785,6 +7468,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5794,6 +7487,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5803,6 +7506,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5827,6 +7541,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5840,6 +7564,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5849,6 +7583,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5858,6 +7600,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5882,6 +7635,16 @@ export interface operations {
             /** @description The identity payers see: who is asking for the payment. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5904,6 +7667,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5913,6 +7686,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5922,6 +7703,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5931,6 +7722,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5953,6 +7755,16 @@ export interface operations {
             /** @description The identity payers see: who is asking for the payment. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5962,6 +7774,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5971,6 +7793,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5980,6 +7810,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5989,6 +7829,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6011,6 +7862,16 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6018,6 +7879,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6027,6 +7898,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6036,6 +7915,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6045,6 +7934,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6071,6 +7971,16 @@ export interface operations {
             /** @description The identity payers see: who is asking for the payment. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6080,6 +7990,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6089,6 +8009,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6098,6 +8026,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6107,6 +8045,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6116,6 +8064,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6140,6 +8099,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6153,6 +8122,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6162,6 +8141,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6171,6 +8158,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6195,6 +8193,16 @@ export interface operations {
             /** @description Where settlements send exactly the requested amount. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6220,6 +8228,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6229,6 +8247,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6238,6 +8264,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6247,6 +8283,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6269,6 +8316,16 @@ export interface operations {
             /** @description Where settlements send exactly the requested amount. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6278,6 +8335,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6287,6 +8354,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6296,6 +8371,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6305,6 +8390,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6331,6 +8427,16 @@ export interface operations {
             /** @description Where settlements send exactly the requested amount. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6340,6 +8446,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6349,6 +8465,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6358,6 +8482,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6367,6 +8501,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6376,6 +8520,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6398,6 +8553,16 @@ export interface operations {
             /** @description Where settlements send exactly the requested amount. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6407,6 +8572,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6416,6 +8591,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6425,6 +8608,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6434,6 +8627,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6456,6 +8660,16 @@ export interface operations {
             /** @description Where settlements send exactly the requested amount. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6465,6 +8679,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6474,6 +8698,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6483,6 +8715,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6492,6 +8734,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6501,6 +8753,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6525,6 +8788,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6538,6 +8811,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6547,6 +8830,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6556,6 +8847,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6565,6 +8867,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6589,6 +8902,16 @@ export interface operations {
             /** @description A PDF a merchant shows payers with a deposit request. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6618,6 +8941,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6627,6 +8960,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6636,6 +8977,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6645,6 +8996,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6654,6 +9016,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6676,6 +9049,16 @@ export interface operations {
             /** @description A PDF a merchant shows payers with a deposit request. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6685,6 +9068,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6694,6 +9087,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6703,6 +9104,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6712,6 +9123,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6721,6 +9143,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6743,6 +9176,16 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6750,6 +9193,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6759,6 +9212,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6768,6 +9229,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6777,6 +9248,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6786,6 +9268,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6808,6 +9301,16 @@ export interface operations {
             /** @description AttachmentDownloadLink */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6817,6 +9320,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6826,6 +9339,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6835,6 +9356,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6844,6 +9375,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6853,6 +9394,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6862,6 +9414,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6884,6 +9447,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,6 +9468,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6904,6 +9487,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6913,6 +9504,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6922,6 +9523,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6931,6 +9543,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6957,6 +9580,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6968,6 +9601,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6977,6 +9620,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6986,6 +9637,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6995,6 +9656,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7004,6 +9675,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7013,6 +9695,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7037,6 +9730,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7050,6 +9753,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7059,6 +9772,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,6 +9789,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7086,10 +9818,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * maxLength(2048)
-                     * @description a string at most 2048 character(s) long
-                     */
+                    /** Format: uri */
                     url: string;
                     /**
                      * maxItems(9)
@@ -7103,6 +9832,16 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7121,6 +9860,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7130,6 +9879,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7139,6 +9896,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7148,6 +9915,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7170,6 +9948,16 @@ export interface operations {
             /** @description WebhookEndpoint */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7179,6 +9967,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7188,6 +9986,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7197,6 +10003,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7206,6 +10022,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7235,6 +10062,16 @@ export interface operations {
             /** @description WebhookEndpoint */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7244,6 +10081,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7253,6 +10100,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7262,6 +10117,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7271,6 +10136,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7280,6 +10155,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7289,6 +10174,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7311,6 +10207,16 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7318,6 +10224,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7327,6 +10243,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7336,6 +10260,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7345,6 +10279,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7369,7 +10314,7 @@ export interface operations {
                      * between(0, 168)
                      * @description Hours the previous secret keeps signing beside the new one, 0 to 168 (default 24). 0 ends it at once.
                      */
-                    expires_in_hours?: components["schemas"]["Int"];
+                    expires_in_hours?: number;
                 };
             };
         };
@@ -7377,6 +10322,16 @@ export interface operations {
             /** @description RotatedWebhookEndpoint */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7386,6 +10341,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7395,6 +10360,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7404,6 +10377,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7413,6 +10396,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7422,6 +10415,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7431,6 +10434,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7453,6 +10467,16 @@ export interface operations {
             /** @description Success */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7464,6 +10488,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7473,6 +10507,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7482,6 +10524,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7491,6 +10543,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7500,6 +10562,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7527,6 +10600,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7540,6 +10623,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7549,6 +10642,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7558,6 +10659,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7567,6 +10678,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7590,6 +10712,16 @@ export interface operations {
             /** @description WebhookDeliveryDetail */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7599,6 +10731,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7608,6 +10750,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7617,6 +10767,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7626,6 +10786,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7656,6 +10827,16 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7675,6 +10856,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7684,6 +10875,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7693,6 +10892,16 @@ export interface operations {
             /** @description SandboxOnly */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7702,6 +10911,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7711,6 +10930,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7743,6 +10973,16 @@ export interface operations {
             /** @description WebhookListener */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7752,6 +10992,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7761,6 +11011,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7770,6 +11028,16 @@ export interface operations {
             /** @description SandboxOnly */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7779,6 +11047,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7788,6 +11066,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7797,6 +11085,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7819,6 +11118,16 @@ export interface operations {
             /** @description CreatedWebhookListener */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7828,6 +11137,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7837,6 +11156,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7846,6 +11173,16 @@ export interface operations {
             /** @description SandboxOnly */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7855,6 +11192,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7864,6 +11211,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7891,6 +11249,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7902,6 +11270,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7911,6 +11289,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7920,6 +11306,16 @@ export interface operations {
             /** @description SandboxOnly */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7929,6 +11325,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7938,6 +11344,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7963,9 +11380,9 @@ export interface operations {
                      * between(1, 12)
                      * @description a number between 1 and 12
                      */
-                    attempt: components["schemas"]["Int"];
+                    attempt: number;
                     /** @description The local server's status; null when it gave none (see `error`). */
-                    status: components["schemas"]["Int"] | null;
+                    status: number | null;
                     /** @description Why there is no status: the connection failed, or no answer came in time. */
                     error: ("connection" | "timeout") | null;
                     /**
@@ -7977,7 +11394,7 @@ export interface operations {
                      * between(0, 600000)
                      * @description a number between 0 and 600000
                      */
-                    duration_ms: components["schemas"]["Int"];
+                    duration_ms: number;
                 };
             };
         };
@@ -7985,6 +11402,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7999,6 +11426,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8008,6 +11445,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8017,6 +11462,16 @@ export interface operations {
             /** @description SandboxOnly */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8026,6 +11481,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8035,6 +11500,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8044,6 +11519,16 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8053,6 +11538,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8075,6 +11571,16 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8082,6 +11588,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8091,6 +11607,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8100,6 +11624,16 @@ export interface operations {
             /** @description SandboxOnly */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8109,6 +11643,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8118,6 +11662,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8144,6 +11699,16 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8157,6 +11722,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8166,6 +11741,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8175,6 +11758,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8197,6 +11791,16 @@ export interface operations {
             /** @description The payer attested their wallet and the one-time address exists. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8206,6 +11810,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8215,6 +11829,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8224,6 +11846,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8233,6 +11865,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8261,6 +11904,16 @@ export interface operations {
             /** @description Success */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8273,6 +11926,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8282,6 +11945,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8291,6 +11962,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8300,6 +11981,16 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8309,6 +12000,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8334,6 +12036,16 @@ export interface operations {
             /** @description ReconciliationReport */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8343,6 +12055,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8352,6 +12074,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8361,6 +12091,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8370,6 +12111,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8390,6 +12142,16 @@ export interface operations {
             /** @description LifecycleMachine */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8399,6 +12161,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8408,6 +12180,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8417,6 +12197,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8426,6 +12217,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8446,6 +12248,17 @@ export interface operations {
             /** @description The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, implementations left out: what Stately's tools import and the Stately inspector receives as a definition. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Content-Disposition": components["headers"]["ContentDisposition"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8455,6 +12268,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8464,6 +12287,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8473,6 +12304,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8482,6 +12324,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8493,7 +12346,7 @@ export interface operations {
     "steps.requestSteps": {
         parameters: {
             query?: {
-                /** @description a string matching the pattern ^(0|[1-9]\d{0,8})$ */
+                /** @description Only the steps after this version (default 0: the whole kept history). */
                 after_version?: string;
                 wait_for?: "change";
                 /** @description Seconds to hold the request, 1 to 30 (default 25). */
@@ -8510,6 +12363,16 @@ export interface operations {
             /** @description RequestSteps */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8519,6 +12382,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8528,6 +12401,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8537,6 +12418,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8546,6 +12437,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8568,6 +12470,17 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Content-Disposition": components["headers"]["ContentDisposition"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8577,6 +12490,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8586,6 +12509,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8595,6 +12526,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8604,6 +12545,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8627,6 +12579,16 @@ export interface operations {
             /** @description StepLocation */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8636,6 +12598,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8645,6 +12617,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8654,6 +12634,16 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8663,6 +12653,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8692,6 +12693,16 @@ export interface operations {
             /** @description StepFeed */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8701,6 +12712,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8710,6 +12731,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8719,6 +12748,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8747,6 +12787,12 @@ export interface operations {
             /** @description What a payer screen needs; nothing private to the merchant. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8756,6 +12802,12 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8765,6 +12817,12 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8774,6 +12832,12 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8783,6 +12847,13 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8805,6 +12876,13 @@ export interface operations {
             /** @description Success */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8817,6 +12895,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8826,6 +12911,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8835,6 +12927,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8844,6 +12943,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8853,6 +12959,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8862,6 +12976,14 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8891,6 +13013,13 @@ export interface operations {
             /** @description What a payer screen needs; nothing private to the merchant. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8900,6 +13029,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8909,6 +13045,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8918,6 +13061,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8927,6 +13077,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8936,6 +13093,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8960,7 +13125,7 @@ export interface operations {
                      * maxLength(200)
                      * @description a string at most 200 character(s) long
                      */
-                    secret: components["schemas"]["Text"];
+                    secret: string;
                 };
             };
         };
@@ -8968,6 +13133,13 @@ export interface operations {
             /** @description What a payer screen needs; nothing private to the merchant. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8977,6 +13149,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8986,6 +13165,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8995,6 +13181,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9004,6 +13197,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9013,6 +13213,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9053,6 +13261,13 @@ export interface operations {
             /** @description What a payer screen needs; nothing private to the merchant. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9062,6 +13277,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9071,6 +13293,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9080,6 +13309,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9089,6 +13325,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9098,6 +13341,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9107,6 +13358,14 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9131,6 +13390,13 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9143,6 +13409,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9152,6 +13425,14 @@ export interface operations {
             /** @description IdentityUnauthorized */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9161,6 +13442,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9170,6 +13458,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9179,6 +13474,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9199,6 +13502,13 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9212,6 +13522,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9221,6 +13538,14 @@ export interface operations {
             /** @description IdentityUnauthorized */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9230,6 +13555,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9239,6 +13571,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9266,7 +13606,7 @@ export interface operations {
                      * maxLength(100)
                      * @description The member's own label for this passkey ("Work laptop").
                      */
-                    name: components["schemas"]["Text"];
+                    name: string;
                     response: components["schemas"]["RegistrationResponseJSON"];
                 };
             };
@@ -9275,6 +13615,13 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9289,6 +13636,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9298,6 +13652,14 @@ export interface operations {
             /** @description IdentityUnauthorized */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9307,6 +13669,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9316,6 +13685,13 @@ export interface operations {
             /** @description InvalidState */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9325,6 +13701,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9334,6 +13717,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9356,6 +13747,13 @@ export interface operations {
             /** @description Success */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9363,6 +13761,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9372,6 +13777,14 @@ export interface operations {
             /** @description IdentityUnauthorized */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticateOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9381,6 +13794,13 @@ export interface operations {
             /** @description NotFound */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9390,6 +13810,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9399,6 +13826,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9423,6 +13858,13 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9435,6 +13877,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9444,6 +13893,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9453,6 +13909,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9462,6 +13925,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9493,6 +13964,13 @@ export interface operations {
             /** @description A fresh dashboard session of the member who signed in. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9508,6 +13986,13 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9517,6 +14002,13 @@ export interface operations {
             /** @description HttpsRequired */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9526,6 +14018,13 @@ export interface operations {
             /** @description PayloadTooLarge */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9535,6 +14034,14 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -15,7 +15,7 @@ import { MachineApi } from "./Machine/Api"
 import { StepsApi } from "./Steps/Api"
 import { WebhooksApi } from "./Webhooks/Api"
 import { WebhookListenersApi } from "./WebhookListeners/Api"
-import { envelopeOpenApi } from "./OpenApiErrors"
+import { publishedDocument } from "./OpenApiDocument"
 
 /** The one contract: every route, schema and error. OpenAPI 3.1 and the docs are generated from it. */
 export class Api extends HttpApi.make("deposits")
@@ -47,6 +47,6 @@ export class Api extends HttpApi.make("deposits")
         'Ask payers for USDC on an EVM chain, settle exactly the amount to the merchant, return any excess, and tell the merchant through signed webhooks. Errors share one body: `{ "error": { "code", "message" }, "request_id" }`.',
       license: { name: "Proprietary", url: "https://example.com/license" },
       servers: [{ url: "/", description: "The origin that serves this description" }],
-      transform: envelopeOpenApi
+      transform: publishedDocument
     })
   ) {}

@@ -41,24 +41,57 @@ export const BlockNumber = Schema.String.pipe(Schema.pattern(/^\d+$/)).annotatio
 /** Hashes and signatures: 0x-prefixed lowercase hex on the way out. */
 export const Hex = Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]*$/)).annotations({ identifier: "Hex" })
 
+/** Decimal numerals of one length from `lo` to `hi` (same length), as regular expression alternatives. */
+const sameLengthRange = (lo: string, hi: string): string => {
+  if (lo === hi) return lo
+  const rest = lo.length - 1
+  if (rest === 0) return `[${lo}-${hi}]`
+  const [a, b] = [Number(lo[0]), Number(hi[0])]
+  if (a === b) return `${a}(?:${sameLengthRange(lo.slice(1), hi.slice(1))})`
+  if (/^0*$/.test(lo.slice(1)) && /^9*$/.test(hi.slice(1))) return `[${a}-${b}]\\d{${rest}}`
+  const parts = [`${a}(?:${sameLengthRange(lo.slice(1), "9".repeat(rest))})`]
+  if (b - a > 1) parts.push(`[${a + 1}-${b - 1}]\\d{${rest}}`)
+  parts.push(`${b}(?:${sameLengthRange("0".repeat(rest), hi.slice(1))})`)
+  return parts.join("|")
+}
+
+/**
+ * The integers from `min` to `max` written in plain decimal digits, as a JSON Schema pattern: a query value is a
+ * string, so its bounds are in the pattern, exactly.
+ */
+export const integerRangePattern = (min: number, max: number): string => {
+  const parts: Array<string> = []
+  for (let length = String(min).length; length <= String(max).length; length++) {
+    const lo = Math.max(min, length === 1 ? 0 : 10 ** (length - 1))
+    const hi = Math.min(max, 10 ** length - 1)
+    if (lo <= hi) parts.push(sameLengthRange(String(lo), String(hi)))
+  }
+  return `^(?:${parts.join("|")})$`
+}
+
 /**
  * An integer query value written as plain decimal digits: `1e2`, `+5`, `0x10`, `5.0` or ` 5` are refused rather
  * than read as numbers (`Number()` would take them all).
  */
-export const DecimalInteger = (min: number, max: number) =>
+export const DecimalInteger = (min: number, max: number, description?: string) =>
   Schema.String.pipe(
     Schema.pattern(/^(0|[1-9]\d{0,8})$/, { message: () => "must be an integer written in decimal digits" }),
     Schema.compose(Schema.NumberFromString),
     Schema.between(min, max)
-  )
+  ).annotations({
+    // The whole JSON Schema (a refinement of a transformation shows only what this annotation says): the
+    // description goes in it, or the document loses it.
+    jsonSchema: {
+      type: "string",
+      pattern: integerRangePattern(min, max),
+      description: description ?? `An integer from ${min} to ${max}, in decimal digits.`
+    }
+  })
 
 /** `limit` of a list: 1 to 100, default 20. */
-export const Limit = Schema.optionalWith(
-  DecimalInteger(1, 100).annotations({
-    description: "Page size, 1 to 100 (default 20)."
-  }),
-  { default: () => 20 }
-)
+export const Limit = Schema.optionalWith(DecimalInteger(1, 100, "Page size, 1 to 100 (default 20)."), {
+  default: () => 20
+})
 
 /** A list page: the items under the plural name, and the id to pass as `starting_after` for the next page. */
 export const ListOf = <K extends string, S extends Schema.Schema.Any>(name: K, item: S) =>

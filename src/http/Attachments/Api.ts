@@ -70,9 +70,12 @@ export const CreateAttachment = withExample(
     file_name: Text.pipe(
       Schema.minLength(1),
       Schema.maxLength(255),
-      Schema.filter((s) => !/[\\/]/.test(s) || "must be a file name, without / or \\")
+      Schema.filter((s) => !/[\\/]/.test(s) || "must be a file name, without / or \\", {
+        jsonSchema: { pattern: "^[^\\\\/]*$" }
+      })
     ),
-    size_bytes: Schema.Int.pipe(Schema.between(1, MAX_ATTACHMENT_BYTES)).annotations({
+    // Not `Schema.Int`: its named schema would carry the bounds beside a `$ref`, where they have no type.
+    size_bytes: Schema.Number.pipe(Schema.int(), Schema.between(1, MAX_ATTACHMENT_BYTES)).annotations({
       description: `The PDF's size in bytes, 1 to ${MAX_ATTACHMENT_BYTES} (10 MiB).`
     }),
     sha256: Schema.optional(Sha256)

@@ -27,8 +27,8 @@ import {
 import { Id } from "../../../services/domain/PrefixedId"
 import { Text } from "../../../services/domain/Text"
 import { NOT_AN_INSTANT, parseInstant } from "../../../services/domain/Instant"
-import { recogniseSearch } from "../../../services/domain/ListSearch"
-import { Timestamp } from "../../../services/domain/Timestamp"
+import { recogniseSearch, UNSEARCHABLE_ID_PATTERN } from "../../../services/domain/ListSearch"
+import { rfc3339Pattern, Timestamp } from "../../../services/domain/Timestamp"
 import { WebhookDelivery } from "../Webhooks/Api"
 
 /** The status values: the top-level states of the lifecycle machine (listed once, in the domain). */
@@ -176,6 +176,13 @@ export const CreatedDepositRequest = Schema.Struct({
   })
 }).annotations({ identifier: "CreatedDepositRequest" })
 
+/**
+ * `return_url` as the service takes it (CreateFields.ts): absolute, no credentials, https, or in the sandbox
+ * http to localhost or 127.0.0.1 (the one rule the document cannot tell apart by environment).
+ */
+const RETURN_URL_PATTERN =
+  "^(https://[^/?#@\\s]+|http://([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127\\.0\\.0\\.1)(:\\d+)?)([/?#]\\S*)?$"
+
 export const CreateDepositRequest = withExample(
   StrictStruct({
     amount: Amount,
@@ -196,11 +203,30 @@ export const CreateDepositRequest = withExample(
       Schema.String.annotations({
         description:
           "Optional. Where the hosted checkout links the payer back to your shop: an absolute `https://` URL of at most 2,048 characters (the sandbox also takes `http://localhost…` and `http://127.0.0.1…`). Followed by the payer's browser, never fetched by the service. Create-only: it cannot change later, and a replay must repeat it.",
-        jsonSchema: { maxLength: 2048 }
+        jsonSchema: { maxLength: 2048, pattern: RETURN_URL_PATTERN, format: "uri" }
       })
     )
   }).annotations({
     identifier: "CreateDepositRequest",
+    // The policy's fields, as CreateFields.ts checks them: `expected_email` with `mailbox` and only then,
+    // `payer_reference` only with `merchant_session`.
+    jsonSchema: {
+      allOf: [
+        {
+          if: { required: ["payer_policy_mode"], properties: { payer_policy_mode: { const: "mailbox" } } },
+          // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, not a promise
+          then: { required: ["expected_email"], properties: { expected_email: true } },
+          else: { properties: { expected_email: false } }
+        },
+        {
+          if: {
+            required: ["payer_policy_mode"],
+            properties: { payer_policy_mode: { const: "merchant_session" } }
+          },
+          else: { properties: { payer_reference: false } }
+        }
+      ]
+    },
     description:
       "`issuer_id` and `payout_address_id` name your own issuer and payout address (create them first). Without `expires_at` the request expires after the default period; with it, 5 minutes to 30 days from now."
   }),
@@ -277,10 +303,8 @@ export const CancelDepositRequest = withExample(
 
 export const IdempotencyKeyHeader = Schema.Struct({
   "idempotency-key": Schema.String.pipe(
-    Schema.filter((s) => {
-      const bytes = Buffer.byteLength(s, "utf8")
-      return (bytes >= 1 && bytes <= 255) || "must be 1 to 255 bytes"
-    })
+    // A header arrives as bytes, one character each (latin1), so its length is its byte count on the wire.
+    Schema.filter((s) => (s.length >= 1 && s.length <= 255) || "must be 1 to 255 bytes")
   ).annotations({
     description: "Required. 1 to 255 bytes, unique per create you mean; kept 24 hours.",
     examples: ["order-4711-2e7c9a4b"],
@@ -291,9 +315,10 @@ export const IdempotencyKeyHeader = Schema.Struct({
 const idPath = Schema.Struct({ id: IdParam("dr") })
 
 const LONG_POLL_TIMEOUT_DEFAULT = 25
-export const LongPollTimeout = Schema.optionalWith(DecimalInteger(1, 30), {
-  default: () => LONG_POLL_TIMEOUT_DEFAULT
-}).annotations({ description: "Seconds to hold the request, 1 to 30 (default 25)." })
+export const LongPollTimeout = Schema.optionalWith(
+  DecimalInteger(1, 30, "Seconds to hold the request, 1 to 30 (default 25)."),
+  { default: () => LONG_POLL_TIMEOUT_DEFAULT }
+)
 
 /**
  * A list bound on `created_at`: any RFC 3339 instant, as browsers and clients write one (fractional seconds, `Z` or
@@ -304,10 +329,7 @@ const CreatedBound = (meaning: string) =>
     Schema.String.annotations({
       description: `${meaning} An RFC 3339 timestamp with seconds and a zone: \`Z\` or an offset (escape \`+\` as \`%2B\`), fractional seconds allowed; compared as the instant it names, so a local midnight is sent with its offset.`,
       examples: ["2026-11-22T12:00:00Z", "2026-11-22T08:00:00.000Z", "2026-11-22T00:00:00-08:00"],
-      jsonSchema: {
-        type: "string",
-        pattern: "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+\\- ]\\d{2}:\\d{2})$"
-      }
+      jsonSchema: { type: "string", pattern: rfc3339Pattern(true) }
     }),
     Schema.DateFromSelf,
     {
@@ -326,10 +348,13 @@ const CreatedBound = (meaning: string) =>
 const SearchParam = Text.pipe(
   Schema.minLength(1),
   Schema.maxLength(200),
-  Schema.filter((q) => {
-    const found = recogniseSearch(q)
-    return typeof found === "string" ? found : true
-  })
+  Schema.filter(
+    (q) => {
+      const found = recogniseSearch(q)
+      return typeof found === "string" ? found : true
+    },
+    { jsonSchema: { not: { pattern: UNSEARCHABLE_ID_PATTERN } } }
+  )
 ).annotations({
   description: [
     "One search, recognised by its form, and combined with the other filters by `and`:",
@@ -387,9 +412,7 @@ export const DepositRequestListParams = Schema.Struct({
     description: "The page `version` the client already has (required with wait_for=change)."
   }),
   // Optional without a default in the schema, so a typed client's plain list names no timeout.
-  timeout: Schema.optional(DecimalInteger(1, 30)).annotations({
-    description: "Seconds to hold a live list, 1 to 30 (default 25)."
-  })
+  timeout: Schema.optional(DecimalInteger(1, 30, "Seconds to hold a live list, 1 to 30 (default 25)."))
 })
 
 /** The hold of a live list when the client names none. */

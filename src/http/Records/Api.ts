@@ -132,8 +132,12 @@ export const UpdateIssuer = withExample(
   { support_url: "https://acme.example/support" }
 )
 
+// All digits, so it has no other spelling for the refusal to miss.
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 const NonZeroAddress = Address.pipe(
-  Schema.filter((a) => a !== "0x0000000000000000000000000000000000000000" || "must not be the zero address")
+  Schema.filter((a) => a !== ZERO_ADDRESS || "must not be the zero address", {
+    jsonSchema: { not: { const: ZERO_ADDRESS } }
+  })
 )
 export const CreatePayoutAddress = withExample(
   StrictStruct({

@@ -164,9 +164,13 @@ export class StepsApi extends HttpApiGroup.make("steps")
       .setPath(stepsPath)
       .setUrlParams(
         Schema.Struct({
-          after_version: Schema.optional(DecimalInteger(0, 999_999_999)).annotations({
-            description: "Only the steps after this version (default 0: the whole kept history)."
-          }),
+          after_version: Schema.optional(
+            DecimalInteger(
+              0,
+              999_999_999,
+              "Only the steps after this version (default 0: the whole kept history)."
+            )
+          ),
           wait_for: WaitForChange.annotations({
             description:
               "`change`: answers at once when there are steps after `after_version`; otherwise holds the request until the request's next commit (or the timeout) and answers what is there then."
@@ -224,9 +228,7 @@ export class StepsApi extends HttpApiGroup.make("steps")
             description: "Only steps that left a request in this status."
           }),
           limit: Schema.optionalWith(
-            DecimalInteger(1, 200).annotations({
-              description: "At most this many steps, 1 to 200 (default 50)."
-            }),
+            DecimalInteger(1, 200, "At most this many steps, 1 to 200 (default 50)."),
             { default: () => 50 }
           ),
           wait_for: WaitForChange.annotations({

@@ -56,8 +56,8 @@ export const ListenerDelivery = Schema.Struct({
 export const LocalAnswer = withExample(
   StrictStruct({
     event_id: Id("evt"),
-    attempt: Schema.Int.pipe(Schema.between(1, 12)),
-    status: Schema.NullOr(Schema.Int.pipe(Schema.between(100, 599))).annotations({
+    attempt: Schema.Number.pipe(Schema.int(), Schema.between(1, 12)),
+    status: Schema.NullOr(Schema.Number.pipe(Schema.int(), Schema.between(100, 599))).annotations({
       description: "The local server's status; null when it gave none (see `error`)."
     }),
     error: Schema.NullOr(Schema.Literal("connection", "timeout")).annotations({
@@ -69,7 +69,7 @@ export const LocalAnswer = withExample(
           "The start of the local answer's body (kept as the attempt's error message when not 2xx)."
       })
     ),
-    duration_ms: Schema.Int.pipe(Schema.between(0, 600_000))
+    duration_ms: Schema.Number.pipe(Schema.int(), Schema.between(0, 600_000))
   }),
   {
     event_id: exampleId("evt"),
@@ -151,9 +151,9 @@ export class WebhookListenersApi extends HttpApiGroup.make("webhookListeners")
             description:
               "`change`: hold the request until a delivery is due, or answer an empty list at the timeout."
           }),
-          timeout: Schema.optional(DecimalInteger(1, 30)).annotations({
-            description: "Seconds to hold with wait_for=change, 1 to 30 (default 25)."
-          })
+          timeout: Schema.optional(
+            DecimalInteger(1, 30, "Seconds to hold with wait_for=change, 1 to 30 (default 25).")
+          )
         })
       )
       .addSuccess(Schema.Struct({ deliveries: Schema.Array(ListenerDelivery) }))

@@ -92,6 +92,9 @@ export const WebhookDeliveryDetail = Schema.Struct({
   ).annotations({ description: "The endpoint's answer; null when none came (see `error_kind`)." })
 }).annotations({ identifier: "WebhookDeliveryDetail" })
 
+/** The rules of WebhookUrlRules.ts that need no resolution: https, a dotted host, no credentials, no fragment. */
+const WEBHOOK_URL_PATTERN = "^https://[^/?#@\\s]+\\.[^/?#@\\s]+([/?][^#\\s]*)?$"
+
 const idPath = Schema.Struct({ id: IdParam("wh") })
 const page = Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("wh")) })
 
@@ -101,7 +104,17 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .setPayload(
         withExample(
           StrictStruct({
-            url: Schema.String.pipe(Schema.maxLength(2048)),
+            url: Schema.String.pipe(Schema.maxLength(2048)).annotations({
+              description:
+                "An `https://` URL naming a public host (a dotted name, not an IP address), without credentials or fragment. The name must resolve to public addresses only: checked at creation and before every delivery (the one rule a schema cannot hold).",
+              jsonSchema: {
+                type: "string",
+                maxLength: 2048,
+                format: "uri",
+                pattern: WEBHOOK_URL_PATTERN,
+                not: { pattern: "^https://(\\d+\\.){3}\\d+([:/?]|$)" }
+              }
+            }),
             enabled_events: Schema.optional(EnabledEvents)
           }),
           {
@@ -164,7 +177,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         withExample(
           StrictStruct({
             expires_in_hours: Schema.optional(
-              Schema.Int.pipe(Schema.between(0, 168)).annotations({
+              Schema.Number.pipe(Schema.int(), Schema.between(0, 168)).annotations({
                 description:
                   "Hours the previous secret keeps signing beside the new one, 0 to 168 (default 24). 0 ends it at once."
               })
