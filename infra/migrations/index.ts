@@ -46,6 +46,7 @@ import memberNoticePreferences from "./0045_member_notice_preferences"
 import webhookEnabledEvents from "./0046_webhook_enabled_events"
 import accountSummary from "./0047_account_summary"
 import needingAttentionIndex from "./0048_needing_attention_index"
+import reconciliationBooks from "./0051_reconciliation_books"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -95,7 +96,8 @@ export const migrations = {
   "0045_member_notice_preferences": memberNoticePreferences,
   "0046_webhook_enabled_events": webhookEnabledEvents,
   "0047_account_summary": accountSummary,
-  "0048_needing_attention_index": needingAttentionIndex
+  "0048_needing_attention_index": needingAttentionIndex,
+  "0051_reconciliation_books": reconciliationBooks
 }
 
 /**

@@ -241,6 +241,64 @@ begin
 end $$;
 
 --
+-- Name: fold_reconciliation_entries(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.fold_reconciliation_entries(p_account uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_advisory_xact_lock(hashtextextended('reconciliation_fold:' || p_account::text, 0));
+  with moved as (
+    delete from reconciliation_entries where account_id = p_account returning *
+  ), per_request as (
+    select deposit_request_id, min(created_at) as created_at, min(amount_base_units) as amount_base_units,
+      sum(credited_base_units) as credited, sum(settled_base_units) as settled,
+      sum(returned_base_units) as returned, sum(recovered_base_units) as recovered,
+      sum(pending_base_units) as pending, sum(settled_flag)::int as settled_flag
+    from moved group by deposit_request_id
+  ), before as (
+    select b.created_at, b.ledger_differs from reconciliation_books b
+    where b.deposit_request_id in (select deposit_request_id from per_request)
+  ), after as (
+    insert into reconciliation_books as b (deposit_request_id, account_id, created_at, amount_base_units,
+      credited_base_units, settled_base_units, returned_base_units, recovered_base_units, pending_base_units,
+      settled_flag)
+    select deposit_request_id, p_account, created_at, amount_base_units, credited, settled, returned, recovered,
+      pending, settled_flag
+    from per_request order by deposit_request_id
+    on conflict (deposit_request_id) do update set
+      credited_base_units = b.credited_base_units + excluded.credited_base_units,
+      settled_base_units = b.settled_base_units + excluded.settled_base_units,
+      returned_base_units = b.returned_base_units + excluded.returned_base_units,
+      recovered_base_units = b.recovered_base_units + excluded.recovered_base_units,
+      pending_base_units = b.pending_base_units + excluded.pending_base_units,
+      settled_flag = b.settled_flag + excluded.settled_flag
+    returning b.created_at, b.ledger_differs
+  ), deltas as (
+    -- Summed by hour apart, never joined row to row: a fold of many entries stays one pass over each.
+    select created_at, credited, settled, returned, recovered, pending, 0 as differing from per_request
+    union all
+    select created_at, 0, 0, 0, 0, 0, ledger_differs::int from after
+    union all
+    select created_at, 0, 0, 0, 0, 0, -ledger_differs::int from before
+  )
+  insert into reconciliation_totals as t (account_id, hour, credited_base_units, settled_base_units,
+    returned_base_units, recovered_base_units, pending_base_units, requests_with_differences)
+  select p_account, date_trunc('hour', created_at, 'UTC'), sum(credited), sum(settled), sum(returned),
+    sum(recovered), sum(pending), sum(differing)
+  from deltas group by 2 order by 2
+  on conflict (account_id, hour) do update set
+    credited_base_units = t.credited_base_units + excluded.credited_base_units,
+    settled_base_units = t.settled_base_units + excluded.settled_base_units,
+    returned_base_units = t.returned_base_units + excluded.returned_base_units,
+    recovered_base_units = t.recovered_base_units + excluded.recovered_base_units,
+    pending_base_units = t.pending_base_units + excluded.pending_base_units,
+    requests_with_differences = t.requests_with_differences + excluded.requests_with_differences;
+end
+$$;
+
+--
 -- Name: queue_member_notice(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -263,6 +321,62 @@ begin
     insert into pending_notices (account_id, kind, cause, subject_id, code, occurred_at)
     values (new.account_id, 'endpoint_failing', 'series_failed:' || new.job_id, new.endpoint_id, 'series_failed', now())
     on conflict (cause) do nothing;
+  end if;
+  return null;
+end
+$$;
+
+--
+-- Name: record_reconciliation_entries(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.record_reconciliation_entries() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+declare
+  changed jsonb := '[]';
+begin
+  if tg_table_name = 'deposit_requests' then
+    insert into reconciliation_entries (account_id, deposit_request_id, created_at, amount_base_units,
+                                        recovered_base_units, settled_flag)
+    values (new.account_id, new.id, new.created_at, new.amount_base_units,
+            (select coalesce(sum((r ->> 'amount_base_units')::numeric), 0)
+               from jsonb_array_elements(case when jsonb_typeof(new.snapshot #> '{context,recoveries}') = 'array'
+                                              then new.snapshot #> '{context,recoveries}' else '[]' end) r)
+            - (select coalesce(sum((r ->> 'amount_base_units')::numeric), 0)
+               from jsonb_array_elements(case when jsonb_typeof(old.snapshot #> '{context,recoveries}') = 'array'
+                                              then old.snapshot #> '{context,recoveries}' else '[]' end) r),
+            (new.status = 'settled')::int - (old.status = 'settled')::int);
+  elsif tg_table_name = 'chain_credits' then
+    insert into reconciliation_entries (account_id, deposit_request_id, created_at, amount_base_units,
+                                        credited_base_units)
+    select d.account_id, d.id, d.created_at, d.amount_base_units, sum(n.amount_base_units)
+    from new_rows n join deposit_requests d on d.id = n.deposit_request_id
+    group by d.id;
+  elsif tg_table_name = 'transfers' then
+    -- A transition table exists only for the operations its trigger names, and a statement naming a missing one
+    -- fails: each is read in a statement of its own, and the sums in one.
+    if tg_op in ('INSERT', 'UPDATE') then
+      changed := changed || (select coalesce(jsonb_agg(jsonb_build_object('id', n.deposit_request_id, 'kind', n.kind,
+        'state', n.state, 'amount', n.amount_base_units, 'sign', 1)), '[]') from new_rows n);
+    end if;
+    if tg_op in ('UPDATE', 'DELETE') then
+      changed := changed || (select coalesce(jsonb_agg(jsonb_build_object('id', o.deposit_request_id, 'kind', o.kind,
+        'state', o.state, 'amount', o.amount_base_units, 'sign', -1)), '[]') from old_rows o);
+    end if;
+    with per_request as (
+      select c.id,
+        sum(c.sign * case when c.kind = 'settle' and c.state = 'confirmed' then c.amount else 0 end) as settled,
+        sum(c.sign * case when c.kind = 'return' and c.state = 'confirmed' then c.amount else 0 end) as returned,
+        sum(c.sign * case when c.state = 'signed' then c.amount else 0 end) as pending
+      from jsonb_to_recordset(changed) as c(id uuid, kind text, state text, amount numeric, sign int)
+      group by c.id
+    )
+    insert into reconciliation_entries (account_id, deposit_request_id, created_at, amount_base_units,
+                                        settled_base_units, returned_base_units, pending_base_units)
+    select d.account_id, d.id, d.created_at, d.amount_base_units, p.settled, p.returned, p.pending
+    from per_request p join deposit_requests d on d.id = p.id
+    where p.settled <> 0 or p.returned <> 0 or p.pending <> 0;
   end if;
   return null;
 end
@@ -777,6 +891,57 @@ CREATE TABLE public.rate_limit_buckets (
 );
 
 --
+-- Name: reconciliation_books; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.reconciliation_books (
+    deposit_request_id uuid NOT NULL,
+    account_id uuid NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    amount_base_units numeric(78,0) NOT NULL,
+    credited_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    settled_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    returned_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    recovered_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    pending_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    settled_flag integer DEFAULT 0 NOT NULL,
+    ledger_differs boolean GENERATED ALWAYS AS (((((settled_flag > 0) OR (settled_base_units > (0)::numeric)) AND (settled_base_units <> amount_base_units)) OR (recovered_base_units <> returned_base_units))) STORED,
+    in_custody boolean GENERATED ALWAYS AS (((pending_base_units <> (0)::numeric) OR ((((credited_base_units - settled_base_units) - returned_base_units) - pending_base_units) <> (0)::numeric))) STORED
+);
+
+--
+-- Name: reconciliation_entries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.reconciliation_entries (
+    account_id uuid NOT NULL,
+    deposit_request_id uuid NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    amount_base_units numeric(78,0) NOT NULL,
+    credited_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    settled_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    returned_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    recovered_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    pending_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    settled_flag integer DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: reconciliation_totals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.reconciliation_totals (
+    account_id uuid NOT NULL,
+    hour timestamp with time zone NOT NULL,
+    credited_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    settled_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    returned_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    recovered_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    pending_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    requests_with_differences bigint DEFAULT 0 NOT NULL
+);
+
+--
 -- Name: service_secrets; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1194,6 +1359,20 @@ ALTER TABLE ONLY public.rate_limit_buckets
     ADD CONSTRAINT rate_limit_buckets_pkey PRIMARY KEY (account_id);
 
 --
+-- Name: reconciliation_books reconciliation_books_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.reconciliation_books
+    ADD CONSTRAINT reconciliation_books_pkey PRIMARY KEY (deposit_request_id);
+
+--
+-- Name: reconciliation_totals reconciliation_totals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.reconciliation_totals
+    ADD CONSTRAINT reconciliation_totals_pkey PRIMARY KEY (account_id, hour);
+
+--
 -- Name: service_secrets service_secrets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1568,6 +1747,30 @@ CREATE INDEX pending_notices_sent ON public.pending_notices USING btree (sent_at
 CREATE INDEX pending_notices_unsent ON public.pending_notices USING btree (account_id, id) WHERE (sent_at IS NULL);
 
 --
+-- Name: reconciliation_books_account_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX reconciliation_books_account_created ON public.reconciliation_books USING btree (account_id, created_at, deposit_request_id);
+
+--
+-- Name: reconciliation_books_differing; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX reconciliation_books_differing ON public.reconciliation_books USING btree (account_id, created_at, deposit_request_id) WHERE ledger_differs;
+
+--
+-- Name: reconciliation_books_in_custody; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX reconciliation_books_in_custody ON public.reconciliation_books USING btree (account_id, created_at, deposit_request_id) WHERE (in_custody AND (NOT ledger_differs));
+
+--
+-- Name: reconciliation_entries_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX reconciliation_entries_account ON public.reconciliation_entries USING btree (account_id);
+
+--
 -- Name: sign_in_attempts_client; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1682,16 +1885,46 @@ CREATE INDEX webhook_jobs_unpublished ON public.webhook_jobs USING btree (create
 CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION public.refuse_audit_log_change();
 
 --
+-- Name: chain_credits chain_credits_reconciliation; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER chain_credits_reconciliation AFTER INSERT ON public.chain_credits REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_reconciliation_entries();
+
+--
 -- Name: deposit_requests deposit_requests_paused_notice; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER deposit_requests_paused_notice AFTER UPDATE OF status ON public.deposit_requests FOR EACH ROW WHEN (((new.status = 'needs_attention'::text) AND (old.status IS DISTINCT FROM 'needs_attention'::text))) EXECUTE FUNCTION public.queue_member_notice();
 
 --
+-- Name: deposit_requests deposit_requests_reconciliation; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER deposit_requests_reconciliation AFTER UPDATE ON public.deposit_requests FOR EACH ROW WHEN ((((old.status = 'settled'::text) IS DISTINCT FROM (new.status = 'settled'::text)) OR ((old.snapshot #> '{context,recoveries}'::text[]) IS DISTINCT FROM (new.snapshot #> '{context,recoveries}'::text[])))) EXECUTE FUNCTION public.record_reconciliation_entries();
+
+--
 -- Name: held_transfers held_transfers_return_notice; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER held_transfers_return_notice AFTER INSERT ON public.held_transfers FOR EACH ROW WHEN (((new.payload ->> 'type'::text) = 'return'::text)) EXECUTE FUNCTION public.queue_member_notice();
+
+--
+-- Name: transfers transfers_reconciliation_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER transfers_reconciliation_delete AFTER DELETE ON public.transfers REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_reconciliation_entries();
+
+--
+-- Name: transfers transfers_reconciliation_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER transfers_reconciliation_insert AFTER INSERT ON public.transfers REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_reconciliation_entries();
+
+--
+-- Name: transfers transfers_reconciliation_update; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER transfers_reconciliation_update AFTER UPDATE ON public.transfers REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_reconciliation_entries();
 
 --
 -- Name: webhook_deliveries webhook_deliveries_failed_notice; Type: TRIGGER; Schema: public; Owner: -

@@ -1090,7 +1090,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reconcile the account's requests: payments, settlements, returns, recoveries and chain balances */
+        /**
+         * Reconcile the account's requests: payments, settlements, returns, recoveries and chain balances
+         * @description Totals and the requests that do not reconcile come first, on every page, from books kept beside the ledger (their cost does not grow with the account's history); the requests themselves follow by page, oldest first (`limit`, `starting_after`).
+         */
         get: operations["reconciliation.report"];
         put?: never;
         post?: never;
@@ -2685,7 +2688,7 @@ export interface components {
             };
         };
         ReconciliationReport: {
-            requests: components["schemas"]["ReconciledRequest"][];
+            /** @description The whole range's sums, the same on every page. */
             totals: {
                 /** @description Integer base units as a string of digits. */
                 credited_base_units: string;
@@ -2694,9 +2697,22 @@ export interface components {
                 /** @description Integer base units as a string of digits. */
                 returned_base_units: string;
                 /** @description Integer base units as a string of digits. */
+                recovered_base_units: string;
+                /** @description Integer base units as a string of digits. */
+                pending_base_units: string;
+                /** @description credited − settled − returned − pending. */
                 held_base_units: string;
+                /** @description Requests of the range that break a rule: every one whose books break `settlement` or `recoveries`, and those found among the requests holding money whose chain balance differs (all of them when `differences_complete`). */
                 requests_with_differences: number;
             };
+            /** @description The requests of the range that do not reconcile, oldest first, on every page: found from the books kept beside the ledger and, for requests with money on their deposit address, the chain. */
+            differences: components["schemas"]["ReconciledRequest"][];
+            /** @description False when more than 100 requests break a rule, or more than 100 hold money to compare with the chain: `differences` then shows the first of them, and walking the pages checks every request. */
+            differences_complete: boolean;
+            /** @description One page of every request in the range, oldest first, each compared with the chain. */
+            requests: components["schemas"]["ReconciledRequest"][];
+            /** @description Pass as `starting_after` to read the next page of `requests`; null on the last page. */
+            next_cursor: string | null;
         };
         ReconciledRequest: {
             deposit_request_id: string;
@@ -12022,10 +12038,11 @@ export interface operations {
     "reconciliation.report": {
         parameters: {
             query?: {
-                /** @description Requests created at or after this time. */
                 created_from?: components["schemas"]["Timestamp"];
-                /** @description Requests created before this time. */
                 created_to?: components["schemas"]["Timestamp"];
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: string;
+                starting_after?: components["schemas"]["dr_id"];
             };
             header?: never;
             path?: never;

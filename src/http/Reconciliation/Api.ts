@@ -3,6 +3,8 @@ import { Schema } from "effect"
 import { Authentication } from "../Security"
 import { InvalidRequest, RateLimited, ServiceUnavailable, Unauthenticated } from "../Errors"
 import { Timestamp } from "../../../services/domain/Timestamp"
+import { Id } from "../../../services/domain/PrefixedId"
+import { Limit } from "../Schemas"
 
 const BaseUnits = Schema.String.annotations({ description: "Integer base units as a string of digits." })
 
@@ -42,13 +44,31 @@ export const ReconciledRequest = Schema.Struct({
 }).annotations({ identifier: "ReconciledRequest" })
 
 export const ReconciliationReport = Schema.Struct({
-  requests: Schema.Array(ReconciledRequest),
   totals: Schema.Struct({
     credited_base_units: BaseUnits,
     settled_base_units: BaseUnits,
     returned_base_units: BaseUnits,
-    held_base_units: BaseUnits,
-    requests_with_differences: Schema.Number
+    recovered_base_units: BaseUnits,
+    pending_base_units: BaseUnits,
+    held_base_units: BaseUnits.annotations({ description: "credited − settled − returned − pending." }),
+    requests_with_differences: Schema.Number.annotations({
+      description:
+        "Requests of the range that break a rule: every one whose books break `settlement` or `recoveries`, and those found among the requests holding money whose chain balance differs (all of them when `differences_complete`)."
+    })
+  }).annotations({ description: "The whole range's sums, the same on every page." }),
+  differences: Schema.Array(ReconciledRequest).annotations({
+    description:
+      "The requests of the range that do not reconcile, oldest first, on every page: found from the books kept beside the ledger and, for requests with money on their deposit address, the chain."
+  }),
+  differences_complete: Schema.Boolean.annotations({
+    description:
+      "False when more than 100 requests break a rule, or more than 100 hold money to compare with the chain: `differences` then shows the first of them, and walking the pages checks every request."
+  }),
+  requests: Schema.Array(ReconciledRequest).annotations({
+    description: "One page of every request in the range, oldest first, each compared with the chain."
+  }),
+  next_cursor: Schema.NullOr(Schema.String).annotations({
+    description: "Pass as `starting_after` to read the next page of `requests`; null on the last page."
   })
 }).annotations({ identifier: "ReconciliationReport" })
 
@@ -62,6 +82,10 @@ export class ReconciliationApi extends HttpApiGroup.make("reconciliation")
           }),
           created_to: Schema.optional(Timestamp).annotations({
             description: "Requests created before this time."
+          }),
+          limit: Limit,
+          starting_after: Schema.optional(Id("dr")).annotations({
+            description: "The `next_cursor` of the page before."
           })
         })
       )
@@ -69,6 +93,10 @@ export class ReconciliationApi extends HttpApiGroup.make("reconciliation")
       .annotate(
         OpenApi.Summary,
         "Reconcile the account's requests: payments, settlements, returns, recoveries and chain balances"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Totals and the requests that do not reconcile come first, on every page, from books kept beside the ledger (their cost does not grow with the account's history); the requests themselves follow by page, oldest first (`limit`, `starting_after`)."
       )
   )
   .addError(Unauthenticated)

@@ -11,7 +11,9 @@ export const ReconciliationLive = HttpApiBuilder.group(Api, "reconciliation", (h
       Effect.flatMap(CurrentIdentity, ({ accountId }) =>
         reconciliation.report(accountId, {
           ...(urlParams.created_from === undefined ? {} : { from: urlParams.created_from }),
-          ...(urlParams.created_to === undefined ? {} : { to: urlParams.created_to })
+          ...(urlParams.created_to === undefined ? {} : { to: urlParams.created_to }),
+          limit: urlParams.limit,
+          startingAfter: urlParams.starting_after
         })
       )
     )
