@@ -7,6 +7,9 @@ import { CliDatabase } from "./Database"
 import { CliError, type CliValues } from "./Output"
 import { runCommand } from "./Run"
 
+/** Requests per page the command reads. */
+const PAGE = 500
+
 const at = (name: string, value: string | undefined) => {
   if (value === undefined) return Effect.succeed(undefined)
   const date = new Date(value)
@@ -21,10 +24,26 @@ const program = (values: CliValues) =>
     if (uuid === undefined) return yield* Effect.fail(new CliError("--account must be an acct_ id"))
     const from = yield* at("from", values.from)
     const to = yield* at("to", values.to)
-    const report = yield* (yield* Reconciliation).report(uuid, {
-      ...(from === undefined ? {} : { from }),
-      ...(to === undefined ? {} : { to })
-    })
+    const reconciliation = yield* Reconciliation
+    const range = { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }
+    // Every page, so the operator's look compares every request with the chain; the totals are the first page's.
+    const first = yield* reconciliation.report(uuid, { ...range, limit: PAGE })
+    const requests = [...first.requests]
+    for (let cursor = first.next_cursor; cursor !== null; ) {
+      const page = yield* reconciliation.report(uuid, { ...range, limit: PAGE, startingAfter: cursor })
+      requests.push(...page.requests)
+      cursor = page.next_cursor
+    }
+    const differing = requests.filter((r) => r.differences.length > 0).length
+    const report = {
+      totals: {
+        ...first.totals,
+        requests_with_differences: Math.max(first.totals.requests_with_differences, differing)
+      },
+      differences: first.differences,
+      differences_complete: first.differences_complete,
+      requests
+    }
     if (values.json === true) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
     } else {

@@ -200,20 +200,34 @@ export const check = async (
       )
   }
 
-  // The service's own reconciliation, every account at zero.
+  // The service's own reconciliation, every account at zero: the totals and differences first, then every page,
+  // each request compared with the chain.
   for (const merchant of merchants) {
-    const report = await client.persist(() => client.call("check", { merchant }, "GET", "/v1/reconciliation"))
-    if (report?.status !== 200) {
-      fail("reconciliation", `account ${merchant.accountId}: report answered ${report?.status}`)
-      continue
-    }
-    for (const r of report.body.requests as Array<{
-      deposit_request_id: string
-      differences: Array<unknown>
-    }>) {
-      if (r.differences.length > 0)
-        fail("reconciliation", `${r.deposit_request_id}: ${JSON.stringify(r.differences)}`)
-    }
+    let cursor: string | null = null
+    do {
+      const path: string = `/v1/reconciliation?limit=100${cursor === null ? "" : `&starting_after=${cursor}`}`
+      const report = await client.persist(() => client.call("check", { merchant }, "GET", path))
+      if (report?.status !== 200) {
+        fail("reconciliation", `account ${merchant.accountId}: report answered ${report?.status}`)
+        break
+      }
+      const body = report.body as {
+        totals: { requests_with_differences: number }
+        differences: Array<{ deposit_request_id: string; differences: Array<unknown> }>
+        requests: Array<{ deposit_request_id: string; differences: Array<unknown> }>
+        next_cursor: string | null
+      }
+      if (cursor === null && body.totals.requests_with_differences !== 0)
+        fail(
+          "reconciliation",
+          `account ${merchant.accountId}: ${body.totals.requests_with_differences} differ`
+        )
+      for (const r of cursor === null ? [...body.differences, ...body.requests] : body.requests) {
+        if (r.differences.length > 0)
+          fail("reconciliation", `${r.deposit_request_id}: ${JSON.stringify(r.differences)}`)
+      }
+      cursor = body.next_cursor
+    } while (cursor !== null)
   }
 
   // Deliveries: every attempt of one event carries the same bytes, the event's own.

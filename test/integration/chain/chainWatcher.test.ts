@@ -295,6 +295,7 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("the chain watc
       Effect.gen(function* () {
         const { local, service, api, db, merchant } = yield* ChainServiceFixture
         type Report = {
+          differences: Array<{ deposit_request_id: string }>
           requests: Array<{
             deposit_request_id: string
             settled_base_units: string
@@ -310,9 +311,9 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("the chain watc
             requests_with_differences: number
           }
         }
-        const reconciliation = Effect.promise(() => api.call<Report>("GET", "/v1/reconciliation")).pipe(
-          Effect.map((res) => res.body)
-        )
+        const reconciliation = Effect.promise(() =>
+          api.call<Report>("GET", "/v1/reconciliation?limit=100")
+        ).pipe(Effect.map((res) => res.body))
         // Settlements of the earlier flows may still be finalizing: the books balance once they are final.
         const until = Date.now() + 30_000
         let report = yield* reconciliation
@@ -355,8 +356,12 @@ layer(ChainLive, { timeout: 60_000, excludeTestServices: true })("the chain watc
           )
         )
         yield* Effect.gen(function* () {
-          const off = (yield* reconciliation).requests.find(
-            (r) => r.deposit_request_id === settledOne.deposit_request_id
+          const after = yield* reconciliation
+          const off = after.requests.find((r) => r.deposit_request_id === settledOne.deposit_request_id)
+          // Named first too, among the differences, from the books kept beside the ledger.
+          assert.deepStrictEqual(
+            after.differences.map((r) => r.deposit_request_id),
+            [settledOne.deposit_request_id]
           )
           assert.includeDeepMembers(off?.differences ?? [], [
             { rule: "recoveries", difference_base_units: "-1" },

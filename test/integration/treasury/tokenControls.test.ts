@@ -205,7 +205,7 @@ layer(ChainLive, { timeout: 120_000, excludeTestServices: true })(
                   held_back: ReadonlyArray<{ kind: string; code: string; amount_base_units: string }>
                   differences: ReadonlyArray<unknown>
                 }>
-              }>("GET", "/v1/reconciliation")
+              }>("GET", "/v1/reconciliation?limit=100")
             )
             const mine = books.body.requests.find((r) => r.deposit_request_id === id)
             assert.deepStrictEqual(mine?.held_back, [

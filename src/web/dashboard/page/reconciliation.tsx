@@ -1,9 +1,13 @@
-import { useState } from "preact/hooks"
-import { api, query } from "./api"
+import { useEffect, useState } from "preact/hooks"
+import { api, query, sentence } from "./api"
 import type { Answer } from "./types"
 import { Field, Loading, Money, Refused, Scroll, useLoad } from "./ui"
 
 type Report = Answer<"/v1/reconciliation", "get">
+type Row = Report["requests"][number]
+
+/** Request rows per page: totals and differences come whole with the first, the rows follow on demand. */
+const PAGE = "100"
 
 /** Each rule the reconciliation checks, named the way a merchant reads it. */
 export const RULES: Record<string, string> = {
@@ -14,22 +18,21 @@ export const RULES: Record<string, string> = {
 
 export const Reconciliation = () => {
   const [range, setRange] = useState({ from: "", to: "" })
-  const report = useLoad(
-    () =>
-      api<Report>(
-        "GET",
-        `/v1/reconciliation${query({
-          created_from: range.from === "" ? undefined : `${range.from}T00:00:00Z`,
-          created_to:
-            range.to === ""
-              ? undefined
-              : new Date(Date.parse(`${range.to}T00:00:00Z`) + 86_400_000).toISOString()
-        })}`
-      ),
-    [range]
-  )
+  const params = {
+    created_from: range.from === "" ? undefined : `${range.from}T00:00:00Z`,
+    created_to:
+      range.to === ""
+        ? undefined
+        : new Date(Date.parse(`${range.to}T00:00:00Z`) + 86_400_000).toISOString().replace(/\.\d+Z$/, "Z"),
+    limit: PAGE
+  }
+  const report = useLoad(() => api<Report>("GET", `/v1/reconciliation${query(params)}`), [range])
+  const [more, setMore] = useState<{ rows: ReadonlyArray<Row>; cursor: string | null; error?: string }>()
+  useEffect(() => setMore(undefined), [report.data])
   const t = report.data?.totals
-  const differing = (report.data?.requests ?? []).filter((r) => r.differences.length > 0)
+  const differing = report.data?.differences ?? []
+  const rows = [...(report.data?.requests ?? []), ...(more?.rows ?? [])]
+  const cursor = more === undefined ? (report.data?.next_cursor ?? null) : more.cursor
   return (
     <>
       <h1 tabIndex={-1}>Reconciliation</h1>
@@ -85,8 +88,11 @@ export const Reconciliation = () => {
           </dl>
           <p id="differences-summary" role="status">
             {t.requests_with_differences === 0
-              ? `All ${report.data?.requests.length ?? 0} requests reconcile.`
-              : `${t.requests_with_differences} of ${report.data?.requests.length ?? 0} requests do not reconcile.`}
+              ? "Every request reconciles."
+              : `${t.requests_with_differences} ${t.requests_with_differences === 1 ? "request does" : "requests do"} not reconcile.`}
+            {report.data?.differences_complete === false
+              ? " More requests hold money than one look compares with the chain: the rows below check each one."
+              : ""}
           </p>
           {differing.length === 0 ? null : (
             <ul class="plain" id="differences">
@@ -137,7 +143,7 @@ export const Reconciliation = () => {
                 </tr>
               </thead>
               <tbody>
-                {(report.data?.requests ?? []).map((r) => (
+                {rows.map((r) => (
                   <tr key={r.deposit_request_id}>
                     <td>
                       <a href={`#/requests/${r.deposit_request_id}`}>{r.deposit_request_id}</a> {r.status}
@@ -167,6 +173,28 @@ export const Reconciliation = () => {
               </tbody>
             </table>
           </Scroll>
+          <Refused error={more?.error} />
+          {cursor === null ? null : (
+            <p>
+              <button
+                type="button"
+                class="secondary"
+                onClick={async () => {
+                  try {
+                    const page = await api<Report>(
+                      "GET",
+                      `/v1/reconciliation${query({ ...params, starting_after: cursor })}`
+                    )
+                    setMore({ rows: [...(more?.rows ?? []), ...page.requests], cursor: page.next_cursor })
+                  } catch (e) {
+                    setMore({ rows: more?.rows ?? [], cursor, error: sentence(e) })
+                  }
+                }}
+              >
+                Show more requests
+              </button>
+            </p>
+          )}
         </>
       )}
     </>
