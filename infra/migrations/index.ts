@@ -47,6 +47,7 @@ import webhookEnabledEvents from "./0046_webhook_enabled_events"
 import accountSummary from "./0047_account_summary"
 import needingAttentionIndex from "./0048_needing_attention_index"
 import reconciliationBooks from "./0051_reconciliation_books"
+import requestLedgerIndexes from "./0052_request_ledger_indexes"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -97,7 +98,8 @@ export const migrations = {
   "0046_webhook_enabled_events": webhookEnabledEvents,
   "0047_account_summary": accountSummary,
   "0048_needing_attention_index": needingAttentionIndex,
-  "0051_reconciliation_books": reconciliationBooks
+  "0051_reconciliation_books": reconciliationBooks,
+  "0052_request_ledger_indexes": requestLedgerIndexes
 }
 
 /**

@@ -1513,6 +1513,12 @@ CREATE INDEX audit_log_by_time ON public.audit_log USING btree (at);
 CREATE INDEX chain_credits_recent ON public.chain_credits USING btree (chain_id, seen_at) WHERE (reorged_at IS NULL);
 
 --
+-- Name: chain_credits_request; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX chain_credits_request ON public.chain_credits USING btree (deposit_request_id);
+
+--
 -- Name: chain_credits_unapplied; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1799,6 +1805,12 @@ CREATE INDEX transfers_nonce ON public.transfers USING btree (tx_nonce);
 --
 
 CREATE INDEX transfers_open ON public.transfers USING btree (created_at) WHERE (state = 'signed'::text);
+
+--
+-- Name: transfers_request; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX transfers_request ON public.transfers USING btree (deposit_request_id);
 
 --
 -- Name: verification_attempts_bound_wallet; Type: INDEX; Schema: public; Owner: -

@@ -27,6 +27,7 @@ import { MerchantResourcesLive } from "../../services/merchants/MerchantResource
 import { DepositRequestLedger } from "../../services/depositRequests/DepositRequestLedger"
 import { RateLimiter } from "../../services/platform/RateLimiter"
 import { Reconciliation } from "../../services/depositRequests/Reconciliation"
+import { RequestExport } from "../../services/depositRequests/RequestExport"
 import { StepHistory } from "../../services/depositRequests/StepHistory"
 import { AccountSummary } from "../../services/depositRequests/AccountSummary"
 import { StepHistorySweeperLive } from "../../services/depositRequests/StepHistorySweeper"
@@ -52,6 +53,7 @@ import { PayerLive } from "../http/Payer/Http"
 import { PasskeySignInLive, PasskeysLive } from "../http/Passkeys/Http"
 import { Passkeys } from "../../services/merchants/Passkeys"
 import { ReconciliationLive } from "../http/Reconciliation/Http"
+import { ExportsLive } from "../http/Exports/Http"
 import { MachineLive } from "../http/Machine/Http"
 import { StepsLive } from "../http/Steps/Http"
 import { ApiSettings } from "./Config"
@@ -94,6 +96,7 @@ export const makeHandlers = (health: typeof HealthLive = HealthLive) =>
     WebhookListenersLive,
     EventsLive,
     ReconciliationLive,
+    ExportsLive,
     MachineLive,
     StepsLive,
     PayerLive,
@@ -220,6 +223,7 @@ export const makeServices = (network: Layer.Layer<WebhookResolver | WebhookTrust
     MerchantResourcesLive,
     PayerFlow.Default,
     Reconciliation.Default,
+    RequestExport.Default,
     StepHistory.Default,
     AccountSummary.Default,
     WebhookEndpoints.Default,

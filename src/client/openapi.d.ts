@@ -411,6 +411,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deposit-requests/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export deposit requests as CSV, newest first
+         * @description Every request the list's filters select, streamed as it is read (chunked transfer, constant memory on the server): any range, one request. Authenticated like every merchant route, by the `Authorization` header; save the body as it arrives. A failure after the first bytes ends the body early, without the last line's CRLF.
+         */
+        get: operations["exports.depositRequestsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deposit-requests": {
         parameters: {
             query?: never;
@@ -1907,6 +1927,9 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             expires_at: components["schemas"]["Timestamp"];
         };
+        /** @enum {string} */
+        DepositRequestStatus: "awaiting_payer" | "ready" | "partially_deposited" | "deposited" | "settled" | "expired" | "returned" | "needs_attention";
+        Text: string;
         /**
          * @description `issuer_id` and `payout_address_id` name your own issuer and payout address (create them first). Without `expires_at` the request expires after the default period; with it, 5 minutes to 30 days from now.
          * @example {
@@ -1969,8 +1992,6 @@ export interface components {
          * @enum {string}
          */
         PayerPolicyMode: "none" | "mailbox" | "merchant_session";
-        /** @enum {string} */
-        DepositRequestStatus: "awaiting_payer" | "ready" | "partially_deposited" | "deposited" | "settled" | "expired" | "returned" | "needs_attention";
         Attention: {
             /** @description Why automatic movement paused (see the README's attention codes). */
             code: string;
@@ -5617,6 +5638,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+        };
+    };
+    "exports.depositRequestsCsv": {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["DepositRequestStatus"];
+                created_gte?: string;
+                created_lt?: string;
+                /** @description a string at most 200 character(s) long */
+                q?: components["schemas"]["Text"];
+                /** @description Only requests whose `reference` is exactly this (case-sensitive). */
+                reference?: components["schemas"]["Text"];
+                customer?: string;
+                /** @description Only the request with this one-time deposit address. All lower case, all upper case or EIP-55 checksummed (a mixed-case address with a wrong checksum is refused); compared canonically. */
+                deposit_address?: string;
+                /** @description Only requests whose attested payer wallet is this one. All lower case, all upper case or EIP-55 checksummed (a mixed-case address with a wrong checksum is refused); compared canonically. */
+                payer_wallet?: string;
+                /** @description Only the request with a transfer (a payment in, a settlement or return out) or a recovery in this transaction; any case. */
+                transaction_hash?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 4180 CSV in UTF-8, lines ended CRLF, a header line first: `id`, `created_at`, `status`, `amount`, `amount_base_units`, `received`, `received_base_units`, `settled_base_units`, `heading`, `reference`, `customer_id`, `issuer_id`, `payout_address_id`, `payer_wallet`, `deposit_address`, `expires_at`, `transaction_hashes` (space-separated), `metadata` (JSON). A text field that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or CR) is prefixed with `'`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpApiDecodeError"] | components["schemas"]["InvalidRequest"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthenticated"];
+                };
+            };
+            /** @description RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description ServiceUnavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };

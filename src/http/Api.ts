@@ -11,6 +11,7 @@ import { HealthApi } from "./Health/Api"
 import { PayerApi } from "./Payer/Api"
 import { PasskeySignInApi, PasskeysApi } from "./Passkeys/Api"
 import { ReconciliationApi } from "./Reconciliation/Api"
+import { ExportsApi } from "./Exports/Api"
 import { MachineApi } from "./Machine/Api"
 import { StepsApi } from "./Steps/Api"
 import { WebhooksApi } from "./Webhooks/Api"
@@ -24,6 +25,7 @@ export class Api extends HttpApi.make("deposits")
   .add(MembersApi)
   .add(AuditLogApi)
   .add(SignInApi)
+  .add(ExportsApi)
   .add(DepositRequestsApi)
   .add(CustomersApi)
   .add(IssuersApi)

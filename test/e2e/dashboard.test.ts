@@ -13,7 +13,7 @@ import { type LocalChain, startLocalChain } from "../support/LocalChain"
 import { readyRequest } from "../support/Payer"
 import { Effect } from "effect"
 import { ActorHost } from "../../services/actors/ActorHost"
-import { csv, REQUEST_COLUMNS, requestRow } from "../../src/web/dashboard/page/csv"
+import { csv, REQUEST_COLUMNS, requestRow } from "../../services/depositRequests/RequestCsv"
 
 /**
  * The merchant dashboard in Debian's Chromium against the whole service on PostgreSQL and the local chain: every
@@ -524,7 +524,7 @@ describe("the merchant dashboard", () => {
     await axe("events")
     await shot("events")
     await open("#/reconciliation", "Reconciliation")
-    await waitForText(page, "#differences-summary", "includes", "requests")
+    await waitForText(page, "#differences-summary", "includes", "reconcile")
     await axe("reconciliation")
     await shot("reconciliation")
     // The CLI's session belongs to no member, and the account has none: every section loads, none refused.

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { csv, csvField } from "../../../src/web/dashboard/page/csv"
-import { idempotencyKey, toApiAmount } from "../../../src/web/dashboard/page/money"
+import { csv, csvField } from "../../../services/depositRequests/RequestCsv"
 
-describe("the dashboard's CSV", () => {
+describe("the export's CSV", () => {
   it("quotes a field with a comma, quote or line break, doubling quotes", () => {
     expect(csvField("plain")).toBe("plain")
     expect(csvField("a,b")).toBe('"a,b"')
@@ -14,31 +13,12 @@ describe("the dashboard's CSV", () => {
     expect(csvField("=HYPERLINK(1)")).toBe("'=HYPERLINK(1)")
     expect(csvField("@cmd")).toBe("'@cmd")
     expect(csvField("-1.5")).toBe("-1.5")
+    expect(csvField("+1 555")).toBe("'+1 555")
+    expect(csvField("-2+3")).toBe("'-2+3")
+    expect(csvField("\tx")).toBe("'\tx")
+    expect(csvField("\r=1")).toBe('"\'\r=1"')
   })
   it("ends every line with CRLF, the header first", () => {
     expect(csv(["a", "b"], [["1", "x,y"]])).toBe('a,b\r\n1,"x,y"\r\n')
-  })
-})
-
-describe("an amount typed in the create form", () => {
-  it("becomes the API's six-decimal string without floats", () => {
-    expect(toApiAmount("3.25")).toBe("3.250000")
-    expect(toApiAmount("1")).toBe("1.000000")
-    expect(toApiAmount("1,250.5")).toBe("1250.500000")
-    expect(toApiAmount("0.000001")).toBe("0.000001")
-    expect(toApiAmount("007.10")).toBe("7.100000")
-    expect(toApiAmount("90071992547409931.123456")).toBe("90071992547409931.123456")
-  })
-  it("refuses what is not an amount, in a sentence", () => {
-    for (const bad of ["", "1.1234567", "-1", "1e3", "abc"])
-      expect(() => toApiAmount(bad)).toThrow(/at most 6 decimals/)
-  })
-})
-
-describe("an Idempotency-Key", () => {
-  it("is a fresh UUID v4 each time", () => {
-    const a = idempotencyKey()
-    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-    expect(idempotencyKey()).not.toBe(a)
   })
 })

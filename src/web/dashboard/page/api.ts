@@ -50,6 +50,13 @@ export const api = <T>(
 ): Promise<T> => call<T>(method, path, body, headers, signal, "recover")
 
 /**
+ * A file the API streams (a CSV export), read whole into a Blob as the signed-in member: the session goes in the
+ * `Authorization` header, never in a URL, so the browser cannot be handed a plain download link.
+ */
+export const download = (path: string): Promise<Blob> =>
+  call<Blob>("GET", path, undefined, {}, undefined, "recover", "blob")
+
+/**
  * The session to use after the API refused `refused`: the one this tab or another has since traded it for (a
  * refresh in another tab ends the token this one sent), or null when no tab holds a newer one.
  */
@@ -73,7 +80,8 @@ const call = async <T>(
   headers: Record<string, string>,
   signal: AbortSignal | undefined,
   /** On a 401: try a newer session once, then sign out (`recover`), or leave it to the caller (`throw`). */
-  on401: "recover" | "retried" | "throw"
+  on401: "recover" | "retried" | "throw",
+  as: "json" | "blob" = "json"
 ): Promise<T> => {
   const session = readSession()
   let res: Response
@@ -96,12 +104,13 @@ const call = async <T>(
     const refusal = await refusalOf(res)
     if (res.status === 401 && session !== null && !path.startsWith("/v1/sign-in/") && on401 !== "throw") {
       if (on401 === "recover" && (await newerThan(session.token)) !== null)
-        return call<T>(method, path, body, headers, signal, "retried")
+        return call<T>(method, path, body, headers, signal, "retried", as)
       signedOutHere(session.token)
     }
     throw refusal
   }
   if (res.status === 204) return undefined as T
+  if (as === "blob") return (await res.blob()) as T
   return (await res.json()) as T
 }
 

@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks"
-import { api, query, sentence } from "./api"
-import { csv, REQUEST_COLUMNS, requestRow } from "./csv"
+import { api, download, query, sentence } from "./api"
 import { CreateRequest } from "./createRequest"
 import type { Answer, DepositRequest } from "./types"
 import { Field, Loading, Money, Refused, Scroll, Status, When } from "./ui"
@@ -63,35 +62,30 @@ const merge = (shown: ReadonlyArray<DepositRequest>, fresh: ReadonlyArray<Deposi
   return [...fresh.filter((r) => !known.has(r.id)), ...shown.map((r) => byId.get(r.id) ?? r)]
 }
 
-/** Requests per page of an export. */
-const EXPORT_PAGE = 50
-
-/** Every request the filters select, walking the cursor; with each one's transaction hashes from /transfers. */
-const exportCsv = async (f: Filters, progress: (n: number) => void) => {
-  const rows: Array<Array<string>> = []
-  let cursor: string | undefined
+/** Records in a CSV file (a line break inside a quoted field is not one), read as a stream. */
+const records = async (file: Blob) => {
+  const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader()
+  let quoted = false
+  let count = 0
   for (;;) {
-    const page = await api<ListAnswer>(
-      "GET",
-      `/v1/deposit-requests${query({ ...listParams(f), limit: String(EXPORT_PAGE), starting_after: cursor })}`
-    )
-    for (const r of page.deposit_requests) {
-      const { transfers } = await api<Answer<"/v1/deposit-requests/{id}/transfers", "get">>(
-        "GET",
-        `/v1/deposit-requests/${r.id}/transfers`
-      )
-      rows.push(
-        requestRow(
-          r,
-          transfers.map((t) => t.transaction_hash)
-        )
-      )
-      progress(rows.length)
+    const { done, value } = await reader.read()
+    if (done) return count
+    for (const c of value) {
+      if (c === '"') quoted = !quoted
+      else if (c === "\n" && !quoted) count++
     }
-    if (page.next_cursor === null) break
-    cursor = page.next_cursor
   }
-  const url = URL.createObjectURL(new Blob([csv(REQUEST_COLUMNS, rows)], { type: "text/csv;charset=utf-8" }))
+}
+
+/**
+ * Every request the filters select, as the server streams it (`GET /v1/deposit-requests/export.csv`, the session in
+ * the header), saved from a Blob. Answers the number of requests (the lines after the header).
+ */
+const exportCsv = async (f: Filters) => {
+  const file = await download(`/v1/deposit-requests/export.csv${query(listParams(f))}`)
+  const url = URL.createObjectURL(
+    file.type === "" ? new Blob([file], { type: "text/csv;charset=utf-8" }) : file
+  )
   const a = document.createElement("a")
   a.href = url
   a.download = `deposit-requests-${new Date().toISOString().slice(0, 10)}.csv`
@@ -99,7 +93,7 @@ const exportCsv = async (f: Filters, progress: (n: number) => void) => {
   a.click()
   a.remove()
   setTimeout(() => URL.revokeObjectURL(url), 60_000)
-  return rows.length
+  return Math.max(0, (await records(file)) - 1)
 }
 
 export const Requests = () => {
@@ -169,7 +163,7 @@ export const Requests = () => {
           onClick={async () => {
             setExporting("Exporting…")
             try {
-              const n = await exportCsv(filters, (count) => setExporting(`Exporting… ${count} so far`))
+              const n = await exportCsv(filters)
               setExporting(`Exported ${n} requests.`)
             } catch (e) {
               setExporting(undefined)
