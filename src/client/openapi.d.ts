@@ -1929,7 +1929,6 @@ export interface components {
         };
         /** @enum {string} */
         DepositRequestStatus: "awaiting_payer" | "ready" | "partially_deposited" | "deposited" | "settled" | "expired" | "returned" | "needs_attention";
-        Text: string;
         /**
          * @description `issuer_id` and `payout_address_id` name your own issuer and payout address (create them first). Without `expires_at` the request expires after the default period; with it, 5 minutes to 30 days from now.
          * @example {
@@ -5648,10 +5647,10 @@ export interface operations {
                 status?: components["schemas"]["DepositRequestStatus"];
                 created_gte?: string;
                 created_lt?: string;
-                /** @description a string at most 200 character(s) long */
-                q?: components["schemas"]["Text"];
+                /** @description One search, recognised by its form, and combined with the other filters by `and`: an id of a request (`dr_`), of its customer (`cus_`), issuer (`iss_`), payout address (`pa_`), one of its attachments (`att_`), verification attempts (`va_`), events (`evt_`) or webhook deliveries (`whd_`) (any case; other prefixes are refused); `0x` and 64 hex digits: a transaction hash of a payment in, a settlement or a return out (any case); `0x` and 40 hex digits: an address, the request's deposit address, its bound payer wallet or its payout address (by the address rule: one case, or mixed case matching the EIP-55 checksum); text with an `@`: the expected email or the customer's email (case-insensitive), or a reference; anything else: a `reference`, exactly (case-sensitive). */
+                q?: string;
                 /** @description Only requests whose `reference` is exactly this (case-sensitive). */
-                reference?: components["schemas"]["Text"];
+                reference?: string;
                 customer?: string;
                 /** @description Only the request with this one-time deposit address. All lower case, all upper case or EIP-55 checksummed (a mixed-case address with a wrong checksum is refused); compared canonically. */
                 deposit_address?: string;
@@ -5669,6 +5668,16 @@ export interface operations {
             /** @description RFC 4180 CSV in UTF-8, lines ended CRLF, a header line first: `id`, `created_at`, `status`, `amount`, `amount_base_units`, `received`, `received_base_units`, `settled_base_units`, `heading`, `reference`, `customer_id`, `issuer_id`, `payout_address_id`, `payer_wallet`, `deposit_address`, `expires_at`, `transaction_hashes` (space-separated), `metadata` (JSON). A text field that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or CR) is prefixed with `'`. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5678,6 +5687,16 @@ export interface operations {
             /** @description The request did not match the expected schema */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5687,6 +5706,14 @@ export interface operations {
             /** @description Unauthenticated */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5696,6 +5723,17 @@ export interface operations {
             /** @description RateLimited */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5705,6 +5743,17 @@ export interface operations {
             /** @description ServiceUnavailable */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Strict-Transport-Security": components["headers"]["StrictTransportSecurityOptional"];
+                    Vary: components["headers"]["Vary"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOriginOptional"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeadersOptional"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimitOptional"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemainingOptional"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitResetOptional"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
