@@ -46,6 +46,7 @@ import memberNoticePreferences from "./0045_member_notice_preferences"
 import webhookEnabledEvents from "./0046_webhook_enabled_events"
 import accountSummary from "./0047_account_summary"
 import needingAttentionIndex from "./0048_needing_attention_index"
+import readsBoundedByPage from "./0049_reads_bounded_by_page"
 import reconciliationBooks from "./0051_reconciliation_books"
 import requestLedgerIndexes from "./0052_request_ledger_indexes"
 
@@ -98,6 +99,7 @@ export const migrations = {
   "0046_webhook_enabled_events": webhookEnabledEvents,
   "0047_account_summary": accountSummary,
   "0048_needing_attention_index": needingAttentionIndex,
+  "0049_reads_bounded_by_page": readsBoundedByPage,
   "0051_reconciliation_books": reconciliationBooks,
   "0052_request_ledger_indexes": requestLedgerIndexes
 }

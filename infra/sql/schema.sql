@@ -1585,10 +1585,10 @@ CREATE UNIQUE INDEX deposit_request_steps_seq ON public.deposit_request_steps US
 CREATE INDEX deposit_requests_account ON public.deposit_requests USING btree (account_id, id DESC);
 
 --
--- Name: deposit_requests_account_created; Type: INDEX; Schema: public; Owner: -
+-- Name: deposit_requests_account_created_id; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX deposit_requests_account_created ON public.deposit_requests USING btree (account_id, created_at);
+CREATE INDEX deposit_requests_account_created_id ON public.deposit_requests USING btree (account_id, created_at DESC, id DESC);
 
 --
 -- Name: deposit_requests_account_expected_email; Type: INDEX; Schema: public; Owner: -
@@ -1613,6 +1613,12 @@ CREATE INDEX deposit_requests_account_reference ON public.deposit_requests USING
 --
 
 CREATE INDEX deposit_requests_account_status ON public.deposit_requests USING btree (account_id, status, id DESC);
+
+--
+-- Name: deposit_requests_account_status_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deposit_requests_account_status_created ON public.deposit_requests USING btree (account_id, status, created_at DESC, id DESC);
 
 --
 -- Name: deposit_requests_customer; Type: INDEX; Schema: public; Owner: -
@@ -1679,6 +1685,12 @@ CREATE INDEX issuers_account ON public.issuers USING btree (account_id, id DESC)
 --
 
 CREATE INDEX lifecycle_events_account ON public.lifecycle_events USING btree (account_id, id DESC);
+
+--
+-- Name: lifecycle_events_account_type_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX lifecycle_events_account_type_id ON public.lifecycle_events USING btree (account_id, type, id DESC);
 
 --
 -- Name: lifecycle_events_account_type_time; Type: INDEX; Schema: public; Owner: -
