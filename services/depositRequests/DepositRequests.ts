@@ -174,6 +174,17 @@ const make = Effect.gen(function* () {
   const list = (accountId: string, options: ListOptions) =>
     Effect.gen(function* () {
       const after = options.startingAfter === undefined ? null : uuidOfId(options.startingAfter)
+      // With a date window the page is read in (created_at, id) order, the window's index order, so it stops after
+      // a page; without one, in id order (UUIDv7: newest first), which every other filter's index ends with.
+      const byCreated = options.createdGte !== undefined || options.createdLt !== undefined
+      const cursor =
+        after === null
+          ? sql``
+          : byCreated
+            ? sql`and (created_at, id) < (
+                select c.created_at, c.id from deposit_requests c where c.id = ${after} and c.account_id = ${accountId})`
+            : sql`and id < ${after}`
+      const order = byCreated ? sql`order by created_at desc, id desc` : sql`order by id desc`
       const filters = sql`
           ${options.status === undefined ? sql`` : sql`and status = ${options.status}`}
           ${options.createdGte === undefined ? sql`` : sql`and created_at >= ${options.createdGte}`}
@@ -183,11 +194,11 @@ const make = Effect.gen(function* () {
           ${options.depositAddress === undefined ? sql`` : depositAddressCondition(options.depositAddress.toLowerCase())}
           ${options.payerWallet === undefined ? sql`` : payerWalletCondition(options.payerWallet.toLowerCase())}
           ${options.transactionHash === undefined ? sql`` : transactionHashCondition(options.transactionHash.toLowerCase())}
-          ${after === null ? sql`` : sql`and id < ${after}`}`
+          ${cursor}`
       const read = (branch: Statement.Fragment) => sql<DepositRequestRow>`
         select ${columns} from deposit_requests
         where account_id = ${accountId} ${filters} ${branch}
-        order by id desc
+        ${order}
         limit ${options.limit + 1}`
       const branches =
         options.search === undefined ? undefined : yield* searchBranches(accountId, options.search)
@@ -198,8 +209,10 @@ const make = Effect.gen(function* () {
             ? []
             : // Each branch reads at most a page through its own index; a request two branches found is one row.
               yield* sql<DepositRequestRow>`
-                select distinct on (id) * from (${sql.join(" union all ", false)(branches.map((b) => sql`(${read(b)})`))}) as found
-                order by id desc
+                select * from (
+                  select distinct on (id) * from (${sql.join(" union all ", false)(branches.map((b) => sql`(${read(b)})`))}) as found
+                  order by id desc) as once
+                ${order}
                 limit ${options.limit + 1}`
       const page = rows.slice(0, options.limit).map(view)
       return {
