@@ -10,7 +10,7 @@ import type pg from "pg"
  * month from now, so no deadline falls due while a bench runs, and every chain and outbox marker is set, so no
  * worker picks a copy up.
  *
- * `salt` (0–4095) keeps two fills' ids apart. Returns the number of requests written.
+ * `salt` (0–99) keeps two fills' ids and deposit indexes apart; `count` is at most 10,000,000. Returns the number of requests written.
  */
 export interface HistoryFill {
   readonly accountId: string
@@ -44,10 +44,8 @@ const STATUS = `case
 export const fillHistory = async (db: pg.Client, fill: HistoryFill): Promise<number> => {
   const chunk = fill.chunk ?? 100_000
   const spanSeconds = (fill.spanDays ?? 365) * 86_400
-  const base = await db.query<{ n: string }>(
-    "select coalesce(max(deposit_index), 0) + 1 as n from deposit_requests"
-  )
-  const indexBase = Number(base.rows[0]!.n)
+  // Far above what `deposit_index_seq` hands out, so a request made through the API after a fill gets its own.
+  const indexBase = 1_000_000_000 + fill.salt * 10_000_000
   for (let from = 1; from <= fill.count; from += chunk) {
     const to = Math.min(fill.count, from + chunk - 1)
     // $1 account, $2 template, $3 count, $4 salt, $5 span (s), $6 deposit index base, $7 from, $8 to, $9 endpoint.
