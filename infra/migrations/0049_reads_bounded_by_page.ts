@@ -25,6 +25,11 @@ export default Effect.gen(function* () {
   yield* sql`
     create index deposit_requests_account_status_created
     on deposit_requests (account_id, status, created_at desc, id desc)`
-  // `GET /v1/events?type=`: newest first within one type (the summary's index is by time, not by the cursor).
-  yield* sql`create index lifecycle_events_account_type_id on lifecycle_events (account_id, type, id desc)`
+  // `GET /v1/events` (with or without `type=`) and the summary's last events: newest first by time, then id. An
+  // event's id is derived from its request and dedupe key (decision 0099), so it does not order events by time.
+  yield* sql`
+    create index lifecycle_events_account_time_id on lifecycle_events (account_id, occurred_at desc, id desc)`
+  yield* sql`
+    create index lifecycle_events_account_type_time_id
+    on lifecycle_events (account_id, type, occurred_at desc, id desc)`
 })

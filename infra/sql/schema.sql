@@ -1687,16 +1687,22 @@ CREATE INDEX issuers_account ON public.issuers USING btree (account_id, id DESC)
 CREATE INDEX lifecycle_events_account ON public.lifecycle_events USING btree (account_id, id DESC);
 
 --
--- Name: lifecycle_events_account_type_id; Type: INDEX; Schema: public; Owner: -
+-- Name: lifecycle_events_account_time_id; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX lifecycle_events_account_type_id ON public.lifecycle_events USING btree (account_id, type, id DESC);
+CREATE INDEX lifecycle_events_account_time_id ON public.lifecycle_events USING btree (account_id, occurred_at DESC, id DESC);
 
 --
 -- Name: lifecycle_events_account_type_time; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX lifecycle_events_account_type_time ON public.lifecycle_events USING btree (account_id, type, occurred_at);
+
+--
+-- Name: lifecycle_events_account_type_time_id; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX lifecycle_events_account_type_time_id ON public.lifecycle_events USING btree (account_id, type, occurred_at DESC, id DESC);
 
 --
 -- Name: lifecycle_events_once; Type: INDEX; Schema: public; Owner: -

@@ -257,7 +257,7 @@ const make = Effect.gen(function* () {
     execute: (r) => sql`
       select id, type, deposit_request_id, occurred_at from lifecycle_events
       where account_id = ${r.account_id}
-      order by id desc limit ${r.limit}`
+      order by occurred_at desc, id desc limit ${r.limit}`
   })
 
   const summary = (accountId: string, timeZone: string) =>

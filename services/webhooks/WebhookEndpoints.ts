@@ -265,6 +265,8 @@ const make = Effect.gen(function* () {
       sql`select id, body from lifecycle_events where id = ${r.id} and account_id = ${r.account_id}`
   })
 
+  // Newest first by when each event happened: an event's id is derived from its request and dedupe key (stable
+  // across a restore, decision 0099), so it orders by the request's age, not the event's.
   const listEvents = SqlSchema.findAll({
     Request: Schema.Struct({
       account_id: Schema.String,
@@ -278,8 +280,13 @@ const make = Effect.gen(function* () {
       select id, body from lifecycle_events where account_id = ${r.account_id}
       ${r.type === undefined ? sql`` : sql`and type = ${r.type}`}
       ${r.deposit_request_id === undefined ? sql`` : sql`and deposit_request_id = ${r.deposit_request_id}`}
-      ${r.starting_after === undefined ? sql`` : sql`and id < ${r.starting_after}`}
-      order by id desc limit ${r.limit + 1}`
+      ${
+        r.starting_after === undefined
+          ? sql``
+          : sql`and (occurred_at, id) < (
+              select occurred_at, id from lifecycle_events where id = ${r.starting_after} and account_id = ${r.account_id})`
+      }
+      order by occurred_at desc, id desc limit ${r.limit + 1}`
   })
 
   const create = (accountId: string, url: string, enabledEvents?: ReadonlyArray<string>) =>
