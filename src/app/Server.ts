@@ -115,7 +115,7 @@ export const HandlersLive = makeHandlers()
 
 /**
  * Scalar as a local page: no font from fonts.scalar.com, no toolbar (its Share and Generate SDKs upload the
- * document to scalar.com), no analytics, and the bearer scheme chosen. Keys past `ScalarConfig` are options of the
+ * document to scalar.com), no analytics, and the API key scheme chosen. Keys past `ScalarConfig` are options of the
  * bundled Scalar that @effect/platform's type does not list.
  */
 const docsConfig: HttpApiScalar.ScalarConfig & {
@@ -127,7 +127,7 @@ const docsConfig: HttpApiScalar.ScalarConfig & {
   withDefaultFonts: false,
   showToolbar: "never",
   telemetry: false,
-  authentication: { preferredSecurityScheme: "bearer" },
+  authentication: { preferredSecurityScheme: "api_key" },
   defaultHttpClient: { targetKey: "shell", clientKey: "curl" }
 }
 

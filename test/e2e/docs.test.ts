@@ -104,7 +104,7 @@ describe("/docs", () => {
     await close()
   })
 
-  it("preselects bearer authentication", async () => {
+  it("preselects the API key scheme (a bearer token)", async () => {
     const { page, close } = await openDocs()
     expect(await page.isVisible("text=Bearer Token")).toBe(true)
     expect(await page.isVisible("text=No authentication selected")).toBe(false)

@@ -245,16 +245,21 @@ layer(ChainLive, { timeout: 240_000, excludeTestServices: true })("deposits list
             `${event.type}: ${cli.output.stdout}`
           )
 
-        // The service's delivery log has the attempts as the local server answered them.
+        // The service's delivery log has the attempts as the local server answered them. A listener is no
+        // endpoint (its id is 404 on the endpoint routes): its attempts are read among the request's deliveries.
         const log = yield* Effect.promise(() =>
-          api.call<{ deliveries: Array<{ event_id: string; attempt: number; response_status: number }> }>(
-            "GET",
-            `/v1/webhooks/${listenerId}/deliveries`
-          )
+          api.call<{
+            deliveries: Array<{
+              webhook_id: string
+              event_id: string
+              attempt: number
+              response_status: number
+            }>
+          }>("GET", `/v1/deposit-requests/${requestId}/deliveries?limit=100`)
         )
         assert.deepStrictEqual(
           log.body.deliveries
-            .filter((d) => d.event_id === first!.event.id)
+            .filter((d) => d.webhook_id === listenerId && d.event_id === first!.event.id)
             .map((d) => [d.attempt, d.response_status]),
           [
             [2, 200],

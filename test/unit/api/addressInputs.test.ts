@@ -76,6 +76,8 @@ describe("the addresses the contract takes", () => {
     expect([...new Set(inputs.map((i) => i.where))].sort()).toEqual([
       "GET /v1/deposit-requests query.deposit_address",
       "GET /v1/deposit-requests query.payer_wallet",
+      "GET /v1/deposit-requests/export.csv query.deposit_address",
+      "GET /v1/deposit-requests/export.csv query.payer_wallet",
       "POST /v1/payer/deposit-requests/:id/wallet body.wallet",
       "POST /v1/payout-addresses body.address"
     ])
