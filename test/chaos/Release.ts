@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -51,31 +51,52 @@ export const previousRelease = (): { readonly ref: string; readonly version: str
   return { ref, version: versionAt(ref) }
 }
 
-/** The dependencies a release declares, runtime and build. */
+/**
+ * What a release runs and builds with: its runtime dependencies and esbuild (test-only tools, such as Prism, may
+ * differ without changing the build).
+ */
 const declared = (packageJson: string): Record<string, string> => {
   const parsed = JSON.parse(packageJson)
-  return { ...parsed.dependencies, ...parsed.devDependencies }
+  return { ...parsed.dependencies, esbuild: parsed.devDependencies?.esbuild }
 }
 
 /**
  * REF compiled as its own `npm run build` makes it, in a cache directory kept between runs (one per commit). Its
  * dependencies: this checkout's `node_modules` when REF declares every package at the same version (the usual case
- * between neighbouring releases), else its own `npm ci` from its lock file.
+ * between neighbouring releases; linked again on every use, as the checkout that built it may be gone), else its own
+ * `npm ci` from its lock file.
  */
 export const buildRelease = (refName: string, log: (line: string) => void = () => undefined): Build => {
   const ref = git(["rev-parse", "--verify", `${refName}^{commit}`])
   const version = versionAt(ref)
   const dir = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "deposits-releases", ref)
   const entry = ["--enable-source-maps", join(dir, ".build/main.js")]
-  if (existsSync(join(dir, ".built"))) return { version, ref, entry, cwd: dir }
+  const modules = join(dir, "node_modules")
+  const ours = declared(readFileSync(join(REPOSITORY, "package.json"), "utf8"))
+  const differing = () =>
+    Object.entries(declared(readFileSync(join(dir, "package.json"), "utf8"))).filter(
+      ([name, range]) => ours[name] !== range
+    )
+  /** Borrows this checkout's packages, replacing a link an earlier checkout (perhaps gone since) left. */
+  const linkOurModules = () => {
+    rmSync(modules, { recursive: true, force: true })
+    symlinkSync(join(REPOSITORY, "node_modules"), modules, "dir")
+  }
+  if (existsSync(join(dir, ".built"))) {
+    if (lstatSync(modules, { throwIfNoEntry: false })?.isSymbolicLink() !== false) {
+      if (differing().length > 0) rmSync(join(dir, ".built"))
+      else {
+        linkOurModules()
+        return { version, ref, entry, cwd: dir }
+      }
+    } else return { version, ref, entry, cwd: dir }
+  }
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   log(`release ${version} (${ref.slice(0, 10)}): extracting into ${dir}`)
   execFileSync("sh", ["-c", `git archive --format=tar ${ref} | tar -x -C '${dir}'`], { cwd: REPOSITORY })
-  const theirs = declared(readFileSync(join(dir, "package.json"), "utf8"))
-  const ours = declared(readFileSync(join(REPOSITORY, "package.json"), "utf8"))
-  const differ = Object.entries(theirs).filter(([name, range]) => ours[name] !== range)
-  if (differ.length === 0) symlinkSync(join(REPOSITORY, "node_modules"), join(dir, "node_modules"), "dir")
+  const differ = differing()
+  if (differ.length === 0) linkOurModules()
   else {
     log(`release ${version}: ${differ.length} dependencies differ (${differ[0]![0]}…): npm ci`)
     execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: dir, stdio: "ignore" })
