@@ -327,26 +327,7 @@ export const MachineDrawing = ({
                     toggle(g)
                   }}
                 >
-                  <rect
-                    class="label"
-                    x={g.label.x}
-                    y={g.label.y}
-                    width={g.label.width}
-                    height={g.label.height}
-                    rx={3}
-                  />
-                  <text x={g.label.x + 4} y={g.label.y + 4}>
-                    {g.label.lines.map((l, i) => (
-                      <tspan
-                        key={l}
-                        x={g.label.x + 4}
-                        dy={i === 0 ? 11 : 14.3}
-                        class={i === 0 ? "event" : "guard"}
-                      >
-                        {isOpen ? l.replace("▸", "▾") : l}
-                      </tspan>
-                    ))}
-                  </text>
+                  <LabelBox label={g.label} shown={(l) => (isOpen ? l.replace("▸", "▾") : l)} />
                 </g>
               </g>
             )
@@ -384,26 +365,7 @@ export const MachineDrawing = ({
                   }
                 />
                 <g class="edge-label" visibility={listed || isTaken || isHot ? "visible" : "hidden"}>
-                  <rect
-                    class="label"
-                    x={t.label.x}
-                    y={t.label.y}
-                    width={t.label.width}
-                    height={t.label.height}
-                    rx={3}
-                  />
-                  <text x={t.label.x + 4} y={t.label.y + 4}>
-                    {t.label.lines.map((l, i) => (
-                      <tspan
-                        key={l}
-                        x={t.label.x + 4}
-                        dy={i === 0 ? 11 : 14.3}
-                        class={i === 0 ? "event" : "guard"}
-                      >
-                        {l}
-                      </tspan>
-                    ))}
-                  </text>
+                  <LabelBox label={t.label} shown={(l) => l} />
                 </g>
               </g>
             )
@@ -418,3 +380,33 @@ export const MachineDrawing = ({
     </>
   )
 }
+
+/** An edge's label: its box, the event on the first line and the guard (or a group's members) below. */
+const LabelBox = (props: {
+  readonly label: {
+    readonly x: number
+    readonly y: number
+    readonly width: number
+    readonly height: number
+    readonly lines: ReadonlyArray<string>
+  }
+  readonly shown: (line: string) => string
+}) => (
+  <>
+    <rect
+      class="label"
+      x={props.label.x}
+      y={props.label.y}
+      width={props.label.width}
+      height={props.label.height}
+      rx={3}
+    />
+    <text x={props.label.x + 4} y={props.label.y + 4}>
+      {props.label.lines.map((l, i) => (
+        <tspan key={l} x={props.label.x + 4} dy={i === 0 ? 11 : 14.3} class={i === 0 ? "event" : "guard"}>
+          {props.shown(l)}
+        </tspan>
+      ))}
+    </text>
+  </>
+)
