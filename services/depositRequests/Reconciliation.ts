@@ -1,9 +1,18 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
-import { type Address, createPublicClient, erc20Abi, getAddress } from "viem"
+import {
+  type Address,
+  createPublicClient,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  isHex
+} from "viem"
 import { ChainEndpoints } from "../chain/ChainEndpoints"
 import { chainSettings } from "../chain/ChainSettings"
-import { type ChainRpcError, chainCall, finalBlock } from "../chain/ChainRpc"
+import { chainCall, finalBlock } from "../chain/ChainRpc"
 import { InvalidRequest, ServiceUnavailable } from "../domain/Errors"
 import { uuidFromId } from "../domain/PrefixedId"
 import type { JsonRpc } from "../chain/Finality"
@@ -78,6 +87,9 @@ export interface ReportOptions {
 /** At most this many requests of each kind (breaking a ledger rule; holding money) are examined per answer. */
 export const DIFFERENCES_EXAMINED = 100
 
+/** `balanceOf` calls per JSON-RPC batch (providers commonly cap a batch at a few hundred calls). */
+const BALANCES_PER_BATCH = 100
+
 interface Row {
   readonly id: string
   readonly status: string
@@ -128,6 +140,7 @@ const make = Effect.gen(function* () {
   const config = yield* chainSettings
   const chain = Option.all({ access: (yield* ChainEndpoints).access, token: config.tokenAddress }).pipe(
     Option.map(({ access, token }) => ({
+      access,
       client: createPublicClient({ transport: access.transport }),
       token: getAddress(token)
     }))
@@ -135,25 +148,41 @@ const make = Effect.gen(function* () {
 
   /**
    * Token balances at the final block (CHAIN_FINALITY), read once per answer: every request is compared at the
-   * same block, and the block is fetched once, not per request.
+   * same block, the block is fetched once, and the addresses' `balanceOf` calls go in JSON-RPC batches, so a page
+   * costs a round trip or two to the node, not one per row.
    */
-  const balancesAtFinalized = Option.match(chain, {
-    onNone: () => Effect.succeed((_address: Address) => Effect.succeed<bigint | null>(null)),
-    onSome: ({ client, token }) =>
-      Effect.map(
-        finalBlock(client.request as JsonRpc, config.chainFinality),
-        (finalized) => (address: Address) =>
-          chainCall("balanceOf", () =>
-            client.readContract({
-              address: token,
-              abi: erc20Abi,
-              functionName: "balanceOf",
-              args: [address],
-              blockNumber: finalized
-            })
-          )
-      )
-  })
+  const balancesAtFinalized = (addresses: ReadonlyArray<Address>) =>
+    Option.match(chain, {
+      onNone: () => Effect.succeed(new Map<Address, bigint>()),
+      onSome: ({ access, client, token }) =>
+        Effect.gen(function* () {
+          const balances = new Map<Address, bigint>()
+          // Read even for an empty page: a report that cannot reach the chain says so rather than vouch for it.
+          const block = `0x${(yield* finalBlock(client.request as JsonRpc, config.chainFinality)).toString(16)}`
+          const unique = [...new Set(addresses)]
+          for (let i = 0; i < unique.length; i += BALANCES_PER_BATCH) {
+            const group = unique.slice(i, i + BALANCES_PER_BATCH)
+            const answers = yield* chainCall("balanceOf", () =>
+              access.together<ReadonlyArray<unknown>>(
+                group.map((address) => ({
+                  method: "eth_call",
+                  params: [
+                    {
+                      to: token,
+                      data: encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [address] })
+                    },
+                    block
+                  ]
+                })),
+                (answers) => answers.every((a) => typeof a === "string" && isHex(a) && a.length === 66),
+                "balanceOf"
+              )
+            )
+            for (const [k, address] of group.entries()) balances.set(address, hexToBigInt(answers[k] as Hex))
+          }
+          return balances
+        })
+    })
 
   const rowColumns = sql`
     d.id, d.status, d.amount_base_units, d.deposit_address, d.created_at,
@@ -200,18 +229,12 @@ const make = Effect.gen(function* () {
     }
   }
 
-  const withBalances = (
-    rows: ReadonlyArray<Row>,
-    balanceAt: (a: Address) => Effect.Effect<bigint | null, ChainRpcError>
-  ) =>
-    Effect.forEach(
-      rows,
-      (row) =>
-        Effect.map(
-          row.deposit_address === null ? Effect.succeed(null) : balanceAt(getAddress(row.deposit_address)),
-          (balance) => reconcile(row, balance)
-        ),
-      { concurrency: 8 }
+  const withBalances = (rows: ReadonlyArray<Row>, balances: ReadonlyMap<Address, bigint>) =>
+    rows.map((row) =>
+      reconcile(
+        row,
+        row.deposit_address === null ? null : (balances.get(getAddress(row.deposit_address)) ?? null)
+      )
     )
 
   /**
@@ -291,16 +314,22 @@ const make = Effect.gen(function* () {
           }
         order by d.created_at, d.id
         limit ${limit + 1}`
-      const balanceAt = yield* balancesAtFinalized
-      const examined = yield* withBalances(
-        [...breaking.slice(0, DIFFERENCES_EXAMINED), ...holding.slice(0, DIFFERENCES_EXAMINED)],
-        balanceAt
+      const examinedRows = [
+        ...breaking.slice(0, DIFFERENCES_EXAMINED),
+        ...holding.slice(0, DIFFERENCES_EXAMINED)
+      ]
+      const pageRows = page.slice(0, limit)
+      const balances = yield* balancesAtFinalized(
+        [...examinedRows, ...pageRows].flatMap((r) =>
+          r.deposit_address === null ? [] : [getAddress(r.deposit_address)]
+        )
       )
+      const examined = withBalances(examinedRows, balances)
       const differences = examined.filter((r) => r.differences.length > 0)
       const chainOnly = differences.filter((r) =>
         r.differences.every((d) => d.rule === "chain_balance")
       ).length
-      const requests = yield* withBalances(page.slice(0, limit), balanceAt)
+      const requests = withBalances(pageRows, balances)
       return {
         totals: {
           credited_base_units: totals.credited.toString(),

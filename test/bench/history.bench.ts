@@ -7,8 +7,9 @@ import { type MerchantClient, merchantClient } from "../support/Api"
 import { type ChainService, startChainService } from "../support/ChainService"
 import { fillHistory } from "../support/historyFill"
 import { type LocalChain, startLocalChain } from "../support/LocalChain"
-import { createMerchant } from "../support/Merchant"
+import { createMerchant, type Merchant } from "../support/Merchant"
 import { readyRequest } from "../support/Payer"
+import { sampleRss } from "../support/RssSampler"
 import { recordFigure } from "./harness"
 
 /**
@@ -21,18 +22,21 @@ import { recordFigure } from "./harness"
  * transfers, bound wallets and webhook deliveries, spread over a year. Then, after `ANALYZE`, each read is timed
  * from this process as sequential GETs, the two accounts interleaved read by read, and the median is recorded
  * beside the small account's. Target (issue 50): at 2,000,000 requests, every read ≤ 2× its 100-request figure and
- * ≤ 50 ms. Reconciliation and the CSV export are timed per 10,000 rows (`reportAndExport`).
+ * ≤ 50 ms. The reconciliation report walked by pages and the CSV export streamed whole are timed per 10,000 rows
+ * (`reportAndExport`), and the process's RSS is sampled through the export.
  *
  * Knobs: BENCH_HISTORY_REQUESTS (the large account's size, default 2,000,000; 20000 for a short run),
  * BENCH_HISTORY_SAMPLES (timed calls per read and account, default 25), BENCH_HISTORY_PAID (requests paid on the
- * chain per account, default 2), BENCH_HISTORY_EXPORT_ROWS (rows the export walks on the large account, default
- * 2,000).
+ * chain per account, default 2), BENCH_HISTORY_REPORT_ROWS (rows of the reconciliation report walked on the large
+ * account, default 20,000; the export always streams every row).
  */
 const LARGE = Number(process.env.BENCH_HISTORY_REQUESTS ?? 2_000_000)
 const SMALL = 100
 const SAMPLES = Math.max(3, Number(process.env.BENCH_HISTORY_SAMPLES ?? 25))
 const PAID = Math.max(1, Number(process.env.BENCH_HISTORY_PAID ?? 2))
-const EXPORT_ROWS = Number(process.env.BENCH_HISTORY_EXPORT_ROWS ?? 2_000)
+const REPORT_ROWS = Number(process.env.BENCH_HISTORY_REPORT_ROWS ?? 20_000)
+/** What "flat" allows the export's RSS to grow once a quarter of it is out (allocator noise, not rows). */
+const RSS_FLAT_MIB = 32
 const TARGET_MS = 50
 const DAY_MS = 86_400_000
 
@@ -48,6 +52,8 @@ interface Account {
   readonly label: string
   readonly accountId: string
   readonly api: MerchantClient
+  /** A GET as this account's merchant, the answer unread (for the streamed export). */
+  readonly raw: (path: string) => Promise<Response>
   /** Identifiers of one request far back (about 100 days), with every kind of row. */
   readonly sample: Record<string, string>
   readonly endpointId: string
@@ -88,10 +94,11 @@ const makeAccount = async (
   salt: number,
   local: LocalChain,
   running: ChainService,
-  api: MerchantClient,
+  merchant: Merchant,
   accountId: string,
   payerBase: number
 ): Promise<Account> => {
+  const api = merchantClient(running.service, merchant)
   const db = running.db
   const customer = await api.call<{ id: string }>("POST", "/v1/customers", {
     name: `${label} customer`,
@@ -151,6 +158,7 @@ const makeAccount = async (
     label,
     accountId,
     api,
+    raw: (path) => running.service.request(path, { headers: merchant.headers("api_key") }),
     endpointId,
     sample: {
       id: toId("dr", r.id),
@@ -225,7 +233,9 @@ const reads = (a: Account): Array<[string, string]> => {
       "an endpoint's failed deliveries",
       `/v1/webhooks/${toId("wh", a.endpointId)}/deliveries?limit=25&outcome=failed`
     ],
-    ["account summary (overview)", "/v1/account/summary?time_zone=Europe%2FParis"]
+    ["account summary (overview)", "/v1/account/summary?time_zone=Europe%2FParis"],
+    ["reconciliation, first page (totals and differences)", "/v1/reconciliation?limit=100"],
+    ["reconciliation, a page far back", `/v1/reconciliation?limit=100&starting_after=${s.id}`]
   ]
 }
 
@@ -239,32 +249,47 @@ const timed = async (a: Account, path: string) => {
 }
 
 /**
- * Reconciliation and the CSV export, kept together: issue 50's other half reshapes `GET /v1/reconciliation` into a
- * paged report and adds a streamed export route; these calls follow the routes as they are on this branch. Both
- * are per 10,000 rows: the report of the whole account (one call), and the dashboard's export as it is today (the
- * list in pages of 50 with the filters, and each request's transfers), walked for `rows` rows.
+ * The full reconciliation report and the CSV export, per 10,000 rows: the report walked page by page (100 a page)
+ * for `reportRows` rows, as the dashboard and the CLI walk it; the export streamed whole from
+ * `GET /v1/deposit-requests/export.csv`, its lines counted as they arrive, with this process's RSS (the service
+ * runs in it) sampled throughout.
  */
-const reportAndExport = async (a: Account, requests: number, rows: number) => {
-  const report = await timed(a, "/v1/reconciliation")
-  const started = performance.now()
-  let cursor: string | undefined
-  let walked = 0
-  while (walked < rows) {
-    const page = await a.api.call<{ deposit_requests: Array<{ id: string }>; next_cursor: string | null }>(
+const reportAndExport = async (a: Account, reportRows: number) => {
+  const reportStarted = performance.now()
+  let cursor: string | null = null
+  let reported = 0
+  do {
+    const page: {
+      body: { requests: Array<unknown>; next_cursor: string | null }
+    } = await a.api.call(
       "GET",
-      `/v1/deposit-requests?limit=50${cursor === undefined ? "" : `&starting_after=${cursor}`}`
+      `/v1/reconciliation?limit=100${cursor === null ? "" : `&starting_after=${cursor}`}`
     )
-    for (const r of page.body.deposit_requests) {
-      await a.api.call("GET", `/v1/deposit-requests/${r.id}/transfers`)
-      walked++
-    }
-    if (page.body.next_cursor === null) break
+    reported += page.body.requests.length
     cursor = page.body.next_cursor
+  } while (cursor !== null && reported < reportRows)
+  const reportMs = performance.now() - reportStarted
+  const rss = sampleRss(process.pid, 250)
+  const exportStarted = performance.now()
+  const res = await a.raw("/v1/deposit-requests/export.csv")
+  if (res.status !== 200 || res.body === null) throw new Error(`${a.label} export: ${res.status}`)
+  let lines = 0
+  const atQuarters: Array<number> = []
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for (const byte of chunk) if (byte === 10) lines++
   }
-  const exportMs = performance.now() - started
+  const exportMs = performance.now() - exportStarted
+  const samples = rss.stop()
+  for (const q of [0.25, 0.5, 0.75, 1])
+    atQuarters.push(samples.samples[Math.round(q * (samples.samples.length - 1))]!)
+  const rows = lines - 1
   return {
-    reportPer10k: (report * 10_000) / requests,
-    exportPer10k: (exportMs * 10_000) / Math.max(1, walked)
+    reportPer10k: (reportMs * 10_000) / Math.max(1, reported),
+    reported,
+    exportPer10k: (exportMs * 10_000) / Math.max(1, rows),
+    exported: rows,
+    exportSeconds: exportMs / 1000,
+    rss: { ...samples, atQuarters }
   }
 }
 
@@ -284,7 +309,7 @@ export async function run() {
       2,
       local,
       running,
-      merchantClient(running.service, smallMerchant),
+      smallMerchant,
       smallMerchant.accountId.slice("acct_".length),
       5
     )
@@ -294,7 +319,7 @@ export async function run() {
       1,
       local,
       running,
-      running.api,
+      running.merchant,
       running.merchant.accountId.slice("acct_".length),
       5 + PAID
     )
@@ -309,7 +334,10 @@ export async function run() {
         await timed(small, smallReads[i]![1])
       }
     }
-    const times = largeReads.map(() => ({ large: [] as Array<number>, small: [] as Array<number> }))
+    const times = largeReads.map(() => ({
+      large: [] as Array<number>,
+      small: [] as Array<number>
+    }))
     for (let round = 0; round < SAMPLES; round++) {
       for (const [i, [, path]] of largeReads.entries()) {
         times[i]!.large.push(await timed(large, path))
@@ -332,23 +360,21 @@ export async function run() {
         baseline: { name: `${SMALL} requests`, value: s, unit: "ms" }
       })
     }
-    const smallReport = await reportAndExport(small, SMALL, SMALL)
-    const largeReport = await reportAndExport(large, LARGE, EXPORT_ROWS)
+    const smallReport = await reportAndExport(small, SMALL)
+    const largeReport = await reportAndExport(large, REPORT_ROWS)
     for (const [name, l, s] of [
       [
-        "GET /v1/reconciliation (whole account), per 10,000 requests",
+        `the reconciliation report walked by pages of 100 (${largeReport.reported.toLocaleString("en-US")} rows), per 10,000 rows`,
         largeReport.reportPer10k,
         smallReport.reportPer10k
       ],
       [
-        "CSV export as the dashboard walks it, per 10,000 rows",
+        `CSV export streamed whole (${largeReport.exported.toLocaleString("en-US")} rows), per 10,000 rows`,
         largeReport.exportPer10k,
         smallReport.exportPer10k
       ]
     ] as const) {
-      out(
-        `${name.padEnd(48)} ${l.toFixed(1).padStart(9)} ${s.toFixed(1).padStart(9)} ${(l / s).toFixed(2).padStart(7)}`
-      )
+      out(`${name}: ${l.toFixed(1)} ms beside ${s.toFixed(1)} ms, ${(l / s).toFixed(2)}×`)
       recordFigure({
         figure: `${name}, at ${LARGE.toLocaleString("en-US")} requests`,
         value: l,
@@ -358,6 +384,24 @@ export async function run() {
         baseline: { name: `${SMALL} requests`, value: s, unit: "ms" }
       })
     }
+    const mib = (b: number) => b / 1048576
+    const [q1, q2, q3, q4] = largeReport.rss.atQuarters.map(mib)
+    out(
+      `export of ${largeReport.exported} rows in ${largeReport.exportSeconds.toFixed(0)} s; RSS (service and reader) ` +
+        `at 25/50/75/100 %: ${[q1, q2, q3, q4].map((m) => m!.toFixed(0)).join(" / ")} MiB, peak ${mib(largeReport.rss.peak).toFixed(0)} MiB`
+    )
+    recordFigure({
+      figure: `CSV export of ${largeReport.exported.toLocaleString("en-US")} rows: RSS growth from a quarter through to the end (service and reader in one process)`,
+      value: q4! - q1!,
+      unit: "MiB",
+      target: `flat: ≤ ${RSS_FLAT_MIB} MiB`,
+      met: q4! - q1! <= RSS_FLAT_MIB,
+      baseline: {
+        name: "RSS at a quarter of the export",
+        value: q1!,
+        unit: "MiB"
+      }
+    })
   } finally {
     clearInterval(mining)
     await running.stop()

@@ -5,7 +5,7 @@ import type pg from "pg"
  * of the account, made in SQL through the service's own tables, spread evenly over the last `spanDays` days and
  * as dense as a busy merchant's. Each copy gets its own UUIDv7 id (from its creation time, so id order is time
  * order, as the service's), deposit index and address, and a status from a fixed mix; every copy gets the template's
- * first two lifecycle events; every fourth its payment credit, transfers and bound wallet; every twentieth an
+ * first two lifecycle events; every fourth its payment credit, transfers, bound wallet and recovery (its books balance); every twentieth an
  * attachment; every tenth a webhook delivery of its last event to `endpointId` (when given). Open copies expire a
  * month from now, so no deadline falls due while a bench runs, and every chain and outbox marker is set, so no
  * worker picks a copy up.
@@ -120,6 +120,19 @@ export const fillHistory = async (db: pg.Client, fill: HistoryFill): Promise<num
         t.raw_tx, 'confirmed', t.block_number, c.at, c.at, c.at
       from copies c, transfers t
       where t.deposit_request_id = $2 and i % 4 = 0`
+    )
+    // The books see a recovery when the request's snapshot changes; a copy is inserted with the template's, so
+    // its recovery is entered here, as the trigger would have, and a copy's books balance like the template's.
+    await query(
+      `with ${copies}
+      insert into reconciliation_entries (account_id, deposit_request_id, created_at, amount_base_units,
+        recovered_base_units)
+      select $1, c.id, c.at, t.amount_base_units, r.recovered
+      from copies c, deposit_requests t,
+        lateral (select coalesce(sum((x ->> 'amount_base_units')::numeric), 0) as recovered
+          from jsonb_array_elements(case when jsonb_typeof(t.snapshot #> '{context,recoveries}') = 'array'
+            then t.snapshot #> '{context,recoveries}' else '[]' end) x) r
+      where t.id = $2 and t.account_id = $1 and i % 4 = 0 and r.recovered <> 0`
     )
     await query(
       `with ${copies}
