@@ -23,13 +23,14 @@ const make = Effect.gen(function* () {
       uuids.length === 0
         ? Effect.succeed([])
         : sql<{ deposit_request_id: string; tx_hash: string }>`
-            select deposit_request_id, tx_hash from (
-              select deposit_request_id, tx_hash, seen_at as at from chain_credits
-              where deposit_request_id = any(${uuids}::uuid[])
+            select r.id as deposit_request_id, h.tx_hash
+            from unnest(${uuids}::uuid[]) as r(id)
+            -- One index probe per request of the chunk, whatever the planner guesses of the tables' sizes.
+            cross join lateral (
+              select tx_hash, seen_at as at from chain_credits where deposit_request_id = r.id
               union all
-              select deposit_request_id, tx_hash, created_at from transfers
-              where deposit_request_id = any(${uuids}::uuid[])
-            ) h order by at, tx_hash`,
+              select tx_hash, created_at from transfers where deposit_request_id = r.id
+            ) h order by h.at, h.tx_hash`,
       (rows) => {
         const byRequest = new Map<string, Array<string>>()
         for (const r of rows) {

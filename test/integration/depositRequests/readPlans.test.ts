@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto"
 import { Statement } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import pg from "pg"
 import { AccountSummary } from "../../../services/depositRequests/AccountSummary"
+import { Reconciliation, type ReportOptions } from "../../../services/depositRequests/Reconciliation"
+import { type ExportFilters, RequestExport } from "../../../services/depositRequests/RequestExport"
 import { DepositRequestLedger } from "../../../services/depositRequests/DepositRequestLedger"
 import { DepositRequests, type ListOptions } from "../../../services/depositRequests/DepositRequests"
 import { depositRequestStatuses as STATUSES } from "../../../services/domain/Lifecycle"
@@ -32,7 +34,9 @@ const HISTORY_TABLES = [
   "transfers",
   "chain_credits",
   "verification_attempts",
-  "deposit_request_attachments"
+  "deposit_request_attachments",
+  "reconciliation_books",
+  "reconciliation_totals"
 ]
 const REQUESTS = 30_000
 
@@ -62,7 +66,14 @@ class Fixture extends Context.Tag("test/ReadPlansFixture")<
   }
 >() {}
 
-type Services = DepositRequests | DepositRequestLedger | WebhookEndpoints | AccountSummary | Fixture
+type Services =
+  | DepositRequests
+  | DepositRequestLedger
+  | WebhookEndpoints
+  | AccountSummary
+  | Reconciliation
+  | RequestExport
+  | Fixture
 
 const FixtureLive = Layer.scoped(
   Fixture,
@@ -152,10 +163,13 @@ const FixtureLive = Layer.scoped(
 /** The read services over the fixture's database (the actor host's layer with the ledger, webhooks and summary). */
 const TestLive = Layer.unwrapEffect(
   Effect.map(Fixture, ({ url }) =>
-    Layer.mergeAll(DepositRequestLedger.Default, WebhookEndpoints.Default, AccountSummary.Default).pipe(
-      Layer.provideMerge(actorHostLayer(url)),
-      Layer.provide(WebhookResolver.system)
-    )
+    Layer.mergeAll(
+      DepositRequestLedger.Default,
+      WebhookEndpoints.Default,
+      AccountSummary.Default,
+      Reconciliation.Default,
+      RequestExport.Default
+    ).pipe(Layer.provideMerge(actorHostLayer(url)), Layer.provide(WebhookResolver.system))
   )
 ).pipe(Layer.provideMerge(FixtureLive))
 
@@ -202,7 +216,7 @@ const assertIndexed = <A, E>(name: string, read: Effect.Effect<A, E, Services>) 
       assert.deepStrictEqual(
         seqScans(plan),
         [],
-        `${name}: sequential scan in\n${text}\n${JSON.stringify(plan)}`
+        `${name}: sequential scan in\n${text}\n${JSON.stringify(plan).slice(0, 2000)}`
       )
     }
     return selects.length
@@ -311,6 +325,38 @@ layer(TestLive, { timeout: 300_000, excludeTestServices: true })(
             ledger.verificationAttempts(accountId, sample.id, { limit: 25 })
           ],
           ["the account summary", Effect.flatMap(AccountSummary, (s) => s.summary(accountId, "Europe/Paris"))]
+        ]
+        for (const [name, read] of reads) yield* assertIndexed(name, read)
+      })
+    )
+
+    it.effect("the reconciliation report's pages and the CSV export's chunks", () =>
+      Effect.gen(function* () {
+        const { accountId, sample } = yield* Fixture
+        const report = (options: ReportOptions) =>
+          Effect.flatMap(Reconciliation, (r) => r.report(accountId, options))
+        const exported = (filters: ExportFilters) =>
+          Effect.flatMap(RequestExport, (e) => Stream.runDrain(Stream.take(e.csv(accountId, filters), 4)))
+        const reads: Array<[string, Effect.Effect<unknown, unknown, Services>]> = [
+          ["the report's first page", report({ limit: 100 })],
+          ["a report page far back", report({ limit: 100, startingAfter: toId("dr", sample.id) })],
+          [
+            "a report of a window",
+            report({
+              limit: 100,
+              from: new Date(sample.createdAt.getTime() - 3 * day),
+              to: new Date(sample.createdAt.getTime() + day / 3)
+            })
+          ],
+          ["the whole export's first chunks", exported({})],
+          ["the export of a status", exported({ status: "settled" })],
+          [
+            "the export of a window",
+            exported({
+              createdGte: new Date(sample.createdAt.getTime() - 30 * day),
+              createdLt: sample.createdAt
+            })
+          ]
         ]
         for (const [name, read] of reads) yield* assertIndexed(name, read)
       })
