@@ -131,4 +131,31 @@ describe("GET /v1/deposit-requests/export.csv", () => {
     })
     expect(bad.status).toBe(400)
   })
+
+  it("lists each request's transaction hashes in time order, and only its own", async () => {
+    const [a, b] = (
+      await db.query<{ id: string }>("select id from deposit_requests where status = 'expired' limit 2")
+    ).rows.map((r) => r.id)
+    const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
+    for (const [request, n, minutes] of [
+      [a, 3, 1],
+      [a, 1, 5],
+      [b, 2, 2]
+    ] as const)
+      await db.query(
+        `insert into chain_credits (chain_id, tx_hash, log_index, block_number, block_hash, deposit_request_id,
+           from_address, amount_base_units, seen_at, applied_at, published_at)
+         values (31337, $1, 0, 1, $1, $2, '0x52908400098527886e0f7030069857d2e4169ee7', 1,
+           now() - make_interval(mins => $3), now(), now())`,
+        [hash(n), request, minutes]
+      )
+    const res = await running.request("/v1/deposit-requests/export.csv?status=expired", {
+      headers: merchant.headers("api_key")
+    })
+    const lines = records(await res.text())
+    const lineOf = (uuid: string) => lines.find((l) => l.startsWith(`dr_${uuid},`)) ?? ""
+    // Oldest first: the credit seen 5 minutes ago, then the one seen a minute ago.
+    expect(lineOf(a!)).toContain(`,${hash(1)} ${hash(3)},`)
+    expect(lineOf(b!)).toContain(`,${hash(2)},`)
+  })
 })
