@@ -49,6 +49,7 @@ import needingAttentionIndex from "./0048_needing_attention_index"
 import readsBoundedByPage from "./0049_reads_bounded_by_page"
 import reconciliationBooks from "./0051_reconciliation_books"
 import requestLedgerIndexes from "./0052_request_ledger_indexes"
+import accountActivity from "./0054_account_activity"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -101,7 +102,8 @@ export const migrations = {
   "0048_needing_attention_index": needingAttentionIndex,
   "0049_reads_bounded_by_page": readsBoundedByPage,
   "0051_reconciliation_books": reconciliationBooks,
-  "0052_request_ledger_indexes": requestLedgerIndexes
+  "0052_request_ledger_indexes": requestLedgerIndexes,
+  "0054_account_activity": accountActivity
 }
 
 /**

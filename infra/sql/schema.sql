@@ -241,6 +241,31 @@ begin
 end $$;
 
 --
+-- Name: fold_account_activity(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.fold_account_activity(p_account uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform pg_advisory_xact_lock(hashtextextended('account_activity_fold:' || p_account::text, 0));
+  with moved as (
+    delete from account_activity_entries where account_id = p_account returning *
+  )
+  insert into account_activity as a (account_id, quarter, created_count, settled_count, settled_base_units,
+    returned_base_units)
+  select p_account, quarter, sum(created_count), sum(settled_count), sum(settled_base_units),
+    sum(returned_base_units)
+  from moved group by quarter order by quarter
+  on conflict (account_id, quarter) do update set
+    created_count = a.created_count + excluded.created_count,
+    settled_count = a.settled_count + excluded.settled_count,
+    settled_base_units = a.settled_base_units + excluded.settled_base_units,
+    returned_base_units = a.returned_base_units + excluded.returned_base_units;
+end
+$$;
+
+--
 -- Name: fold_reconciliation_entries(uuid); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -325,6 +350,49 @@ begin
   return null;
 end
 $$;
+
+--
+-- Name: record_account_activity(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.record_account_activity() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $_$
+declare
+  rows_and_sign text;
+begin
+  -- A transition table exists only for the operations its trigger names: each is read in a branch of its own.
+  if tg_table_name = 'deposit_requests' and tg_op = 'INSERT' then
+    insert into account_activity_entries (account_id, quarter, created_count)
+    select account_id, date_bin('15 minutes', created_at, timestamptz '2000-01-01 00:00:00+00'), count(*)
+    from new_rows group by 1, 2;
+  elsif tg_table_name = 'deposit_requests' and tg_op = 'DELETE' then
+    insert into account_activity_entries (account_id, quarter, created_count)
+    select account_id, date_bin('15 minutes', created_at, timestamptz '2000-01-01 00:00:00+00'), -count(*)
+    from old_rows group by 1, 2;
+  elsif tg_table_name = 'lifecycle_events' then
+    -- An update counts back the old rows and counts the new ones; run per transition table present.
+    foreach rows_and_sign in array case tg_op
+      when 'INSERT' then array['new_rows:1'] when 'DELETE' then array['old_rows:-1']
+      else array['old_rows:-1', 'new_rows:1'] end
+    loop
+      execute format($q$
+        insert into account_activity_entries (account_id, quarter, settled_count, settled_base_units,
+                                              returned_base_units)
+        select e.account_id, date_bin('15 minutes', e.occurred_at, timestamptz '2000-01-01 00:00:00+00'),
+          %2$s * count(*) filter (where e.type = 'deposit_request.settled'),
+          -- A settlement sends exactly the requested amount.
+          %2$s * coalesce(sum(d.amount_base_units) filter (where e.type = 'deposit_request.settled'), 0),
+          %2$s * coalesce(sum((e.body::jsonb #>> '{data,recovery,amount_base_units}')::numeric)
+            filter (where e.type = 'deposit_request.recovered_funds'), 0)
+        from %1$I e left join deposit_requests d on d.id = e.deposit_request_id
+        where e.type in ('deposit_request.settled', 'deposit_request.recovered_funds')
+        group by 1, 2$q$, split_part(rows_and_sign, ':', 1), split_part(rows_and_sign, ':', 2)::int);
+    end loop;
+  end if;
+  return null;
+end
+$_$;
 
 --
 -- Name: record_reconciliation_entries(); Type: FUNCTION; Schema: public; Owner: -
@@ -415,6 +483,32 @@ begin
     where b.account_id = p_account;
   return next;
 end $$;
+
+--
+-- Name: account_activity; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.account_activity (
+    account_id uuid NOT NULL,
+    quarter timestamp with time zone NOT NULL,
+    created_count bigint DEFAULT 0 NOT NULL,
+    settled_count bigint DEFAULT 0 NOT NULL,
+    settled_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    returned_base_units numeric(78,0) DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: account_activity_entries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.account_activity_entries (
+    account_id uuid NOT NULL,
+    quarter timestamp with time zone NOT NULL,
+    created_count bigint DEFAULT 0 NOT NULL,
+    settled_count bigint DEFAULT 0 NOT NULL,
+    settled_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    returned_base_units numeric(78,0) DEFAULT 0 NOT NULL
+);
 
 --
 -- Name: accounts; Type: TABLE; Schema: public; Owner: -
@@ -1135,6 +1229,13 @@ CREATE TABLE public.webhook_jobs (
 ALTER TABLE ONLY public.outbox ALTER COLUMN id SET DEFAULT nextval('public.outbox_id_seq'::regclass);
 
 --
+-- Name: account_activity account_activity_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.account_activity
+    ADD CONSTRAINT account_activity_pkey PRIMARY KEY (account_id, quarter);
+
+--
 -- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1469,6 +1570,12 @@ ALTER TABLE ONLY public.webhook_endpoints
 
 ALTER TABLE ONLY public.webhook_jobs
     ADD CONSTRAINT webhook_jobs_pkey PRIMARY KEY (id);
+
+--
+-- Name: account_activity_entries_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX account_activity_entries_account ON public.account_activity_entries USING btree (account_id);
 
 --
 -- Name: api_keys_account; Type: INDEX; Schema: public; Owner: -
@@ -1921,6 +2028,18 @@ CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON public.audit_log
 CREATE TRIGGER chain_credits_reconciliation AFTER INSERT ON public.chain_credits REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_reconciliation_entries();
 
 --
+-- Name: deposit_requests deposit_requests_account_activity_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER deposit_requests_account_activity_delete AFTER DELETE ON public.deposit_requests REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_account_activity();
+
+--
+-- Name: deposit_requests deposit_requests_account_activity_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER deposit_requests_account_activity_insert AFTER INSERT ON public.deposit_requests REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_account_activity();
+
+--
 -- Name: deposit_requests deposit_requests_paused_notice; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -1937,6 +2056,24 @@ CREATE TRIGGER deposit_requests_reconciliation AFTER UPDATE ON public.deposit_re
 --
 
 CREATE TRIGGER held_transfers_return_notice AFTER INSERT ON public.held_transfers FOR EACH ROW WHEN (((new.payload ->> 'type'::text) = 'return'::text)) EXECUTE FUNCTION public.queue_member_notice();
+
+--
+-- Name: lifecycle_events lifecycle_events_account_activity_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER lifecycle_events_account_activity_delete AFTER DELETE ON public.lifecycle_events REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_account_activity();
+
+--
+-- Name: lifecycle_events lifecycle_events_account_activity_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER lifecycle_events_account_activity_insert AFTER INSERT ON public.lifecycle_events REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_account_activity();
+
+--
+-- Name: lifecycle_events lifecycle_events_account_activity_update; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER lifecycle_events_account_activity_update AFTER UPDATE ON public.lifecycle_events REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_account_activity();
 
 --
 -- Name: transfers transfers_reconciliation_delete; Type: TRIGGER; Schema: public; Owner: -

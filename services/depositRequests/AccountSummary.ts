@@ -7,8 +7,9 @@ import { orDieOnStorage } from "../platform/SqlFailure"
 /**
  * The merchant's day in figures (`GET /v1/account/summary`, infra/decisions/0084-account-summary-and-overview.md):
  * what the dashboard's overview shows, computed here so the page and an integrator read the same numbers. Every
- * statement is bounded by time or by the few rows that need action, through an index
- * (infra/migrations/0047_account_summary.ts), never by the account's whole history.
+ * statement is bounded by the few rows that need action (indexes of infra/migrations/0047_account_summary.ts) or
+ * by the quarter-hour sums of the last 30 days (infra/migrations/0054_account_activity.ts), never by the account's
+ * history or its volume.
  */
 
 /** Local days the chart covers; the periods are its last 1, 7 and 30 days. */
@@ -94,9 +95,10 @@ const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   /**
-   * One row per local day of the window from `from` (a local midnight), oldest first. Settlements and returns are
-   * read from the lifecycle events (an event exists exactly when its state change does, at the instant it
-   * happened); the settled volume is the requested amount, since a settlement sends exactly it.
+   * One row per local day of the window from `from` (a local midnight), oldest first, summed from the account's
+   * activity by quarter hour (migration 0054): requests created, and settlements and returns at the instant their
+   * lifecycle events record them. At most 30 days of quarter hours are read, however busy the account; every zone's
+   * midnight falls on a quarter hour, so each quarter belongs to one local day.
    */
   const days = SqlSchema.findAll({
     Request: Schema.Struct({
@@ -105,44 +107,30 @@ const make = Effect.gen(function* () {
       from: Schema.DateFromSelf
     }),
     Result: DayRow,
-    // The window's start is a parameter, not computed in the statement, so the planner sees how little it reads;
-    // each settled amount is one primary-key lookup, never a join that could scan the account's requests.
     execute: (r) => sql`
-      with moved as (
-        select (e.occurred_at at time zone ${r.zone})::date as day, e.type,
-          case when e.type = 'deposit_request.settled' then
-            (select d.amount_base_units from deposit_requests d
-              where d.id = e.deposit_request_id and d.account_id = e.account_id)
-          else (e.body::jsonb #>> '{data,recovery,amount_base_units}')::numeric end as amount
-        from lifecycle_events e
-        where e.account_id = ${r.account_id}
-          and e.type in ('deposit_request.settled', 'deposit_request.recovered_funds')
-          and e.occurred_at >= ${r.from}
-      ), events as (
-        select day,
-          count(*) filter (where type = 'deposit_request.settled') as settled_count,
-          coalesce(sum(amount) filter (where type = 'deposit_request.settled'), 0) as settled_volume,
-          coalesce(sum(amount) filter (where type = 'deposit_request.recovered_funds'), 0) as returned_volume
-        from moved group by day
-      ), created as (
-        select (c.created_at at time zone ${r.zone})::date as day, count(*) as created_count
-        from deposit_requests c
-        where c.account_id = ${r.account_id} and c.created_at >= ${r.from}
+      with sums as (
+        select (a.quarter at time zone ${r.zone})::date as day, sum(a.settled_count) as settled_count,
+          sum(a.settled_base_units) as settled_volume, sum(a.returned_base_units) as returned_volume,
+          sum(a.created_count) as created_count
+        from account_activity a
+        where a.account_id = ${r.account_id} and a.quarter >= ${r.from}
         group by 1
       )
       select to_char(g.day, 'YYYY-MM-DD') as day,
-        coalesce(ev.settled_count, 0)::text as settled_count,
-        coalesce(ev.settled_volume, 0)::text as settled_volume,
-        coalesce(ev.returned_volume, 0)::text as returned_volume,
-        coalesce(cr.created_count, 0)::text as created_count
+        coalesce(s.settled_count, 0)::text as settled_count,
+        coalesce(s.settled_volume, 0)::text as settled_volume,
+        coalesce(s.returned_volume, 0)::text as returned_volume,
+        coalesce(s.created_count, 0)::text as created_count
       from (
         select ((${r.from}::timestamptz at time zone ${r.zone})::date + i) as day
         from generate_series(0, ${SUMMARY_DAYS - 1}::int) i
       ) g
-      left join events ev on ev.day = g.day
-      left join created cr on cr.day = g.day
+      left join sums s on s.day = g.day
       order by g.day`
   })
+
+  /** The writes since the last summary, added to the quarter-hour sums (infra/sql/functions/fold_account_activity.sql). */
+  const foldActivity = (accountId: string) => sql`select fold_account_activity(${accountId})`
 
   const localMidnights = SqlSchema.single({
     Request: Schema.Struct({ zone: Schema.String, now: Schema.DateFromSelf }),
@@ -265,6 +253,7 @@ const make = Effect.gen(function* () {
       const now = new Date(yield* Clock.currentTimeMillis)
       const soon = new Date(now.getTime() + EXPIRING_SOON_MS)
       const midnights = yield* orDieOnStorage(localMidnights({ zone: timeZone, now }))
+      yield* orDieOnStorage(foldActivity(accountId))
       const [dayRows, listed, counts, failing, events] = yield* Effect.all(
         [
           days({ account_id: accountId, zone: timeZone, from: midnights.last_30_days }),

@@ -36,7 +36,8 @@ const HISTORY_TABLES = [
   "verification_attempts",
   "deposit_request_attachments",
   "reconciliation_books",
-  "reconciliation_totals"
+  "reconciliation_totals",
+  "account_activity"
 ]
 const REQUESTS = 30_000
 
