@@ -2902,6 +2902,13 @@ export interface components {
         };
         /** @description The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, implementations left out: what Stately's tools import and the Stately inspector receives as a definition. */
         MachineDefinition: {
+            id: string;
+            initial: string;
+            /** @description Each state node's configuration by its key. */
+            states: {
+                [key: string]: unknown;
+            };
+        } & {
             [key: string]: unknown;
         };
         RequestSteps: {

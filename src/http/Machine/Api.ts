@@ -91,7 +91,17 @@ export const LifecycleMachine = Schema.Struct({
   ).annotations({ description: "An arrow from a dot into each initial state." })
 }).annotations({ identifier: "LifecycleMachine" })
 
-export const MachineDefinition = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+// The top of a machine config always names itself, its first state and its states; the rest is open, as xstate's.
+export const MachineDefinition = Schema.Struct(
+  {
+    id: Schema.String,
+    initial: Schema.String,
+    states: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+      description: "Each state node's configuration by its key."
+    })
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({
   identifier: "MachineDefinition",
   description:
     "The configuration the machine was created from (`createMachine`'s argument), guards and actions by name, " +
