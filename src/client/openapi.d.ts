@@ -1441,12 +1441,17 @@ export interface components {
             status: "ok";
             /** @enum {string} */
             environment: "sandbox" | "production";
-            chain_id: number;
+            chain_id: components["schemas"]["ChainId"];
             /** @enum {string} */
             database: "ok";
             /** @description The USDC token as the treasury last read it; null before its first read. */
             token: components["schemas"]["TokenHealth"] | null;
         };
+        /**
+         * @description 143 in production, 10143 in the sandbox: the service's `chain_id` of GET /v1/health.
+         * @enum {number}
+         */
+        ChainId: 143 | 10143;
         TokenHealth: {
             /** @description True while the USDC token is paused by its issuer: every settlement and return waits and goes out by itself once it is unpaused. */
             paused: boolean;
@@ -3052,7 +3057,7 @@ export interface components {
             proof_required: ("none" | "mailbox" | "merchant_session") | null;
             /** @description True while the wallet statement is owed. */
             wallet_required: boolean;
-            chain_id: number;
+            chain_id: components["schemas"]["ChainId"];
             token_address: string | null;
             /** @description The one-time deposit address, once ready. */
             address: string | null;
@@ -13407,11 +13412,7 @@ export interface operations {
             content: {
                 "application/json": {
                     wallet: components["schemas"]["Address"];
-                    /**
-                     * int
-                     * @description an integer
-                     */
-                    chain_id: number;
+                    chain_id: components["schemas"]["ChainId"];
                     /**
                      * int
                      * @description Unix seconds, as signed.

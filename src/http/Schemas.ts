@@ -39,6 +39,15 @@ export const BlockNumber = Schema.String.pipe(Schema.pattern(/^\d+$/)).annotatio
 })
 
 /** Hashes and signatures: 0x-prefixed lowercase hex on the way out. */
+/**
+ * The chain a service settles on: 143 in production, 10143 in the sandbox. Which one depends on where the service
+ * runs, which one static document cannot say; GET /v1/health names it.
+ */
+export const ChainId = Schema.Literal(143, 10143).annotations({
+  identifier: "ChainId",
+  description: "143 in production, 10143 in the sandbox: the service's `chain_id` of GET /v1/health."
+})
+
 export const Hex = Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]*$/)).annotations({ identifier: "Hex" })
 
 /** Decimal numerals of one length from `lo` to `hi` (same length), as regular expression alternatives. */

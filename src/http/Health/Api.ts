@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ServiceUnavailable } from "../Errors"
+import { ChainId } from "../Schemas"
 
 export const TokenHealth = Schema.Struct({
   paused: Schema.Boolean.annotations({
@@ -16,7 +17,7 @@ export const TokenHealth = Schema.Struct({
 export const Health = Schema.Struct({
   status: Schema.Literal("ok"),
   environment: Schema.Literal("sandbox", "production"),
-  chain_id: Schema.Number,
+  chain_id: ChainId,
   database: Schema.Literal("ok"),
   token: Schema.NullOr(TokenHealth).annotations({
     description: "The USDC token as the treasury last read it; null before its first read."

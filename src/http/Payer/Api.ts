@@ -11,7 +11,7 @@ import {
   RateLimited,
   ServiceUnavailable
 } from "../Errors"
-import { IdParam, StrictStruct, withExample } from "../Schemas"
+import { ChainId, IdParam, StrictStruct, withExample } from "../Schemas"
 import { Text } from "../../../services/domain/Text"
 import { recoveryReasons } from "../../../services/domain/Lifecycle"
 
@@ -39,7 +39,7 @@ export const PayerDepositRequest = Schema.Struct({
     description: "The proof still owed before the wallet, or null."
   }),
   wallet_required: Schema.Boolean.annotations({ description: "True while the wallet statement is owed." }),
-  chain_id: Schema.Number,
+  chain_id: ChainId,
   token_address: Schema.NullOr(Schema.String),
   address: Schema.NullOr(Schema.String).annotations({
     description: "The one-time deposit address, once ready."
@@ -161,7 +161,7 @@ export class PayerApi extends HttpApiGroup.make("payer")
         withExample(
           StrictStruct({
             wallet: Address,
-            chain_id: Schema.Number.pipe(Schema.int()),
+            chain_id: ChainId,
             expires_at: Schema.Number.pipe(Schema.int()).annotations({
               description: "Unix seconds, as signed."
             }),
