@@ -234,6 +234,15 @@ const expectStatus = async (status: number, ...args: Parameters<typeof send>) =>
   return answer.body
 }
 
+/** Exchanges of requests the document itself refuses (a shape, pattern or bound it states). */
+const documentedRefusals = new Set<Exchange>()
+/** `expectStatus(400, …)` for a request whose fault the document states: Prism must name it too. */
+const refusedAsDocumented = async (...args: Parameters<typeof send>) => {
+  const body = await expectStatus(400, ...args)
+  documentedRefusals.add(exchanges[exchanges.length - 1]!)
+  return body
+}
+
 const mailsTo = (email: string) => inbox.filter((m) => m.to === email).map((m) => decodedMail(m.raw))
 const nthMail = async (email: string, n: number) => {
   const until = Date.now() + 10_000
@@ -271,7 +280,7 @@ const traffic = async () => {
   // Sign-up by code (the sandbox opens an account for a new address), then sign-in by link.
   const owner = `owner-${randomUUID().slice(0, 8)}@${WEBHOOK_HOST}`
   const started = await expectStatus(202, "POST", "/v1/sign-in/email", { body: { email: owner } })
-  await expectStatus(400, "POST", "/v1/sign-in/email", { body: { email: "not an address" } })
+  await refusedAsDocumented("POST", "/v1/sign-in/email", { body: { email: "not an address" } })
   const code = found(/sign-in code is (\d{6})/, await nthMail(owner, 1))
   await expectStatus(400, "POST", "/v1/sign-in/email/verify", {
     body: { email: owner, code: code === "000000" ? "111111" : "000000", binding: started.binding }
@@ -312,7 +321,7 @@ const traffic = async () => {
     token: session,
     body: { request_paused: false }
   })
-  await expectStatus(400, "PATCH", "/v1/account/member/notices", { token: session, body: { paused: 1 } })
+  await refusedAsDocumented("PATCH", "/v1/account/member/notices", { token: session, body: { paused: 1 } })
   const invitee = `invitee-${randomUUID().slice(0, 8)}@${WEBHOOK_HOST}`
   await expectStatus(201, "POST", "/v1/account/invites", { token: session, body: { email: invitee } })
   const inviteToken = found(/#invite=(invite_[A-Za-z0-9_-]+)/, await nthMail(invitee, 1))
@@ -341,7 +350,7 @@ const traffic = async () => {
   await expectStatus(204, "DELETE", `/v1/account/sessions/${ended!.id}`, { token: session })
   await expectStatus(401, "GET", "/v1/account", { token: second.session_token as string })
   await expectStatus(200, "GET", "/v1/account/audit-log?limit=5", { token: session })
-  await expectStatus(400, "GET", "/v1/account/audit-log?limit=0", { token: session })
+  await refusedAsDocumented("GET", "/v1/account/audit-log?limit=0", { token: session })
 
   // Passkeys: registered, listed, signed in with, removed.
   const authenticator = new SoftwareAuthenticator(DASHBOARD)
@@ -380,7 +389,7 @@ const traffic = async () => {
     token: key,
     body: { display_name: "Acme" }
   })
-  await expectStatus(400, "POST", "/v1/issuers", { token: key, body: { display_name: "" } })
+  await refusedAsDocumented("POST", "/v1/issuers", { token: key, body: { display_name: "" } })
   await expectStatus(200, "GET", "/v1/issuers?limit=5", { token: key })
   await expectStatus(200, "GET", `/v1/issuers/${issuer.id}`, { token: key })
   await expectStatus(200, "PATCH", `/v1/issuers/${issuer.id}`, {
@@ -397,7 +406,7 @@ const traffic = async () => {
     token: key,
     body: { name: "Ada", email: "ada@example.com" }
   })
-  await expectStatus(400, "POST", "/v1/customers", { token: key, body: { email: "nope" } })
+  await refusedAsDocumented("POST", "/v1/customers", { token: key, body: { email: "nope" } })
   await expectStatus(200, "GET", "/v1/customers?limit=5", { token: key })
   await expectStatus(200, "GET", `/v1/customers/${customer.id}`, { token: key })
   await expectStatus(200, "PATCH", `/v1/customers/${customer.id}`, {
@@ -416,7 +425,7 @@ const traffic = async () => {
     token: key,
     body: { address: "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720", label: "Second" }
   })
-  await expectStatus(400, "POST", "/v1/payout-addresses", { token: key, body: { address: "0x123" } })
+  await refusedAsDocumented("POST", "/v1/payout-addresses", { token: key, body: { address: "0x123" } })
   await expectStatus(200, "GET", "/v1/payout-addresses?limit=5", { token: key })
   await expectStatus(200, "GET", `/v1/payout-addresses/${payout.id}`, { token: key })
   await expectStatus(200, "PATCH", `/v1/payout-addresses/${payout.id}`, {
@@ -433,7 +442,10 @@ const traffic = async () => {
 
   // A listener opened before the requests, so their events reach it.
   const listener = await expectStatus(201, "POST", "/v1/webhook-listeners", { token: key, body: {} })
-  await expectStatus(400, "POST", "/v1/webhook-listeners", { token: key, body: { event_types: ["no.such"] } })
+  await refusedAsDocumented("POST", "/v1/webhook-listeners", {
+    token: key,
+    body: { event_types: ["no.such"] }
+  })
 
   // Deposit requests.
   const idempotency = randomUUID()
@@ -458,7 +470,7 @@ const traffic = async () => {
     body: { ...create, amount: "26.000000" },
     headers: { "idempotency-key": idempotency }
   })
-  await expectStatus(400, "POST", "/v1/deposit-requests", {
+  await refusedAsDocumented("POST", "/v1/deposit-requests", {
     token: key,
     body: { ...create, amount: "1.5x" },
     headers: { "idempotency-key": randomUUID() }
@@ -481,14 +493,14 @@ const traffic = async () => {
     })
   const id = request.id as string
   await expectStatus(200, "GET", "/v1/deposit-requests?limit=5", { token: key })
-  await expectStatus(400, "GET", "/v1/deposit-requests?limit=101", { token: key })
+  await refusedAsDocumented("GET", "/v1/deposit-requests?limit=101", { token: key })
   await expectStatus(200, "GET", `/v1/deposit-requests/${id}`, { token: key })
   await expectStatus(200, "PATCH", `/v1/deposit-requests/${id}`, {
     token: key,
     body: { heading: "Order 1 (2 items)", metadata: { channel: "web" } }
   })
   await expectStatus(200, "GET", "/v1/deposit-requests/export.csv", { token: key })
-  await expectStatus(400, "GET", "/v1/deposit-requests/export.csv?created_gte=yesterday", { token: key })
+  await refusedAsDocumented("GET", "/v1/deposit-requests/export.csv?created_gte=yesterday", { token: key })
   await expectStatus(200, "GET", `/v1/deposit-requests/${id}/transfers`, { token: key })
   await expectStatus(200, "GET", `/v1/deposit-requests/${id}/recoveries`, { token: key })
   await expectStatus(200, "GET", `/v1/deposit-requests/${id}/deliveries`, { token: key })
@@ -497,12 +509,12 @@ const traffic = async () => {
   await expectStatus(200, "GET", `/v1/deposit-requests/${id}/steps/stately`, { token: key })
   await expectStatus(200, "GET", `/v1/lifecycle/steps/find?q=${id}`, { token: key })
   await expectStatus(404, "GET", `/v1/lifecycle/steps/find?q=${wellFormed("dr")}`, { token: key })
-  await expectStatus(400, "GET", "/v1/lifecycle/steps/find", { token: key })
+  await refusedAsDocumented("GET", "/v1/lifecycle/steps/find", { token: key })
   await expectStatus(200, "GET", "/v1/lifecycle/steps?limit=5", { token: key })
   await expectStatus(200, "GET", "/v1/lifecycle/machine", { token: key })
   await expectStatus(200, "GET", "/v1/lifecycle/machine/definition", { token: key })
   await expectStatus(200, "GET", "/v1/reconciliation", { token: key })
-  await expectStatus(400, "GET", "/v1/reconciliation?created_from=yesterday", { token: key })
+  await refusedAsDocumented("GET", "/v1/reconciliation?created_from=yesterday", { token: key })
 
   // Payers: the read, each proof, the wallet.
   const payerPath = `/v1/payer/deposit-requests/${id}`
@@ -520,7 +532,7 @@ const traffic = async () => {
       )
     }
   }
-  await expectStatus(400, "POST", `${payerPath}/wallet`, {
+  await refusedAsDocumented("POST", `${payerPath}/wallet`, {
     body: { ...(await attestation(id)), chain_id: 1 }
   })
   await expectStatus(200, "POST", `${payerPath}/wallet`, { body: await attestation(id) })
@@ -603,7 +615,7 @@ const traffic = async () => {
   await expectStatus(200, "GET", `/v1/attachments/${attachment.id}`, { token: key })
   await expectStatus(200, "GET", "/v1/attachments?limit=5", { token: key })
   await expectStatus(200, "GET", `/v1/attachments/${attachment.id}/download-link`, { token: key })
-  await expectStatus(400, "POST", "/v1/attachments", {
+  await refusedAsDocumented("POST", "/v1/attachments", {
     token: key,
     body: { file_name: "../etc/passwd", size_bytes: 10 }
   })
@@ -623,7 +635,7 @@ const traffic = async () => {
     token: key,
     body: { url: `https://${WEBHOOK_HOST}:${receiverPort}/hooks` }
   })
-  await expectStatus(400, "POST", "/v1/webhooks", { token: key, body: { url: "http://localhost/hooks" } })
+  await refusedAsDocumented("POST", "/v1/webhooks", { token: key, body: { url: "http://localhost/hooks" } })
   await expectStatus(200, "GET", "/v1/webhooks?limit=5", { token: key })
   await expectStatus(200, "GET", `/v1/webhooks/${endpoint.id}`, { token: key })
   await expectStatus(404, "GET", `/v1/webhooks/${listener.id}`, { token: key })
@@ -631,7 +643,7 @@ const traffic = async () => {
     token: key,
     body: { enabled_events: ["*"] }
   })
-  await expectStatus(400, "PATCH", `/v1/webhooks/${endpoint.id}`, {
+  await refusedAsDocumented("PATCH", `/v1/webhooks/${endpoint.id}`, {
     token: key,
     body: { enabled_events: ["no.such"] }
   })
@@ -757,6 +769,16 @@ describe("Prism over every operation's traffic", () => {
           .map((v) => `${e.method} ${e.url} ${e.status}: ${v.location.join(".")} ${v.message}`)
       )
     expect(refusedByDocument).toEqual([])
+    // And the service's refusals of what the document states are the document's refusals too.
+    const unflagged = [...documentedRefusals]
+      .filter(
+        (e) =>
+          !(JSON.parse(e.answerHeaders["sl-violations"] ?? "[]") as Array<Violation>).some(
+            (v) => v.location[0] === "request"
+          )
+      )
+      .map((e) => `${e.method} ${e.url} ${e.body ?? ""}`)
+    expect(unflagged).toEqual([])
     const succeeded = new Set(exchanges.filter((e) => e.status < 300).map((e) => e.op.key))
     expect(operations.map((op) => op.key).filter((key) => !succeeded.has(key))).toEqual([])
     const statuses = new Map<string, Set<number>>()
