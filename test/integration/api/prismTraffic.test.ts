@@ -553,6 +553,15 @@ const traffic = async () => {
   await expectStatus(200, "POST", `/v1/payer/deposit-requests/${guarded.id}/merchant-session`, {
     body: { secret: guarded.merchant_session_secret }
   })
+  // Five wrong proofs lock the request's proofs for a while: 429 with Retry-After.
+  const locked = await createOne({ payer_policy_mode: "merchant_session" })
+  for (let i = 0; i < 5; i++)
+    await expectStatus(400, "POST", `/v1/payer/deposit-requests/${locked.id}/merchant-session`, {
+      body: { secret: `wrong-${i}` }
+    })
+  await expectStatus(429, "POST", `/v1/payer/deposit-requests/${locked.id}/merchant-session`, {
+    body: { secret: locked.merchant_session_secret }
+  })
   await expectStatus(409, "POST", `/v1/payer/deposit-requests/${id}/merchant-session`, {
     body: { secret: "mss_whatever" }
   })
@@ -783,8 +792,10 @@ describe("Prism over every operation's traffic", () => {
     expect(operations.map((op) => op.key).filter((key) => !succeeded.has(key))).toEqual([])
     const statuses = new Map<string, Set<number>>()
     for (const e of exchanges) statuses.set(e.op.key, (statuses.get(e.op.key) ?? new Set()).add(e.status))
+    const withError = [...statuses.values()].filter((seen) => [...seen].some((s) => s >= 400)).length
     console.log(
-      `${exchanges.length} calls on ${statuses.size} operations; statuses: ${[...new Set(exchanges.map((e) => e.status))].sort().join(", ")}`
+      `${exchanges.length} calls on ${statuses.size} operations (${withError} with an error answer too); ` +
+        `statuses: ${[...new Set(exchanges.map((e) => e.status))].sort().join(", ")}`
     )
   }, 240_000)
 })
@@ -884,6 +895,7 @@ const plantIn = (value: unknown, raw: Json): { value: unknown; name: string } | 
   return undefined
 }
 
+// Replays the successes the traffic above recorded: run with it, in this order.
 describe("Prism in front of a planting upstream", () => {
   it("flags the planted field (or missing header) on each operation's recorded success", async () => {
     const firsts = new Map<string, Exchange>()
