@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { REQUEST_COLUMNS } from "../../../services/depositRequests/RequestCsv"
 import { DepositRequestListParams } from "../DepositRequests/Api"
 import { InvalidRequest, RateLimited, ServiceUnavailable, Unauthenticated } from "../Errors"
 import { Authentication } from "../Security"
@@ -18,6 +19,8 @@ export class ExportsApi extends HttpApiGroup.make("exports")
       .setUrlParams(DepositRequestExportParams)
       .addSuccess(
         HttpApiSchema.Text({ contentType: "text/csv" }).annotations({
+          // The header line, so a validator can tell an export from any other text.
+          jsonSchema: { pattern: `^${REQUEST_COLUMNS.join(",")}\r\n` },
           description:
             "RFC 4180 CSV in UTF-8, lines ended CRLF, a header line first: `id`, `created_at`, `status`, `amount`, `amount_base_units`, `received`, `received_base_units`, `settled_base_units`, `heading`, `reference`, `customer_id`, `issuer_id`, `payout_address_id`, `payer_wallet`, `deposit_address`, `expires_at`, `transaction_hashes` (space-separated), `metadata` (JSON). A text field that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or CR) is prefixed with `'`."
         })
