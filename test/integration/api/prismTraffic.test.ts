@@ -88,7 +88,8 @@ const startPrism = async (upstream: string) => {
   const child = spawn(
     "node_modules/.bin/prism",
     ["proxy", join(dir, "openapi.json"), upstream, "-p", String(port), "-h", "127.0.0.1", "--errors=false"],
-    { stdio: ["ignore", "pipe", "pipe"] }
+    // Its stdout is read (the request log would fill an unread pipe and stall it); stderr is not kept.
+    { stdio: ["ignore", "pipe", "ignore"] }
   )
   children.push(child)
   await new Promise<void>((resolve, reject) => {
@@ -421,7 +422,7 @@ const traffic = async () => {
     body: { address: "0x52908400098527886e0f7030069857d2e4169ee7" }
   })
   const heldAt = Date.now()
-  const other1 = await expectStatus(201, "POST", "/v1/payout-addresses", {
+  const secondPayout = await expectStatus(201, "POST", "/v1/payout-addresses", {
     token: key,
     body: { address: "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720", label: "Second" }
   })
@@ -600,15 +601,15 @@ const traffic = async () => {
   })
   await expectStatus(401, "POST", `/v1/deposit-requests/${blocked.id}/resume`, {
     token: key,
-    body: { payout_address_id: other1.id }
+    body: { payout_address_id: secondPayout.id }
   })
   await expectStatus(200, "POST", `/v1/deposit-requests/${blocked.id}/resume`, {
     token: session,
-    body: { payout_address_id: other1.id }
+    body: { payout_address_id: secondPayout.id }
   })
   await expectStatus(409, "POST", `/v1/deposit-requests/${id}/resume`, {
     token: session,
-    body: { payout_address_id: other1.id }
+    body: { payout_address_id: secondPayout.id }
   })
 
   // Attachments: declared, uploaded (straight to the service's upload URL, no API operation), attached.
@@ -713,7 +714,7 @@ const traffic = async () => {
     body: { reason: "Changed." }
   })
   await expectStatus(409, "POST", `/v1/deposit-requests/${blocked.id}/cancel`, { token: key, body: {} })
-  await expectStatus(200, "POST", `/v1/payout-addresses/${other1.id}/disable`, { token: key })
+  await expectStatus(200, "POST", `/v1/payout-addresses/${secondPayout.id}/disable`, { token: key })
   await expectStatus(204, "DELETE", "/v1/account/api-key", { token: session })
   await expectStatus(401, "GET", "/v1/deposit-requests", { token: key })
   await expectStatus(204, "DELETE", "/v1/account/session", { token: session })
