@@ -63,6 +63,8 @@ const LOCAL_SHOP_HOST = /^(localhost|127\.0\.0\.1)$/i
  */
 export const returnUrlRefusal = (raw: string, allowLocalShop: boolean): string | undefined => {
   if (raw.length > MAX_RETURN_URL_LENGTH) return `it must be at most ${MAX_RETURN_URL_LENGTH} characters`
+  // The URL parser drops blanks at the ends and tabs and line breaks inside; the URL is taken as written or not at all.
+  if (/\s/u.test(raw)) return "it must not contain blanks (spaces, tabs, line breaks)"
   let url: URL
   try {
     url = new URL(raw)

@@ -13,7 +13,7 @@ import {
 import { ChainEndpoints } from "../chain/ChainEndpoints"
 import { chainSettings } from "../chain/ChainSettings"
 import { chainCall, finalBlock } from "../chain/ChainRpc"
-import { InvalidRequest, ServiceUnavailable } from "../domain/Errors"
+import { NotFound, ServiceUnavailable } from "../domain/Errors"
 import { uuidFromId } from "../domain/PrefixedId"
 import type { JsonRpc } from "../chain/Finality"
 import { orDieOnSql } from "../platform/SqlFailure"
@@ -284,11 +284,9 @@ const make = Effect.gen(function* () {
           ? undefined
           : (yield* sql<{ created_at: Date }>`
               select created_at from deposit_requests where id = ${after} and account_id = ${accountId}`)[0]
+      // A cursor is a request id: one this account does not have is not found, as every id is (a shape is 400).
       if (options.startingAfter !== undefined && cursor === undefined)
-        return yield* new InvalidRequest({
-          message: "starting_after must be a request of this account, as next_cursor gives it",
-          param: "starting_after"
-        })
+        return yield* NotFound.of("deposit_request")
       yield* sql`select fold_reconciliation_entries(${accountId})`
       const totals = yield* totalsOf(accountId, from, to)
       const inRange = sql`b.account_id = ${accountId} and b.created_at >= ${from} and b.created_at < ${to}`

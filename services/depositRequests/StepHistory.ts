@@ -224,6 +224,13 @@ const HASH_SEARCH = /^0x[0-9a-f]{64}$/i
 /** A credit's id as the chain watcher names it: chain, transaction hash, log index. */
 const CREDIT_SEARCH = /^(\d{1,12}):(0x[0-9a-f]{64}):(\d{1,9})$/i
 
+const HEX = "[0-9a-fA-F]"
+/**
+ * What `recogniseStepSearch` takes, as one JSON Schema pattern (which has no `i` flag): the three searches above in
+ * any case, with the blanks `trim` drops around them.
+ */
+export const STEP_SEARCH_PATTERN = `^\\s*(([dD][rR]|[eE][vV][tT]|[wW][hH][dD])_${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}|0[xX]${HEX}{64}|\\d{1,12}:0[xX]${HEX}{64}:\\d{1,9})\\s*$`
+
 /** What the inspector's search box recognises; undefined for anything else. */
 export const recogniseStepSearch = (
   q: string
@@ -441,13 +448,15 @@ const make = Effect.gen(function* () {
    * not yet confirmed). The requests are found first through the credits' and transfers' hash indexes.
    */
   const stepNaming = (accountId: string, hash: string, creditId: string | undefined) =>
-    // A credit names its chain; a bare hash is looked up on the service's.
+    // A credit names its chain; a bare hash is looked up on the service's. The search takes up to 12 digits of
+    // chain, compared as bigint: one beyond the column's integer range names no credit rather than failing.
     sql<{ deposit_request_id: string; version: string }>`
       select s.deposit_request_id, s.version from deposit_request_steps s
       join deposit_requests d on d.id = s.deposit_request_id and d.account_id = ${accountId}
       where s.deposit_request_id in (
         select deposit_request_id from chain_credits
-        where chain_id = ${creditId === undefined ? chainId : Number(creditId.split(":")[0])} and tx_hash = ${hash}
+        where chain_id = ${creditId === undefined ? chainId : Number(creditId.split(":")[0])}::bigint
+          and tx_hash = ${hash}
         union all
         select deposit_request_id from transfers where tx_hash = ${hash})
       order by ${

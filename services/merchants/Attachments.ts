@@ -155,9 +155,8 @@ export class Attachments extends Effect.Service<Attachments>()("deposits/Attachm
       for (const id of unique) {
         const row = yield* require(accountId, id)
         if (row.status !== "uploaded") {
-          return yield* new InvalidRequest({
-            message: `Attachment att_${id} is ${row.status}; only an uploaded attachment can be attached.`,
-            param: "attachment_ids"
+          return yield* new InvalidState({
+            message: `Attachment att_${id} is ${row.status}; only an uploaded attachment can be attached.`
           })
         }
       }

@@ -292,6 +292,13 @@ const make = Effect.gen(function* () {
   const create = (accountId: string, url: string, enabledEvents?: ReadonlyArray<string>) =>
     Effect.gen(function* () {
       const eventTypes = yield* storedEventTypes(enabledEvents)
+      // The URL parser drops blanks at the ends and tabs and line breaks inside; a new endpoint's URL is taken as
+      // written or not at all (stored ones are delivered to as they are).
+      if (/\s/u.test(url))
+        return yield* new InvalidRequest({
+          message: "'url' is not allowed: it must not contain blanks (spaces, tabs, line breaks)",
+          param: "url"
+        })
       yield* urlCheck
         .check(url)
         .pipe(

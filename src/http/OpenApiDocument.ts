@@ -62,8 +62,11 @@ const anyTextJson = {
     }
   ]
 }
-/** A pattern of explicit characters only cannot match a control character; one with a negated class or `.` may. */
-const mayMatchControls = (pattern: string) => /\[\^|(?<!\\)\.|\\[SDWP]/.test(pattern)
+/**
+ * A pattern of explicit characters only cannot match a control character; one with a negated class, `.` or `\s`
+ * (which takes vertical tab and form feed) may.
+ */
+const mayMatchControls = (pattern: string) => /\[\^|(?<!\\)\.|\\[SDWPs]/.test(pattern)
 
 const holdTextRule = (node: unknown, schemas: Json, seen: Set<string>): void => {
   if (Array.isArray(node)) {

@@ -138,6 +138,7 @@ export class AttachmentsApi extends HttpApiGroup.make("attachments")
       .setPayload(SetAttachments)
       .addSuccess(AttachmentList)
       .addError(NotFound)
+      .addError(InvalidState)
       .addError(PayloadTooLarge)
       .annotate(
         OpenApi.Summary,

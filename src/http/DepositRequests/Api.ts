@@ -178,10 +178,11 @@ export const CreatedDepositRequest = Schema.Struct({
 
 /**
  * `return_url` as the service takes it (CreateFields.ts): absolute, no credentials, https, or in the sandbox
- * http to localhost or 127.0.0.1 (the one rule the document cannot tell apart by environment).
+ * http to localhost or 127.0.0.1 (the one rule the document cannot tell apart by environment). The scheme in any
+ * case, as the URL parser reads it.
  */
 const RETURN_URL_PATTERN =
-  "^(https://[^/?#@\\s]+|http://([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127\\.0\\.0\\.1)(:\\d+)?)([/?#]\\S*)?$"
+  "^([hH][tT][tT][pP][sS]://[^/?#@\\s]+|[hH][tT][tT][pP]://([lL][oO][cC][aA][lL][hH][oO][sS][tT]|127\\.0\\.0\\.1)(:\\d+)?)([/?#]\\S*)?$"
 
 export const CreateDepositRequest = withExample(
   StrictStruct({

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Security"
-import { InvalidRequest, RateLimited, ServiceUnavailable, Unauthenticated } from "../Errors"
+import { InvalidRequest, NotFound, RateLimited, ServiceUnavailable, Unauthenticated } from "../Errors"
 import { Timestamp } from "../../../services/domain/Timestamp"
 import { Id } from "../../../services/domain/PrefixedId"
 import { Limit } from "../Schemas"
@@ -85,7 +85,8 @@ export class ReconciliationApi extends HttpApiGroup.make("reconciliation")
           }),
           limit: Limit,
           starting_after: Schema.optional(Id("dr")).annotations({
-            description: "The `next_cursor` of the page before."
+            description:
+              "The `next_cursor` of the page before (a request of this account; another id is 404)."
           })
         })
       )
@@ -102,6 +103,7 @@ export class ReconciliationApi extends HttpApiGroup.make("reconciliation")
   .addError(Unauthenticated)
   .addError(RateLimited)
   .addError(InvalidRequest)
+  .addError(NotFound)
   .addError(ServiceUnavailable)
   .middleware(Authentication)
   .annotate(

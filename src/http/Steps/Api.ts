@@ -4,6 +4,7 @@ import { Authentication } from "../Security"
 import { DepositRequestStatus, LongPollTimeout } from "../DepositRequests/Api"
 import { InvalidRequest, NotFound, RateLimited, Unauthenticated } from "../Errors"
 import { DecimalInteger, IdParam } from "../Schemas"
+import { STEP_SEARCH_PATTERN } from "../../../services/depositRequests/StepHistory"
 
 const Json = Schema.Unknown.annotations({ description: "Any JSON value." })
 
@@ -202,6 +203,8 @@ export class StepsApi extends HttpApiGroup.make("steps")
       .setUrlParams(
         Schema.Struct({
           q: Schema.String.pipe(Schema.maxLength(200)).annotations({
+            // Checked by the handler (recogniseStepSearch), which names what it takes; the document says it too.
+            jsonSchema: { maxLength: 200, pattern: STEP_SEARCH_PATTERN },
             description:
               "A request (`dr_…`), event (`evt_…`) or webhook delivery (`whd_…`) id, a transaction hash (`0x` and 64 hex digits) or a credit id (`<chain id>:<transaction hash>:<log index>`)."
           })

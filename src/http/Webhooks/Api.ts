@@ -16,6 +16,8 @@ import { subscribableEventTypes } from "../../../services/domain/Lifecycle"
 const EnabledEvents = Schema.Array(Schema.Literal("*", ...subscribableEventTypes))
   .pipe(Schema.minItems(1), Schema.maxItems(subscribableEventTypes.length))
   .annotations({
+    // storedEventTypes (WebhookEndpoints.ts) refuses `*` beside a type; the document says so too.
+    jsonSchema: { not: { type: "array", contains: { const: "*" }, minItems: 2 } },
     description:
       'The event types delivered to the endpoint, or `["*"]` for every type (the default). `webhook.test` is always delivered to the endpoint it was sent to, and a redelivery to the endpoint named.'
   })
@@ -92,8 +94,12 @@ export const WebhookDeliveryDetail = Schema.Struct({
   ).annotations({ description: "The endpoint's answer; null when none came (see `error_kind`)." })
 }).annotations({ identifier: "WebhookDeliveryDetail" })
 
-/** The rules of WebhookUrlRules.ts that need no resolution: https, a dotted host, no credentials, no fragment. */
-const WEBHOOK_URL_PATTERN = "^https://[^/?#@\\s]+\\.[^/?#@\\s]+([/?][^#\\s]*)?$"
+/**
+ * The rules of WebhookUrlRules.ts that need no resolution: https, a dotted host, no credentials, no fragment. The
+ * scheme in any case, as the URL parser reads it.
+ */
+const HTTPS = "[hH][tT][tT][pP][sS]://"
+const WEBHOOK_URL_PATTERN = `^${HTTPS}[^/?#@\\s]+\\.[^/?#@\\s]+([/?][^#\\s]*)?$`
 
 const idPath = Schema.Struct({ id: IdParam("wh") })
 const page = Schema.Struct({ limit: Limit, starting_after: Schema.optional(Id("wh")) })
@@ -112,7 +118,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
                 maxLength: 2048,
                 format: "uri",
                 pattern: WEBHOOK_URL_PATTERN,
-                not: { pattern: "^https://(\\d+\\.){3}\\d+([:/?]|$)" }
+                not: { pattern: `^${HTTPS}(\\d+\\.){3}\\d+([:/?]|$)` }
               }
             }),
             enabled_events: Schema.optional(EnabledEvents)

@@ -146,8 +146,8 @@ describe("GET /v1/reconciliation, paged", () => {
       "GET",
       `/v1/reconciliation?starting_after=dr_${randomUUID()}`
     )
-    expect(bad.status).toBe(400)
-    expect(bad.body.error.param).toBe("starting_after")
+    expect(bad.status).toBe(404)
+    expect(bad.body.error.code).toBe("deposit_request_not_found")
   })
 
   it("shows a difference in the ledger first, on a page that does not hold its request, until it is gone", async () => {
