@@ -265,8 +265,11 @@ const mutatedRequests = (op: Operation): fc.Arbitrary<Mutated> =>
 
 // ---- Sending -----------------------------------------------------------------------------------------------
 
+let clients = 0
 const authOf = (op: Operation, direction: Direction): Record<string, string> => {
-  if (op.security.length === 0) return {}
+  // Public routes limit attempts per client: each request comes from a client of its own (the last
+  // X-Forwarded-For hop counts behind a loopback peer), so answers show what the service thinks of the input.
+  if (op.security.length === 0) return { "x-forwarded-for": `10.51.${(++clients >> 8) & 255}.${clients & 255}` }
   const sessionOnly = op.security.every((s) => "session" in s)
   const who = (CREDENTIAL_CHANGES.has(op.operationId) ? throwaway[direction] : merchant) as Merchant
   return who.headers(sessionOnly ? "session" : "api_key")
@@ -360,6 +363,20 @@ const BEYOND_SCHEMA: ReadonlyArray<BeyondSchema> = [
       const url = bodyField(req, param)
       return typeof url === "string" && !URL.canParse(url)
     }
+  })),
+  ...(
+    [
+      ["code", "signIn.verifyEmail"],
+      ["token", "signIn.linkPreview"],
+      ["token", "signIn.link"],
+      ["token", "signIn.invitePreview"],
+      ["token", "signIn.acceptInvite"],
+      ["response", "passkeySignIn.signIn"]
+    ] as const
+  ).map(([param, operationId]) => ({
+    why: "a mailed code or token is compared with the one sent, a passkey's answer verified against a fresh challenge: drawn ones never match, so these operations are checked on their shape only",
+    param,
+    applies: (op: Operation) => op.operationId === operationId
   })),
   ...["chain_id", "expires_at", "signature"].map((param) => ({
     why: "a payer's wallet statement names this deployment's chain, expires within 24 hours of now and is signed by the wallet (EIP-712); drawn statements are never signed, so this operation is checked on its shape only",

@@ -28,7 +28,7 @@ const PLACEHOLDER = /^([a-z]+)_0190f5c2-7d4e-7a31-9b6c-1d0a4e5f6a7b$/
  */
 const answeredOtherwise: Record<string, { readonly status: number; readonly code: string }> = {
   // The declared attachment is still `pending`: the PDF's bytes go to its upload URL first.
-  "PUT /v1/deposit-requests/{id}/attachments": { status: 400, code: "invalid_request" },
+  "PUT /v1/deposit-requests/{id}/attachments": { status: 409, code: "invalid_state" },
   // The example request uses the `none` policy, which waits for neither proof.
   "POST /v1/payer/deposit-requests/{id}/mailbox/verify": { status: 409, code: "invalid_state" },
   "POST /v1/payer/deposit-requests/{id}/merchant-session": { status: 409, code: "invalid_state" },
