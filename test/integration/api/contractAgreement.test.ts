@@ -269,7 +269,8 @@ let clients = 0
 const authOf = (op: Operation, direction: Direction): Record<string, string> => {
   // Public routes limit attempts per client: each request comes from a client of its own (the last
   // X-Forwarded-For hop counts behind a loopback peer), so answers show what the service thinks of the input.
-  if (op.security.length === 0) return { "x-forwarded-for": `10.51.${(++clients >> 8) & 255}.${clients & 255}` }
+  if (op.security.length === 0)
+    return { "x-forwarded-for": `10.51.${(++clients >> 8) & 255}.${clients & 255}` }
   const sessionOnly = op.security.every((s) => "session" in s)
   const who = (CREDENTIAL_CHANGES.has(op.operationId) ? throwaway[direction] : merchant) as Merchant
   return who.headers(sessionOnly ? "session" : "api_key")
