@@ -50,6 +50,7 @@ import readsBoundedByPage from "./0049_reads_bounded_by_page"
 import reconciliationBooks from "./0051_reconciliation_books"
 import requestLedgerIndexes from "./0052_request_ledger_indexes"
 import accountActivity from "./0054_account_activity"
+import reconciliationAccountTotals from "./0055_reconciliation_account_totals"
 
 /** Every migration, in order. The key's leading number is its id in `effect_sql_migrations`. */
 export const migrations = {
@@ -103,7 +104,8 @@ export const migrations = {
   "0049_reads_bounded_by_page": readsBoundedByPage,
   "0051_reconciliation_books": reconciliationBooks,
   "0052_request_ledger_indexes": requestLedgerIndexes,
-  "0054_account_activity": accountActivity
+  "0054_account_activity": accountActivity,
+  "0055_reconciliation_account_totals": reconciliationAccountTotals
 }
 
 /**

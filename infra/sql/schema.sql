@@ -308,12 +308,28 @@ begin
     union all
     select created_at, 0, 0, 0, 0, 0, -ledger_differs::int from before
   )
-  insert into reconciliation_totals as t (account_id, hour, credited_base_units, settled_base_units,
+  , hourly as (
+    insert into reconciliation_totals as t (account_id, hour, credited_base_units, settled_base_units,
+      returned_base_units, recovered_base_units, pending_base_units, requests_with_differences)
+    select p_account, date_trunc('hour', created_at, 'UTC'), sum(credited), sum(settled), sum(returned),
+      sum(recovered), sum(pending), sum(differing)
+    from deltas group by 2 order by 2
+    on conflict (account_id, hour) do update set
+      credited_base_units = t.credited_base_units + excluded.credited_base_units,
+      settled_base_units = t.settled_base_units + excluded.settled_base_units,
+      returned_base_units = t.returned_base_units + excluded.returned_base_units,
+      recovered_base_units = t.recovered_base_units + excluded.recovered_base_units,
+      pending_base_units = t.pending_base_units + excluded.pending_base_units,
+      requests_with_differences = t.requests_with_differences + excluded.requests_with_differences
+  )
+  -- The whole history's row, so a report of the whole account reads one row, not every hour it has existed (a
+  -- data-modifying CTE runs to completion whether or not it is read).
+  insert into reconciliation_account_totals as t (account_id, credited_base_units, settled_base_units,
     returned_base_units, recovered_base_units, pending_base_units, requests_with_differences)
-  select p_account, date_trunc('hour', created_at, 'UTC'), sum(credited), sum(settled), sum(returned),
-    sum(recovered), sum(pending), sum(differing)
-  from deltas group by 2 order by 2
-  on conflict (account_id, hour) do update set
+  select p_account, coalesce(sum(credited), 0), coalesce(sum(settled), 0), coalesce(sum(returned), 0),
+    coalesce(sum(recovered), 0), coalesce(sum(pending), 0), coalesce(sum(differing), 0)
+  from deltas
+  on conflict (account_id) do update set
     credited_base_units = t.credited_base_units + excluded.credited_base_units,
     settled_base_units = t.settled_base_units + excluded.settled_base_units,
     returned_base_units = t.returned_base_units + excluded.returned_base_units,
@@ -985,6 +1001,20 @@ CREATE TABLE public.rate_limit_buckets (
 );
 
 --
+-- Name: reconciliation_account_totals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.reconciliation_account_totals (
+    account_id uuid NOT NULL,
+    credited_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    settled_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    returned_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    recovered_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    pending_base_units numeric(78,0) DEFAULT 0 NOT NULL,
+    requests_with_differences bigint DEFAULT 0 NOT NULL
+);
+
+--
 -- Name: reconciliation_books; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1458,6 +1488,13 @@ ALTER TABLE ONLY public.pending_notices
 
 ALTER TABLE ONLY public.rate_limit_buckets
     ADD CONSTRAINT rate_limit_buckets_pkey PRIMARY KEY (account_id);
+
+--
+-- Name: reconciliation_account_totals reconciliation_account_totals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.reconciliation_account_totals
+    ADD CONSTRAINT reconciliation_account_totals_pkey PRIMARY KEY (account_id);
 
 --
 -- Name: reconciliation_books reconciliation_books_pkey; Type: CONSTRAINT; Schema: public; Owner: -

@@ -238,8 +238,8 @@ const make = Effect.gen(function* () {
     )
 
   /**
-   * Totals of a creation-time range: whole hours from the hourly sums, and the part-hours at either edge from
-   * the books of the requests created then.
+   * Totals of a creation-time range: the account's whole-history row when the range is unbounded; else whole hours
+   * from the hourly sums, and the part-hours at either edge from the books of the requests created then.
    */
   const totalsOf = (accountId: string, from: Date, to: Date) =>
     Effect.gen(function* () {
@@ -250,8 +250,14 @@ const make = Effect.gen(function* () {
         coalesce(sum(returned_base_units), 0) as returned, coalesce(sum(recovered_base_units), 0) as recovered,
         coalesce(sum(pending_base_units), 0) as pending`
       const rows =
-        wholeFrom < wholeTo
+        from.getTime() === EARLIEST.getTime() && to.getTime() === LATEST.getTime()
           ? yield* sql<TotalsRow>`
+              select credited_base_units as credited, settled_base_units as settled,
+                returned_base_units as returned, recovered_base_units as recovered,
+                pending_base_units as pending, requests_with_differences as differing
+              from reconciliation_account_totals where account_id = ${accountId}`
+          : wholeFrom < wholeTo
+            ? yield* sql<TotalsRow>`
               select ${sums}, coalesce(sum(requests_with_differences), 0) as differing from reconciliation_totals
               where account_id = ${accountId} and hour >= ${wholeFrom} and hour < ${wholeTo}
               union all
@@ -259,7 +265,7 @@ const make = Effect.gen(function* () {
               where account_id = ${accountId}
                 and ((created_at >= ${from} and created_at < ${wholeFrom})
                   or (created_at >= ${wholeTo} and created_at < ${to}))`
-          : yield* sql<TotalsRow>`
+            : yield* sql<TotalsRow>`
               select ${sums}, count(*) filter (where ledger_differs) as differing from reconciliation_books
               where account_id = ${accountId} and created_at >= ${from} and created_at < ${to}`
       const sum = (pick: (r: TotalsRow) => string) => rows.reduce((s, r) => s + BigInt(pick(r)), 0n)

@@ -39,12 +39,28 @@ begin
     union all
     select created_at, 0, 0, 0, 0, 0, -ledger_differs::int from before
   )
-  insert into reconciliation_totals as t (account_id, hour, credited_base_units, settled_base_units,
+  , hourly as (
+    insert into reconciliation_totals as t (account_id, hour, credited_base_units, settled_base_units,
+      returned_base_units, recovered_base_units, pending_base_units, requests_with_differences)
+    select p_account, date_trunc('hour', created_at, 'UTC'), sum(credited), sum(settled), sum(returned),
+      sum(recovered), sum(pending), sum(differing)
+    from deltas group by 2 order by 2
+    on conflict (account_id, hour) do update set
+      credited_base_units = t.credited_base_units + excluded.credited_base_units,
+      settled_base_units = t.settled_base_units + excluded.settled_base_units,
+      returned_base_units = t.returned_base_units + excluded.returned_base_units,
+      recovered_base_units = t.recovered_base_units + excluded.recovered_base_units,
+      pending_base_units = t.pending_base_units + excluded.pending_base_units,
+      requests_with_differences = t.requests_with_differences + excluded.requests_with_differences
+  )
+  -- The whole history's row, so a report of the whole account reads one row, not every hour it has existed (a
+  -- data-modifying CTE runs to completion whether or not it is read).
+  insert into reconciliation_account_totals as t (account_id, credited_base_units, settled_base_units,
     returned_base_units, recovered_base_units, pending_base_units, requests_with_differences)
-  select p_account, date_trunc('hour', created_at, 'UTC'), sum(credited), sum(settled), sum(returned),
-    sum(recovered), sum(pending), sum(differing)
-  from deltas group by 2 order by 2
-  on conflict (account_id, hour) do update set
+  select p_account, coalesce(sum(credited), 0), coalesce(sum(settled), 0), coalesce(sum(returned), 0),
+    coalesce(sum(recovered), 0), coalesce(sum(pending), 0), coalesce(sum(differing), 0)
+  from deltas
+  on conflict (account_id) do update set
     credited_base_units = t.credited_base_units + excluded.credited_base_units,
     settled_base_units = t.settled_base_units + excluded.settled_base_units,
     returned_base_units = t.returned_base_units + excluded.returned_base_units,
