@@ -253,12 +253,7 @@ export const printRatio = (rows: ReadonlyArray<Result>, numerator: string, denom
  * The node flags `npm start` gives the service (read from package.json, so the benches run the service as it is
  * deployed): the bare baselines keep Node's defaults.
  */
-export const serviceNodeFlags = (): ReadonlyArray<string> => {
-  const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-    scripts: { start: string }
-  }
-  return packageJson.scripts.start.split(/\s+/).filter((token) => token.startsWith("--"))
-}
+export { serviceNodeFlags } from "../support/Process"
 
 export interface RunningServer {
   readonly name: string

@@ -1,5 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
+
+/**
+ * The node flags `npm start` gives the service (read from package.json), so a test or bench that measures a spawned
+ * service's memory runs it as it is deployed.
+ */
+export const serviceNodeFlags = (): ReadonlyArray<string> => {
+  const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    scripts: { start: string }
+  }
+  return packageJson.scripts.start.split(/\s+/).filter((token) => token.startsWith("--"))
+}
 
 /** A free TCP port on loopback, chosen by the kernel. */
 export const freePort = (): Promise<number> =>
