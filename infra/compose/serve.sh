@@ -10,4 +10,4 @@ while [ ! -s "${TOKEN_FILE:?}" ]; do
 done
 TOKEN_ADDRESS="$(cat "$TOKEN_FILE")"
 export TOKEN_ADDRESS
-exec node --enable-source-maps --max-semi-space-size=32 .build/main.js
+exec node --enable-source-maps --max-semi-space-size=32 --no-allocation-site-pretenuring .build/main.js
