@@ -5,7 +5,8 @@ import { type DepositRequestEvent, explainStep, type Step, type TakenTransition 
 import { stepHistoryDays } from "../actors/StepHistorySettings"
 import { chainIdOf } from "../domain/Environment"
 import type { DepositRequestStatus } from "../domain/Lifecycle"
-import { toId, uuidPattern } from "../domain/PrefixedId"
+import { toId } from "../domain/PrefixedId"
+import type { recogniseStepSearch } from "../domain/StepSearch"
 import { serviceEnv } from "../platform/Settings"
 import { orDieOnSql } from "../platform/SqlFailure"
 
@@ -217,36 +218,6 @@ export interface StepLocation {
   readonly deposit_request_id: string
   readonly version: number
   readonly matched: "deposit_request" | "event" | "webhook_delivery" | "transaction_hash" | "credit"
-}
-
-const ID_SEARCH = new RegExp(`^(dr|evt|whd)_(${uuidPattern})$`, "i")
-const HASH_SEARCH = /^0x[0-9a-f]{64}$/i
-/** A credit's id as the chain watcher names it: chain, transaction hash, log index. */
-const CREDIT_SEARCH = /^(\d{1,12}):(0x[0-9a-f]{64}):(\d{1,9})$/i
-
-const HEX = "[0-9a-fA-F]"
-/**
- * What `recogniseStepSearch` takes, as one JSON Schema pattern (which has no `i` flag): the three searches above in
- * any case, with the blanks `trim` drops around them.
- */
-export const STEP_SEARCH_PATTERN = `^\\s*(([dD][rR]|[eE][vV][tT]|[wW][hH][dD])_${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}|0[xX]${HEX}{64}|\\d{1,12}:0[xX]${HEX}{64}:\\d{1,9})\\s*$`
-
-/** What the inspector's search box recognises; undefined for anything else. */
-export const recogniseStepSearch = (
-  q: string
-):
-  | { readonly kind: "dr" | "evt" | "whd"; readonly uuid: string }
-  | { readonly kind: "transaction_hash"; readonly hash: string }
-  | { readonly kind: "credit"; readonly creditId: string }
-  | undefined => {
-  const text = q.trim()
-  const id = ID_SEARCH.exec(text)
-  if (id !== null) return { kind: id[1]!.toLowerCase() as "dr" | "evt" | "whd", uuid: id[2]!.toLowerCase() }
-  if (HASH_SEARCH.test(text)) return { kind: "transaction_hash", hash: text.toLowerCase() }
-  const credit = CREDIT_SEARCH.exec(text)
-  if (credit !== null)
-    return { kind: "credit", creditId: `${credit[1]}:${credit[2]!.toLowerCase()}:${credit[3]}` }
-  return undefined
 }
 
 /**

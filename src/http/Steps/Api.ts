@@ -4,7 +4,7 @@ import { Authentication } from "../Security"
 import { DepositRequestStatus, LongPollTimeout } from "../DepositRequests/Api"
 import { InvalidRequest, NotFound, RateLimited, Unauthenticated } from "../Errors"
 import { DecimalInteger, IdParam } from "../Schemas"
-import { STEP_SEARCH_PATTERN } from "../../../services/depositRequests/StepHistory"
+import { STEP_SEARCH_PATTERN } from "../../../services/domain/StepSearch"
 
 const Json = Schema.Unknown.annotations({ description: "Any JSON value." })
 

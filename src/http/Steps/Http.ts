@@ -1,11 +1,8 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, type Schema } from "effect"
-import {
-  recogniseStepSearch,
-  StepHistory,
-  statelyEvents
-} from "../../../services/depositRequests/StepHistory"
+import { StepHistory, statelyEvents } from "../../../services/depositRequests/StepHistory"
 import { uuidFromId } from "../../../services/domain/PrefixedId"
+import { recogniseStepSearch } from "../../../services/domain/StepSearch"
 import { ChangeFeed } from "../../../services/platform/ChangeFeed"
 import { Api } from "../Api"
 import { CurrentIdentity } from "../middleware/Authentication"
