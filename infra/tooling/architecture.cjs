@@ -59,6 +59,20 @@ module.exports = {
       to: { path: "^infra/(chain|contracts)/" }
     },
     {
+      name: "contract-imports-pure-modules",
+      severity: "error",
+      comment:
+        "The HTTP contract is bundled into the client kit (@deposits/client): from services/ it imports the domain " +
+        "room and the few pure modules named here (types aside), never a service that reaches the database.",
+      from: { path: "^src/http/(Api|[^/]+/Api)\\.ts$" },
+      to: {
+        path: "^services/",
+        pathNot:
+          "^services/(domain/|merchants/AttachmentRules\\.ts$|depositRequests/(WebhookFields|RequestCsv)\\.ts$)",
+        dependencyTypesNot: ["type-only"]
+      }
+    },
+    {
       name: "services-live-in-rooms",
       severity: "error",
       comment:

@@ -183,6 +183,27 @@ describe("the architecture rules", () => {
     ])
   })
 
+  it("keep the contract, which the client kit bundles, on the domain and the named pure modules", async () => {
+    plant({
+      "services/depositRequests/StepHistory.ts": "export const STEP_PATTERN = 1\n",
+      "services/depositRequests/RequestCsv.ts": "export const COLUMNS = 1\n",
+      "services/merchants/MemberNotices.ts": "export type NoticeKind = string\n",
+      "services/domain/StepSearch.ts": "export const PATTERN = 1\n",
+      "src/http/Steps/Api.ts":
+        'import { STEP_PATTERN } from "../../../services/depositRequests/StepHistory"\n' +
+        'import { PATTERN } from "../../../services/domain/StepSearch"\n' +
+        'import { COLUMNS } from "../../../services/depositRequests/RequestCsv"\n' +
+        'import type { NoticeKind } from "../../../services/merchants/MemberNotices"\n' +
+        "export const api: Array<NoticeKind | number> = [STEP_PATTERN, PATTERN, COLUMNS]\n"
+    })
+    const found = (await violations(["src/http"])).filter((v) =>
+      v.startsWith("contract-imports-pure-modules")
+    )
+    expect(found).toEqual([
+      "contract-imports-pure-modules src/http/Steps/Api.ts → services/depositRequests/StepHistory.ts"
+    ])
+  })
+
   it("keep the local chain out of the contract, the pages, the tools and the client kit", async () => {
     const files: Record<string, string> = { "infra/chain/Anvil.ts": "export const anvil = 1\n" }
     for (const room of Object.keys(SRC_ROOMS))
