@@ -373,9 +373,7 @@ $$;
 
 CREATE FUNCTION public.record_account_activity() RETURNS trigger
     LANGUAGE plpgsql
-    AS $_$
-declare
-  rows_and_sign text;
+    AS $$
 begin
   -- A transition table exists only for the operations its trigger names: each is read in a branch of its own.
   if tg_table_name = 'deposit_requests' and tg_op = 'INSERT' then
@@ -387,28 +385,37 @@ begin
     select account_id, date_bin('15 minutes', created_at, timestamptz '2000-01-01 00:00:00+00'), -count(*)
     from old_rows group by 1, 2;
   elsif tg_table_name = 'lifecycle_events' then
-    -- An update counts back the old rows and counts the new ones; run per transition table present.
-    foreach rows_and_sign in array case tg_op
-      when 'INSERT' then array['new_rows:1'] when 'DELETE' then array['old_rows:-1']
-      else array['old_rows:-1', 'new_rows:1'] end
-    loop
-      execute format($q$
-        insert into account_activity_entries (account_id, quarter, settled_count, settled_base_units,
-                                              returned_base_units)
-        select e.account_id, date_bin('15 minutes', e.occurred_at, timestamptz '2000-01-01 00:00:00+00'),
-          %2$s * count(*) filter (where e.type = 'deposit_request.settled'),
-          -- A settlement sends exactly the requested amount.
-          %2$s * coalesce(sum(d.amount_base_units) filter (where e.type = 'deposit_request.settled'), 0),
-          %2$s * coalesce(sum((e.body::jsonb #>> '{data,recovery,amount_base_units}')::numeric)
-            filter (where e.type = 'deposit_request.recovered_funds'), 0)
-        from %1$I e left join deposit_requests d on d.id = e.deposit_request_id
-        where e.type in ('deposit_request.settled', 'deposit_request.recovered_funds')
-        group by 1, 2$q$, split_part(rows_and_sign, ':', 1), split_part(rows_and_sign, ':', 2)::int);
-    end loop;
+    -- An update counts the old rows back and the new ones again. Static statements, planned once a session:
+    -- every event insert runs this. A statement naming a transition table is planned only when it runs.
+    if tg_op in ('UPDATE', 'DELETE') then
+      insert into account_activity_entries (account_id, quarter, settled_count, settled_base_units,
+                                            returned_base_units)
+      select e.account_id, date_bin('15 minutes', e.occurred_at, timestamptz '2000-01-01 00:00:00+00'),
+        -count(*) filter (where e.type = 'deposit_request.settled'),
+        -coalesce(sum(d.amount_base_units) filter (where e.type = 'deposit_request.settled'), 0),
+        -coalesce(sum((e.body::jsonb #>> '{data,recovery,amount_base_units}')::numeric)
+          filter (where e.type = 'deposit_request.recovered_funds'), 0)
+      from old_rows e left join deposit_requests d on d.id = e.deposit_request_id
+      where e.type in ('deposit_request.settled', 'deposit_request.recovered_funds')
+      group by 1, 2;
+    end if;
+    if tg_op in ('INSERT', 'UPDATE') then
+      insert into account_activity_entries (account_id, quarter, settled_count, settled_base_units,
+                                            returned_base_units)
+      select e.account_id, date_bin('15 minutes', e.occurred_at, timestamptz '2000-01-01 00:00:00+00'),
+        count(*) filter (where e.type = 'deposit_request.settled'),
+        -- A settlement sends exactly the requested amount.
+        coalesce(sum(d.amount_base_units) filter (where e.type = 'deposit_request.settled'), 0),
+        coalesce(sum((e.body::jsonb #>> '{data,recovery,amount_base_units}')::numeric)
+          filter (where e.type = 'deposit_request.recovered_funds'), 0)
+      from new_rows e left join deposit_requests d on d.id = e.deposit_request_id
+      where e.type in ('deposit_request.settled', 'deposit_request.recovered_funds')
+      group by 1, 2;
+    end if;
   end if;
   return null;
 end
-$_$;
+$$;
 
 --
 -- Name: record_reconciliation_entries(); Type: FUNCTION; Schema: public; Owner: -
