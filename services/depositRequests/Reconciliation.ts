@@ -119,6 +119,9 @@ interface TotalsRow {
 }
 
 const HOUR_MS = 3_600_000
+
+/** A deposit address as the balances are keyed: lower case, so no row pays a checksum to be looked up. */
+const addressKey = (address: string) => address.toLowerCase() as Address
 const EARLIEST = new Date(0)
 const LATEST = new Date(8.64e15)
 
@@ -233,7 +236,7 @@ const make = Effect.gen(function* () {
     rows.map((row) =>
       reconcile(
         row,
-        row.deposit_address === null ? null : (balances.get(getAddress(row.deposit_address)) ?? null)
+        row.deposit_address === null ? null : (balances.get(addressKey(row.deposit_address)) ?? null)
       )
     )
 
@@ -325,7 +328,7 @@ const make = Effect.gen(function* () {
       const pageRows = page.slice(0, limit)
       const balances = yield* balancesAtFinalized(
         [...examinedRows, ...pageRows].flatMap((r) =>
-          r.deposit_address === null ? [] : [getAddress(r.deposit_address)]
+          r.deposit_address === null ? [] : [addressKey(r.deposit_address)]
         )
       )
       const examined = withBalances(examinedRows, balances)
