@@ -299,14 +299,11 @@ const reportAndExport = async (a: Account, reportRows: number) => {
   const res = await a.raw("/v1/deposit-requests/export.csv")
   if (res.status !== 200 || res.body === null) throw new Error(`${a.label} export: ${res.status}`)
   let lines = 0
-  const atQuarters: Array<number> = []
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     for (const byte of chunk) if (byte === 10) lines++
   }
   const exportMs = performance.now() - exportStarted
   const samples = rss.stop()
-  for (const q of [0.25, 0.5, 0.75, 1])
-    atQuarters.push(samples.samples[Math.round(q * (samples.samples.length - 1))]!)
   const rows = lines - 1
   return {
     reportPer10k: median(perRow) * 10_000,
@@ -314,7 +311,7 @@ const reportAndExport = async (a: Account, reportRows: number) => {
     exportPer10k: (exportMs * 10_000) / Math.max(1, rows),
     exported: rows,
     exportSeconds: exportMs / 1000,
-    rss: { ...samples, atQuarters }
+    rss: { ...samples, atQuarters: [0.25, 0.5, 0.75, 1].map(samples.at) }
   }
 }
 

@@ -15,6 +15,8 @@ export interface RssSamples {
   readonly first: number
   readonly peak: number
   readonly last: number
+  /** The sample at a fraction (0–1) of the sampling time: 0.25 is a quarter of the way through. */
+  readonly at: (fraction: number) => number
 }
 
 /**
@@ -42,7 +44,8 @@ export const sampleRss = (pid: number, everyMs = 100) => {
         samples,
         first: samples[0]!,
         peak: Math.max(...samples),
-        last: samples.at(-1)!
+        last: samples.at(-1)!,
+        at: (fraction) => samples[Math.min(samples.length - 1, Math.floor(samples.length * fraction))]!
       }
     }
   }
