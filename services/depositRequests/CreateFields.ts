@@ -82,15 +82,11 @@ export const returnUrlRefusal = (raw: string, allowLocalShop: boolean): string |
 }
 
 /**
- * Validate: the rules a create's own fields must meet, before anything is read: the deadline when they hold, else
- * the error. A plain function (no Effect): it runs on every create. `allowLocalShop`: the sandbox's relaxation of
- * `return_url`.
+ * The rules a create's fields meet whatever the time: a body that breaks one can never have been accepted, so it is
+ * refused before its Idempotency-Key is looked up (400, not a replay or a conflict). `allowLocalShop`: the
+ * sandbox's relaxation of `return_url`.
  */
-export const checkFields = (
-  input: CreateInput,
-  now: Date,
-  allowLocalShop: boolean
-): Date | InvalidRequest => {
+export const fieldRuleError = (input: CreateInput, allowLocalShop: boolean): InvalidRequest | undefined => {
   if (input.amount <= 0n)
     return new InvalidRequest({ message: "'amount' must be above zero.", param: "amount" })
   if (input.amount > MAX_AMOUNT_BASE_UNITS) {
@@ -121,6 +117,14 @@ export const checkFields = (
       return new InvalidRequest({ message: `'return_url' is refused: ${refusal}.`, param: "return_url" })
     }
   }
+  return undefined
+}
+
+/**
+ * The deadline at `now`, or the error when it is too near or too far. Time-dependent: a replay of a request that was
+ * valid when first made is answered even if its deadline has since come too near, so this runs after the key lookup.
+ */
+export const deadlineOf = (input: CreateInput, now: Date): Date | InvalidRequest => {
   const expiresAt = input.expires_at ?? new Date(now.getTime() + DEFAULT_TTL_MS)
   const ttl = expiresAt.getTime() - now.getTime()
   if (ttl < MIN_TTL_MS || ttl > MAX_TTL_MS) {
@@ -131,6 +135,13 @@ export const checkFields = (
   }
   return expiresAt
 }
+
+/**
+ * Validate: every rule a create's own fields must meet, before anything is read: the deadline when they hold, else
+ * the error. A plain function (no Effect): it runs on every create.
+ */
+export const checkFields = (input: CreateInput, now: Date, allowLocalShop: boolean): Date | InvalidRequest =>
+  fieldRuleError(input, allowLocalShop) ?? deadlineOf(input, now)
 
 /** What the create's read found about the references it names. */
 export interface References {

@@ -12,6 +12,8 @@ import { decideFirstStep } from "./CreateDecide"
 import {
   type CreateInput,
   checkFields,
+  deadlineOf,
+  fieldRuleError,
   fingerprintOf,
   IDEMPOTENCY_WINDOW_MS,
   policyOf,
@@ -112,6 +114,8 @@ export const makeCreateRequest = (deps: {
    */
   const createAfterRead = (accountId: string, idempotencyKey: string, input: CreateInput) =>
     Effect.gen(function* () {
+      const broken = fieldRuleError(input, allowLocalShop)
+      if (broken !== undefined) return yield* broken
       const now = new Date(yield* Clock.currentTimeMillis)
       const customerUuid = input.customer_id === undefined ? null : uuidOfId(input.customer_id)
       const [read] = yield* sql<References & { fingerprint: Uint8Array | null; resource_id: string | null }>`
@@ -141,7 +145,7 @@ export const makeCreateRequest = (deps: {
           secret: undefined
         })
       }
-      const expiresAt = checkFields(input, now, allowLocalShop)
+      const expiresAt = deadlineOf(input, now)
       if (expiresAt instanceof InvalidRequest) return yield* expiresAt
       const refused = referenceError(read!, input, now)
       if (refused !== undefined) return yield* refused
@@ -166,7 +170,7 @@ export const makeCreateRequest = (deps: {
       const knownPayout = payoutAddresses.get(`${accountId}:${input.payout_address_id}`)
       if (knownPayout !== undefined) {
         const now = new Date(yield* Clock.currentTimeMillis)
-        // A field error may still be a replay of a request that was valid then: let the full path decide.
+        // A deadline too near may still be a replay of a request that was valid then: let the full path decide.
         const expiresAt = checkFields(input, now, allowLocalShop)
         if (!(expiresAt instanceof InvalidRequest)) {
           const created = yield* claimAndInsert(accountId, idempotencyKey, input, now, expiresAt, knownPayout)

@@ -79,6 +79,15 @@ layer(Live, { timeout: 120_000 })((it) => {
           const conflict = yield* create({ amount: "11.000000" }, k)
           assert.strictEqual(conflict.status, 409)
           assert.strictEqual(conflict.body.error.code, "idempotency_conflict")
+          // A body no create could ever take is refused for itself, whichever key it carries.
+          for (const broken of [
+            { amount: "0.000000" },
+            { amount: "10.000000", return_url: "ftp://shop.example/x" }
+          ]) {
+            const refused = yield* create(broken, k)
+            assert.strictEqual(refused.status, 400)
+            assert.strictEqual(refused.body.error.code, "invalid_request")
+          }
         })
     )
 
