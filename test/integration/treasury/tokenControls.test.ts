@@ -110,19 +110,41 @@ const blacklistFlag = async (local: LocalChain, who: Address, on: boolean) => {
  * Automine off once the request is paid: the settlement is signed and waits in the pool, then `change` alters the
  * token's storage (no transaction that could be mined first) and the next block mines the settlement against it.
  */
+/** Polls without mining, so nothing the service sent meanwhile can be mined before the test means it to. */
+const untilUnmined = async <A>(read: () => Promise<A | undefined>, ms = 30_000): Promise<A> => {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    const value = await read()
+    if (value !== undefined) return value
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error("timed out")
+}
+
+/**
+ * The token changes after the settlement was estimated and sent, and before it is mined. The payment is mined but not
+ * yet final when this starts; with automine off, ONE call mines the blocks that make it final, so the settlement
+ * can only be sent after that call and waits in the node's pool (seen there, not only recorded) until the change.
+ */
 const settlementThenTokenChange = (id: string, change: (local: LocalChain) => Promise<void>) =>
   Effect.flatMap(ChainServiceFixture, ({ local, db }) =>
     Effect.promise(async () => {
       await local.chain.setAutomine(false)
       try {
-        const signed = await local.mineUntil(async () => {
-          const rows = await db.query<{ tx_hash: string }>(
+        await local.chain.mine({ blocks: 3 })
+        const signed = await untilUnmined(async () => {
+          const rows = await db.query<{ tx_hash: `0x${string}` }>(
             "select tx_hash from transfers where deposit_request_id = $1 and kind = 'settle'",
             [id.slice(3)]
           )
           return rows.rows[0]
         })
-        await new Promise((r) => setTimeout(r, 300))
+        await untilUnmined(() =>
+          local.chain.getTransaction({ hash: signed.tx_hash }).then(
+            (tx) => (tx.blockNumber === null ? true : undefined),
+            () => undefined
+          )
+        )
         await change(local)
         await local.chain.mine({ blocks: 1 })
         return signed
