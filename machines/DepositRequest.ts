@@ -308,6 +308,13 @@ export const depositRequestMachine = setup({
     payerVerified: ({ context }) =>
       context.payer_policy_mode === "none" || context.verification_completed_at !== null,
     newCredit: ({ context, event }) => isNewCredit(context, event),
+    /**
+     * Seen at or after the deadline while the request is still open: the deadline's sweep has not reached it yet
+     * (it runs every second, and not at all while no instance holds its lease). The same line the sweep draws, so a
+     * payment is late by when it was seen, not by which of the two steps came first.
+     */
+    creditAfterDeadline: ({ context, event }) =>
+      isNewCredit(context, event) && Date.parse(event.at) >= Date.parse(context.expires_at),
     newCreditFundsRequest: ({ context, event }) =>
       isNewCredit(context, event) &&
       gte(add(context.received_base_units, event.amount_base_units), context.amount_base_units),
@@ -559,6 +566,7 @@ export const depositRequestMachine = setup({
     ready: {
       on: {
         "deposit.credited": [
+          { guard: "creditAfterDeadline", target: "expired", actions: ["emitExpired", "returnLateCredit"] },
           {
             guard: "newCreditFundsRequest",
             target: "deposited",
@@ -578,6 +586,11 @@ export const depositRequestMachine = setup({
     partially_deposited: {
       on: {
         "deposit.credited": [
+          {
+            guard: "creditAfterDeadline",
+            target: "expired",
+            actions: ["emitExpired", "returnExpiredBalance", "returnLateCredit"]
+          },
           {
             guard: "newCreditFundsRequest",
             target: "deposited",

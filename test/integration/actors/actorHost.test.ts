@@ -72,7 +72,8 @@ const otherInstance = Effect.gen(function* () {
 const seed = (amount: string) =>
   Effect.flatMap(Fixture, ({ accountId }) => seedDepositRequest(accountId, amount))
 
-layer(HostLive, { timeout: 120_000 })("the actor host", (it) => {
+// The real clock: the events carry real instants, and a credit seen after the request's deadline is late.
+layer(HostLive, { timeout: 120_000, excludeTestServices: true })("the actor host", (it) => {
   it.effect(
     "commits the step, its lifecycle events and its outbox rows together, and ignores a repeated event",
     () =>

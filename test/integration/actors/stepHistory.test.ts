@@ -93,7 +93,8 @@ const historyOf = (id: string, after = 0) =>
     return Option.getOrThrow(found)
   })
 
-layer(HostLive, { timeout: 120_000 })("the step history", (it) => {
+// The real clock: the events carry real instants, and a credit seen after the request's deadline is late.
+layer(HostLive, { timeout: 120_000, excludeTestServices: true })("the step history", (it) => {
   it.effect(
     "keeps every step of a request paid in parts then over, in order, each snapshot the one the host persisted",
     () =>

@@ -51,8 +51,9 @@ describe("the inspector's reading of a step", () => {
       amount_base_units: "1000000",
       from: "0x0000000000000000000000000000000000000001"
     })
+    // The third candidate of ready on a credit (after the deadline, funding in full, in part).
     expect(takenTransitions(graph, credited.transition).map((t) => t.id)).toEqual([
-      "ready:deposit.credited:1:0"
+      "ready:deposit.credited:2:0"
     ])
   })
 })

@@ -153,8 +153,9 @@ describe("the machine graph", () => {
           id
         ).toBe(true)
       }
-    // Narrower than the drawing of every edge on its own (2,511 units), which "fit to width" shrank to 5 px labels.
-    expect(graph.width).toBeLessThan(1400)
+    // Far narrower than the drawing of every edge on its own (over 2,500 units), which "fit to width" shrank to 5 px
+    // labels; the browser test holds every label at 11 px or more at a desktop's size.
+    expect(graph.width).toBeLessThan(1500)
   })
 
   it("computes the layout once per machine version and definition", async () => {

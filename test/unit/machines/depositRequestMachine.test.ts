@@ -241,6 +241,18 @@ describe("ready", () => {
     expect(s.emitted.map((e) => e.type)).toEqual(["deposit_request.expired"])
   })
 
+  it("takes a transfer seen at its deadline, before the deadline's step, as late: expired, and the transfer returned", () => {
+    const due = "2026-11-23T12:00:00Z"
+    const s = via(ready(), credit("c1", AMOUNT, WALLET, due), { to: "expired", guard: "creditAfterDeadline" })
+    expect(s.emitted.map((e) => e.type)).toEqual(["deposit_request.expired", "return"])
+    expect(returnsOf(s.emitted)).toMatchObject([
+      { command_id: `return:${ID}:late_transfer:c1`, amount_base_units: AMOUNT, to: WALLET }
+    ])
+    expect(s.context.settle_commanded).toBe(false)
+    // A millisecond earlier it is on time.
+    expect(next(ready(), credit("c1", AMOUNT, WALLET, "2026-11-23T11:59:59.999Z")).status).toBe("deposited")
+  })
+
   it("expires at once when the merchant cancels it; a transfer after that goes back to its sender", () => {
     let s = via(ready(), cancelled(null), { to: "expired" })
     expect(s.emitted.map((e) => e.type)).toEqual(["deposit_request.expired"])
@@ -309,6 +321,19 @@ describe("partially_deposited", () => {
         reason: "expired_balance"
       }
     ])
+  })
+
+  it("takes a transfer seen after its deadline, before the deadline's step, as late: the balance and it go back", () => {
+    const s = via(partial("40000000"), credit("c2", "60000000", WALLET, "2026-11-23T12:00:01Z"), {
+      to: "expired",
+      guard: "creditAfterDeadline"
+    })
+    expect(returnsOf(s.emitted).map((r) => [r.command_id, r.amount_base_units])).toEqual([
+      [`return:${ID}:expired_balance:balance`, "40000000"],
+      [`return:${ID}:late_transfer:c2`, "60000000"]
+    ])
+    expect(s.context.received_base_units).toBe("100000000")
+    expect(s.context.returning_base_units).toBe("100000000")
   })
 
   it("pauses on attention", () => {
