@@ -108,6 +108,22 @@ export const eventsNow = async (db: Db) =>
   ).rows
 
 /**
+ * The workload makes a deadline pass by moving it to the present (a deadline is at least five minutes away). That
+ * stands in for time passing, which a backup does not undo: a pull made after the backup is made again in the
+ * restored database, so a request whose deadline had passed is not open again there (its late payment, returned
+ * on chain, would otherwise fund it and be commanded as a settlement).
+ */
+const deadlinesStillPassed = async (db: Db, history: History) => {
+  const pulled = history.requests.filter((r) => r.expiredAt !== undefined)
+  if (pulled.length === 0) return
+  await db.query(
+    `update deposit_requests d set expires_at = least(d.expires_at, p.at)
+     from unnest($1::uuid[], $2::timestamptz[]) as p(id, at) where d.id = p.id`,
+    [pulled.map((r) => r.id.slice(3)), pulled.map((r) => new Date(r.expiredAt!))]
+  )
+}
+
+/**
  * Every instance stopped, the database dropped and restored from the backup under the same name, the instances
  * started again on the same chain and NATS. Answers how long the service was away.
  */
@@ -143,6 +159,7 @@ export const restore = async (
   ])
   await run(join(BIN, "pg_restore"), [...args(parts, "postgres"), "--exit-on-error", backup.file])
   rmSync(backup.dir, { recursive: true, force: true })
+  await deadlinesStillPassed(db, history)
   await parts.startInstance(parts.fleet[0]!)
   await Promise.all(parts.fleet.slice(1).map(parts.startInstance))
   for (const instance of parts.fleet) {
