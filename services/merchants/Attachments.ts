@@ -61,6 +61,10 @@ export class Attachments extends Effect.Service<Attachments>()("deposits/Attachm
         const at = yield* now
         const object = yield* store.read(uploadKey(row.id), Number(row.size_bytes))
         if (Option.isNone(object)) {
+          // Another check (the sweep's, or a read at the same time) may have decided it and removed the upload since
+          // this row was read: a decision is committed before its upload is removed.
+          const current = Option.getOrElse(yield* rows.byId(row.id), () => row)
+          if (current.status !== "pending") return current
           if (at < row.upload_expires_at) return row
           return yield* rows.settle(row, "expired", {
             rejection_reason: "No upload came before the upload link expired."

@@ -12,6 +12,16 @@ import { ObjectStoreError, type ObjectStoreShape } from "./Contract"
 
 const statusOf = (e: unknown) => (e instanceof S3ServiceException ? e.$metadata.httpStatusCode : undefined)
 
+/** A call's answer, or none when the server says the object is not there. */
+const absentOn404 = <A>(effect: Effect.Effect<A, ObjectStoreError>) =>
+  effect.pipe(
+    Effect.map(Option.some),
+    Effect.catchIf(
+      (e) => statusOf(e.cause) === 404,
+      () => Effect.succeed(Option.none<A>())
+    )
+  )
+
 /**
  * An S3-compatible store through the AWS SDK v3 (AWS S3, Cloudflare R2, MinIO): uploads are presigned `PUT`s for
  * one key, content type and length, with `If-None-Match: *` signed in, so the store itself refuses an upload over
@@ -63,23 +73,20 @@ export const makeS3ObjectStore = (o: {
       ),
     read: (key, maxBytes) =>
       Effect.gen(function* () {
-        const head = yield* call("head", () =>
-          client.send(new HeadObjectCommand({ Bucket: o.bucket, Key: key }))
-        ).pipe(
-          Effect.map(Option.some),
-          Effect.catchIf(
-            (e) => statusOf(e.cause) === 404,
-            () => Effect.succeed(Option.none())
-          )
+        const head = yield* absentOn404(
+          call("head", () => client.send(new HeadObjectCommand({ Bucket: o.bucket, Key: key })))
         )
         if (Option.isNone(head)) return Option.none()
         const size = Number(head.value.ContentLength ?? 0)
         const contentType = head.value.ContentType ?? "application/octet-stream"
         if (size > maxBytes) return Option.some({ size, contentType, bytes: undefined })
-        const object = yield* call("get", () =>
-          client.send(new GetObjectCommand({ Bucket: o.bucket, Key: key }))
+        // Removed between the two calls (another reader decided it): as absent as if the head had missed it.
+        const object = yield* absentOn404(
+          call("get", () => client.send(new GetObjectCommand({ Bucket: o.bucket, Key: key })))
         )
-        const bytes = yield* call("get", async () => object.Body?.transformToByteArray() ?? new Uint8Array())
+        if (Option.isNone(object)) return Option.none()
+        const body = object.value.Body
+        const bytes = yield* call("get", async () => body?.transformToByteArray() ?? new Uint8Array())
         return Option.some({ size: bytes.length, contentType, bytes })
       }),
     put: (key, bytes, contentType) =>

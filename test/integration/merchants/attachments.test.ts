@@ -1,4 +1,6 @@
 import { createHash, randomUUID } from "node:crypto"
+import { createServer, request as httpRequest } from "node:http"
+import type { AddressInfo } from "node:net"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -411,3 +413,86 @@ const s3rverStore = Effect.acquireRelease(
 )
 
 suite("S3-protocol server", s3rverStore)
+
+/**
+ * A proxy in front of s3rver that holds the second look at an upload (a HEAD or a GET, as the test asks) long enough
+ * for the first reader to decide the attachment and remove the upload: two checks of one attachment at once, the
+ * sweep's and a merchant's read, made to interleave every time instead of now and then.
+ */
+const interleavingProxy = (upstream: number) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const seen = new Map<string, number>()
+      const state = { hold: "HEAD" as "HEAD" | "GET", held: 0 }
+      const server = createServer((req, res) => {
+        const look = `${req.method} ${req.url?.split("?")[0]}`
+        const count = (seen.get(look) ?? 0) + 1
+        seen.set(look, count)
+        const holds = req.method === state.hold && (req.url ?? "").includes("/uploads/") && count >= 2
+        if (holds) state.held++
+        setTimeout(
+          () => {
+            const forward = httpRequest(
+              { host: "127.0.0.1", port: upstream, method: req.method, path: req.url, headers: req.headers },
+              (answer) => {
+                res.writeHead(answer.statusCode ?? 502, answer.headers)
+                answer.pipe(res)
+              }
+            )
+            forward.on("error", () => res.destroy())
+            req.pipe(forward)
+          },
+          holds ? 700 : 0
+        )
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      return { server, state, port: (server.address() as AddressInfo).port }
+    }),
+    ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  )
+
+class Interleaving extends Context.Tag("test/Interleaving")<
+  Interleaving,
+  { readonly state: { hold: "HEAD" | "GET"; held: number } }
+>() {}
+
+const interleavingStore = Effect.gen(function* () {
+  const upstream = yield* s3rverStore
+  const port = Number(new URL(Option.getOrThrow(upstream.s3Endpoint!)).port)
+  const proxy = yield* interleavingProxy(port)
+  return {
+    config: { ...upstream, s3Endpoint: Option.some(`http://127.0.0.1:${proxy.port}`) },
+    state: proxy.state
+  }
+})
+
+layer(
+  Layer.unwrapScoped(
+    Effect.map(interleavingStore, ({ config, state }) =>
+      Layer.merge(fixtureOn(Effect.succeed(config)), Layer.succeed(Interleaving, { state }))
+    )
+  ),
+  { timeout: 60_000 }
+)("attachments checked by two readers at once", (it) => {
+  it.effect.each(["HEAD", "GET"] as const)(
+    "answers uploaded to the reader whose %s came after the other reader removed the upload",
+    (hold) =>
+      Effect.gen(function* () {
+        const { state } = yield* Interleaving
+        state.hold = hold
+        const heldBefore = state.held
+        const bytes = pdf(`two readers ${randomUUID()}`)
+        const declared = yield* declare(bytes)
+        assert.strictEqual((yield* put(declared.upload!, bytes)).status, 200)
+        const reads = yield* Effect.all([read(declared.id), read(declared.id)], { concurrency: "unbounded" })
+        assert.isAbove(state.held, heldBefore, "a second look was held")
+        assert.deepStrictEqual(
+          reads.map((r) => [r.status, r.body.status]),
+          [
+            [200, "uploaded"],
+            [200, "uploaded"]
+          ]
+        )
+      })
+  )
+})
