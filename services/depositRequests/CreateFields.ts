@@ -136,13 +136,6 @@ export const deadlineOf = (input: CreateInput, now: Date): Date | InvalidRequest
   return expiresAt
 }
 
-/**
- * Validate: every rule a create's own fields must meet, before anything is read: the deadline when they hold, else
- * the error. A plain function (no Effect): it runs on every create.
- */
-export const checkFields = (input: CreateInput, now: Date, allowLocalShop: boolean): Date | InvalidRequest =>
-  fieldRuleError(input, allowLocalShop) ?? deadlineOf(input, now)
-
 /** What the create's read found about the references it names. */
 export interface References {
   readonly issuer: boolean

@@ -11,7 +11,6 @@ import { withHandSpan } from "../platform/TraceContext"
 import { decideFirstStep } from "./CreateDecide"
 import {
   type CreateInput,
-  checkFields,
   deadlineOf,
   fieldRuleError,
   fingerprintOf,
@@ -30,7 +29,7 @@ export type Created = { replayed: boolean; wire: DepositRequestWire; secret: str
 const REMEMBERED_PAYOUTS = 10_000
 
 /**
- * The create path, in its phases: validate (the fields, `checkFields`) → load (the payout address from memory, or
+ * The create path, in its phases: validate (the fields' rules, `fieldRuleError`) → load (the payout address from memory, or
  * one read of the key and the references) → decide (the actor's first step, pure) → persist (the group commit
  * claims the key and inserts the row) → act (the actor host learns of its new actor, the answer is built).
  */
@@ -114,8 +113,6 @@ export const makeCreateRequest = (deps: {
    */
   const createAfterRead = (accountId: string, idempotencyKey: string, input: CreateInput) =>
     Effect.gen(function* () {
-      const broken = fieldRuleError(input, allowLocalShop)
-      if (broken !== undefined) return yield* broken
       const now = new Date(yield* Clock.currentTimeMillis)
       const customerUuid = input.customer_id === undefined ? null : uuidOfId(input.customer_id)
       const [read] = yield* sql<References & { fingerprint: Uint8Array | null; resource_id: string | null }>`
@@ -167,11 +164,14 @@ export const makeCreateRequest = (deps: {
     IdempotencyConflict | InvalidRequest | InvalidState | NotFound | SqlError.SqlError
   > =>
     Effect.gen(function* () {
+      // A body no create could ever take is refused whatever its key: before the key is looked up.
+      const broken = fieldRuleError(input, allowLocalShop)
+      if (broken !== undefined) return yield* broken
       const knownPayout = payoutAddresses.get(`${accountId}:${input.payout_address_id}`)
       if (knownPayout !== undefined) {
         const now = new Date(yield* Clock.currentTimeMillis)
         // A deadline too near may still be a replay of a request that was valid then: let the full path decide.
-        const expiresAt = checkFields(input, now, allowLocalShop)
+        const expiresAt = deadlineOf(input, now)
         if (!(expiresAt instanceof InvalidRequest)) {
           const created = yield* claimAndInsert(accountId, idempotencyKey, input, now, expiresAt, knownPayout)
           if (Option.isSome(created)) return created.value

@@ -3,8 +3,10 @@ import { step } from "../../../machines/step"
 import { snapshotOf } from "../../../services/actors/ActorRow"
 import { decideFirstStep } from "../../../services/depositRequests/CreateDecide"
 import {
-  checkFields,
+  type CreateInput,
   DEFAULT_TTL_MS,
+  deadlineOf,
+  fieldRuleError,
   fingerprintOf,
   referenceError
 } from "../../../services/depositRequests/CreateFields"
@@ -36,6 +38,10 @@ const refs = {
   payout_held_until: null,
   customer: false
 }
+
+/** Both validations, in the create's order: the field rules, then the deadline at `now`. */
+const checkFields = (fields: CreateInput, at: Date, allowLocalShop: boolean) =>
+  fieldRuleError(fields, allowLocalShop) ?? deadlineOf(fields, at)
 
 describe("create: validate", () => {
   it("answers the deadline of valid fields, the default one when none is given", () => {
