@@ -41,14 +41,32 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * ports. Streams on it take `num_replicas` up to 3.
  */
 export const natsCluster = async () => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCluster()
+    } catch (error) {
+      // A port found free can be taken by another test before the node binds it, and the node exits: pick again.
+      if (attempt >= 3 || !(error instanceof Error && error.message.endsWith(" exited"))) throw error
+    }
+  }
+}
+
+const startCluster = async () => {
   const root = mkdtempSync(join(tmpdir(), "nats-cluster-"))
   const nodes: Array<NodePorts> = []
+  const taken = new Set<number>()
+  const distinctPort = async () => {
+    let port = await freePort()
+    while (taken.has(port)) port = await freePort()
+    taken.add(port)
+    return port
+  }
   for (let i = 0; i < NODES; i++) {
     nodes.push({
       name: `n${i}`,
-      client: await freePort(),
-      cluster: await freePort(),
-      monitor: await freePort(),
+      client: await distinctPort(),
+      cluster: await distinctPort(),
+      monitor: await distinctPort(),
       storeDir: join(root, `n${i}`, "store"),
       configFile: join(root, `n${i}.conf`)
     })
